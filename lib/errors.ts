@@ -1,0 +1,237 @@
+/**
+ * The error classes of muxws (SPEC §8).
+ *
+ * Every class extends {@linkcode MuxwsError}, sets `name` to its own class name, and accepts a
+ * `cause`. They are thrown or rejected for conditions a caller is expected to catch: a failed
+ * first connection, a reset stream, a call made while disconnected. Configuration mistakes are
+ * plain `Error`, `TypeError` or `RangeError`, thrown at construction.
+ *
+ * @module
+ */
+
+/** The pattern every reset code matches (WSM-WIRE-005). */
+export const RESET_CODE_PATTERN: RegExp = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+/** Options accepted by every muxws error constructor. */
+export interface MuxwsErrorOptions {
+  /** The underlying error or value that caused this one. */
+  cause?: unknown;
+}
+
+/**
+ * The base class of every error muxws throws for a runtime condition.
+ *
+ * @example Catch every muxws error at once
+ * ```ts
+ * import { MuxwsError, NotConnectedError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error: Error = new NotConnectedError('Cannot open a stream: the connection is reconnecting');
+ * assert(error instanceof MuxwsError);
+ * assert(error.name === 'NotConnectedError');
+ * ```
+ */
+export class MuxwsError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What failed, why, and the value found.
+   * @param options `cause`: what caused it.
+   */
+  constructor(message: string, options?: MuxwsErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * The first connection of `connect()` failed (WSM-DIAL-003). Its `cause` says which step failed:
+ * the target function, the socket, the subprotocol, the hello or the handshake deadline.
+ *
+ * @example
+ * ```ts
+ * import { ConnectError, TimeoutError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error = new ConnectError('Cannot connect to ws://127.0.0.1:1/', {
+ *   cause: new TimeoutError('The handshake did not finish within 15000 ms'),
+ * });
+ * assert(error.cause instanceof TimeoutError);
+ * ```
+ */
+export class ConnectError extends MuxwsError {}
+
+/**
+ * The other side broke the protocol: a wrong subprotocol, a malformed frame, a forbidden id.
+ *
+ * @example
+ * ```ts
+ * import { ProtocolError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error = new ProtocolError('Expected subprotocol "muxws.v1.json": found ""');
+ * assert(error.name === 'ProtocolError');
+ * ```
+ */
+export class ProtocolError extends MuxwsError {}
+
+/**
+ * A call that needs an open connection was made while it was not open, or after a GOAWAY
+ * (WSM-DIAL-006). Nothing is queued.
+ *
+ * @example
+ * ```ts
+ * import { NotConnectedError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error = new NotConnectedError('Cannot open a stream: the connection is reconnecting');
+ * assert(error.message.includes('reconnecting'));
+ * ```
+ */
+export class NotConnectedError extends MuxwsError {}
+
+/** Options of {@linkcode HelloRejectedError}. */
+export interface HelloRejectedErrorOptions extends MuxwsErrorOptions {
+  /** The reset code the acceptor answered the hello with, e.g. `unauthorized`. */
+  code: string;
+}
+
+/**
+ * The acceptor reset the hello stream (WSM-DIAL-004). `code` is the reset's code; the message
+ * includes the reset's message.
+ *
+ * @example
+ * ```ts
+ * import { HelloRejectedError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error = new HelloRejectedError('The hello was rejected with "unauthorized": token expired', {
+ *   code: 'unauthorized',
+ * });
+ * assert(error.code === 'unauthorized');
+ * ```
+ */
+export class HelloRejectedError extends MuxwsError {
+  /** The reset code the acceptor answered the hello with. */
+  readonly code: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param message What failed, including the reset's own message.
+   * @param options `code`: the reset code; `cause`: what caused it.
+   */
+  constructor(message: string, options: HelloRejectedErrorOptions) {
+    super(message, options);
+    this.code = options.code;
+  }
+}
+
+/** Options of {@linkcode StreamResetError}. */
+export interface StreamResetErrorOptions extends MuxwsErrorOptions {
+  /** The reset code: `cancel`, `refused`, `internal`, `timeout`, `connection_lost`, or an application's. */
+  code: string;
+  /** True when the other side sent the RESET; false when this side reset or lost the stream. */
+  remote: boolean;
+}
+
+/**
+ * A stream was reset, by either side, or lost with its connection (WSM-STR-006). `refused` means
+ * the other side did not process it and a retry is safe; `connection_lost` means it may or may
+ * not have been processed (WSM-DIAL-011).
+ *
+ * @example
+ * ```ts
+ * import { StreamResetError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error = new StreamResetError('Stream 3 was lost with its connection', {
+ *   code: 'connection_lost',
+ *   remote: false,
+ * });
+ * assert(error.code === 'connection_lost' && !error.remote);
+ * ```
+ */
+export class StreamResetError extends MuxwsError {
+  /** The reset code. */
+  readonly code: string;
+  /** True when the other side sent the RESET. */
+  readonly remote: boolean;
+
+  /**
+   * Creates the error.
+   *
+   * @param message What happened to which stream.
+   * @param options `code`, `remote` and `cause`.
+   */
+  constructor(message: string, options: StreamResetErrorOptions) {
+    super(message, options);
+    this.code = options.code;
+    this.remote = options.remote;
+  }
+}
+
+/**
+ * Thrown by a stream handler to reset its stream with a chosen code and message, which are sent
+ * to the other side as they are (WSM-STR-004). Any other error a handler throws resets the stream
+ * with `internal` and a generic message.
+ *
+ * @example
+ * ```ts
+ * import { StreamError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const error = new StreamError('not_found', 'No room named "lobby"');
+ * assert(error.code === 'not_found');
+ * ```
+ */
+export class StreamError extends MuxwsError {
+  /** The reset code sent to the other side. */
+  readonly code: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param code A reset code matching `^[a-z][a-z0-9_.-]{0,63}$`.
+   * @param message The message sent with the reset; keep server detail out of it.
+   * @param options `cause`: kept locally, never sent.
+   * @throws {TypeError} When `code` does not match the reset code pattern.
+   */
+  constructor(code: string, message: string = '', options?: MuxwsErrorOptions) {
+    if (typeof code !== 'string' || !RESET_CODE_PATTERN.test(code)) {
+      throw new TypeError(
+        `Cannot create StreamError as "code" must match ${RESET_CODE_PATTERN}: current value is ${
+          JSON.stringify(code) ?? String(code)
+        }`,
+      );
+    }
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/**
+ * Something did not happen in time: a request, a hello, a handshake.
+ *
+ * @example
+ * ```ts
+ * import { TimeoutError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * assert(new TimeoutError('The request did not answer within 5000 ms').name === 'TimeoutError');
+ * ```
+ */
+export class TimeoutError extends MuxwsError {}
+
+/**
+ * The connection or acceptor was closed for good, by `close()` or by giving up.
+ *
+ * @example
+ * ```ts
+ * import { ClosedError } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * assert(new ClosedError('The connection was closed').name === 'ClosedError');
+ * ```
+ */
+export class ClosedError extends MuxwsError {}
