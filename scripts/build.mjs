@@ -13,7 +13,6 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = join(root, 'dist');
 
 /** Every .ts file below `dir` (relative to the root), recursively, sorted. */
 export function tsFiles(dir, { suffix = '.ts' } = {}) {
@@ -44,8 +43,8 @@ const keepModules = {
   },
 };
 
-/** Builds dist/ (ESM + .d.ts). Throws when either step fails. */
-export async function build() {
+/** Builds `dist` (default dist/): ESM + .d.ts. Throws when either step fails. */
+export async function build(dist = join(root, 'dist')) {
   rmSync(dist, { recursive: true, force: true });
   const entryPoints = ['mod.ts', ...tsFiles('lib')].map((f) => join(root, f));
   await esbuild.build({
@@ -71,10 +70,10 @@ export async function build() {
 }
 
 /**
- * Bundles test files for Node into `outDir`, pointing the package's own modules at dist/.
+ * Bundles test files for Node into `outDir`, pointing the package's own modules at `dist`.
  * Returns the bundled file paths.
  */
-export async function bundleTestsForNode(files, outDir) {
+export async function bundleTestsForNode(files, outDir, dist) {
   const toDist = {
     name: 'to-dist',
     setup(b) {

@@ -9,7 +9,7 @@
 // Every runtime's count comes from its JUnit file; a runtime that wrote none (it crashed, or its
 // files did not compile) counts as one failure, so a broken step never reads as zero failures.
 // The last line printed is `N passed, M failed` over all runtimes; it is also written to
-// .test-results/summary.txt for .ci/run. Exit status is non-zero when anything failed.
+// .test-results/<run id>/summary.txt for .ci/run. Exit status is non-zero when anything failed.
 //
 // Flags: `--only deno,bun,node` runs a subset; `--files a_test.ts,b_test.ts` limits the shared
 // tests to those names (for a quick loop while developing).
@@ -26,7 +26,9 @@ const flag = (name) => {
 const only = flag('--only') ?? ['deno', 'bun', 'node'];
 const filesFilter = flag('--files');
 
-const results = join(root, '.test-results');
+// Each run writes below .test-results/<run id> (MUXWS_RUN_ID, default `all`), its own dist/
+// included, so runs started at once by different people do not clobber each other.
+const results = join(root, '.test-results', process.env.MUXWS_RUN_ID ?? 'all');
 rmSync(results, { recursive: true, force: true });
 mkdirSync(results, { recursive: true });
 
@@ -128,8 +130,13 @@ if (only.includes('node')) {
   const junit = join(results, 'node.xml');
   let ok = false;
   try {
-    await build();
-    const bundled = await bundleTestsForNode([...shared, ...own('node')], join(results, 'node'));
+    const dist = join(results, 'dist');
+    await build(dist);
+    const bundled = await bundleTestsForNode(
+      [...shared, ...own('node')],
+      join(results, 'node'),
+      dist,
+    );
     ok = run('node', process.execPath, [
       '--test',
       '--test-concurrency=1',
