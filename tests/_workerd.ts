@@ -1,0 +1,139 @@
+/**
+ * workerd for tests: bundles a Worker script with esbuild and runs it in a real workerd (through
+ * the `miniflare` npm package) on 127.0.0.1 with an ephemeral port.
+ *
+ * ```ts ignore
+ * await using worker = await startWorkerd({
+ *   script: await bundleWorker('examples/cloudflare/worker.ts'),
+ *   durableObjects: { ROOM: 'Room' },
+ * });
+ * const socket = new WebSocket(worker.wsUrl('/room/a'), ['muxws.v1.json']);
+ * ```
+ *
+ * Runs on Node (miniflare needs Node's `node:` modules and spawns the workerd binary); the tests
+ * using it live in `tests/node/`. Start is bounded by `startTimeoutMs`; `stop()` is bounded by
+ * `stopTimeoutMs` and is idempotent.
+ */
+import * as esbuild from 'esbuild';
+import { Log, LogLevel, Miniflare } from 'miniflare';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: the nearest folder above this module with the package's deno.json. */
+export function repoRoot(): string {
+  // Test files are bundled into .test-results/<run>/node/… for Node, so walk up from wherever
+  // this module ended up rather than trusting a fixed depth.
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'deno.json');
+    if (existsSync(candidate)) {
+      const name = JSON.parse(readFileSync(candidate, 'utf8')).name;
+      if (name === '@muxws/core') return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
+    }
+    dir = parent;
+  }
+}
+
+/**
+ * Bundles a Worker entry (a path relative to the repository root) into one ES module string for
+ * workerd, the way wrangler would: esbuild, browser conditions, every import inlined.
+ */
+export async function bundleWorker(entry: string): Promise<string> {
+  const result = await esbuild.build({
+    entryPoints: [join(repoRoot(), entry)],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['workerd', 'worker', 'browser'],
+    target: 'es2022',
+    logLevel: 'warning',
+  });
+  return result.outputFiles[0].text;
+}
+
+/** Options of {@linkcode startWorkerd}. */
+export interface WorkerdOptions {
+  /** The Worker's ES module source (see {@linkcode bundleWorker}). */
+  script: string;
+  /** Durable Object bindings: binding name to exported class name. */
+  durableObjects?: Record<string, string>;
+  /** Plain-text and JSON bindings (the Worker's `env`). */
+  bindings?: Record<string, unknown>;
+  /** workerd compatibility date. */
+  compatibilityDate?: string;
+  /** Milliseconds allowed for workerd to start and listen. */
+  startTimeoutMs?: number;
+  /** Milliseconds allowed for workerd to stop before the helper gives up waiting. */
+  stopTimeoutMs?: number;
+}
+
+/** A running workerd. */
+export interface WorkerdInstance extends AsyncDisposable {
+  /** `http://127.0.0.1:<port>/`. */
+  readonly url: URL;
+  /** The `ws://` URL of `path` on this instance. */
+  wsUrl(path?: string): string;
+  /** The `http://` URL of `path` on this instance. */
+  httpUrl(path?: string): string;
+  /** Stops workerd (idempotent, bounded). */
+  stop(): Promise<void>;
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Starts workerd with `options.script` on 127.0.0.1 and an ephemeral port. */
+export async function startWorkerd(options: WorkerdOptions): Promise<WorkerdInstance> {
+  const {
+    startTimeoutMs = 30_000,
+    stopTimeoutMs = 10_000,
+    compatibilityDate = '2025-04-01',
+  } = options;
+  const mf = new Miniflare({
+    modules: true,
+    script: options.script,
+    compatibilityDate,
+    durableObjects: options.durableObjects ?? {},
+    bindings: (options.bindings ?? {}) as Record<string, never>,
+    host: '127.0.0.1',
+    port: 0,
+    log: new Log(LogLevel.WARN),
+    // A fixed placeholder `request.cf`: by default miniflare downloads one from Cloudflare, and
+    // tests reach nothing but the loopback interface.
+    cf: false,
+  });
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= within(mf.dispose(), stopTimeoutMs, 'Stopping workerd').catch((error) => {
+      console.error('workerd did not stop cleanly:', error);
+    });
+    return stopped;
+  };
+  let url: URL;
+  try {
+    url = await within(mf.ready, startTimeoutMs, 'Starting workerd');
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const at = (scheme: string, path = '/'): string =>
+    new URL(path, url).href.replace(/^http:/, scheme);
+  return {
+    url,
+    wsUrl: (path) => at('ws:', path),
+    httpUrl: (path) => at('http:', path),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
