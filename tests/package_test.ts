@@ -1,0 +1,86 @@
+// Package invariants: deno.json is authoritative, jsr.json mirrors it field for field (`deno
+// publish` ignores jsr.json when deno.json exists, so a drift would publish something else than
+// the files say), package.json carries the same version, and every entry point exists and is
+// doc-linted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+type Json = Record<string, unknown>;
+
+/** The repository root: the nearest folder above this file holding muxws's deno.json. */
+function repositoryRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const config = join(dir, 'deno.json');
+    if (existsSync(config) && JSON.parse(readFileSync(config, 'utf8')).name === '@muxws/core') {
+      return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`No muxws deno.json above ${import.meta.url}`);
+    dir = parent;
+  }
+}
+
+const root = repositoryRoot();
+const read = (name: string): Json => JSON.parse(readFileSync(join(root, name), 'utf8'));
+
+test('jsr.json mirrors deno.json for name, version, license, exports and publish', () => {
+  const deno = read('deno.json');
+  const jsr = read('jsr.json');
+  for (const field of ['name', 'version', 'license', 'exports', 'publish']) {
+    assert.ok(field in deno, `deno.json has no "${field}"`);
+    assert.deepEqual(jsr[field], deno[field], `jsr.json "${field}" differs from deno.json`);
+  }
+  assert.equal(deno.name, '@muxws/core');
+});
+
+test('package.json has the version and license of deno.json', () => {
+  const deno = read('deno.json');
+  const pkg = read('package.json');
+  assert.equal(pkg.version, deno.version);
+  assert.equal(pkg.license, deno.license);
+  assert.match(String(deno.version), /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
+});
+
+test('every deno.json export names a file that exists and is doc-linted by the doc and ok tasks', () => {
+  const deno = read('deno.json');
+  const exports = deno.exports as Record<string, string>;
+  assert.ok(exports['.'], 'deno.json exports "."');
+  const tasks = deno.tasks as Record<string, string>;
+  const docLinted = (task: string) =>
+    /deno doc --lint ([^&]+)/.exec(tasks[task] ?? '')?.[1].trim().split(/\s+/) ?? [];
+  for (const [entry, file] of Object.entries(exports)) {
+    assert.ok(
+      existsSync(join(root, file)),
+      `export "${entry}" names ${file}, which does not exist`,
+    );
+    const path = file.replace(/^\.\//, '');
+    assert.ok(docLinted('doc').includes(path), `the doc task does not lint ${path}`);
+    assert.ok(docLinted('ok').includes(path), `the ok task does not lint ${path}`);
+  }
+});
+
+test('every path deno.json publishes exists', () => {
+  const include = (read('deno.json').publish as { include: string[] }).include;
+  for (const path of include) assert.ok(existsSync(join(root, path)), `${path} is missing`);
+});
+
+test("'muxws' resolves to mod.ts on Deno (import map) and Bun (package self-reference)", () => {
+  const deno = read('deno.json');
+  const pkg = read('package.json');
+  assert.equal((deno.imports as Record<string, string>).muxws, './mod.ts');
+  assert.equal(pkg.name, 'muxws');
+  const dot = (pkg.exports as Record<string, Record<string, string>>)['.'];
+  assert.equal(dot.bun, './mod.ts');
+  assert.equal(dot.deno, './mod.ts');
+  assert.equal(dot.default, './dist/mod.js');
+  assert.equal(dot.types, './dist/mod.d.ts');
+});
+
+test('the LICENSE file is the MIT license that every manifest declares', () => {
+  assert.equal(read('deno.json').license, 'MIT');
+  assert.match(readFileSync(join(root, 'LICENSE'), 'utf8'), /^MIT License/);
+});
