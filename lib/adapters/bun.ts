@@ -1,0 +1,131 @@
+/**
+ * The Bun adapter (WSM-ACC-003): {@linkcode bunHandlers} returns the `fetch` and `websocket`
+ * handlers for `Bun.serve`. `fetch` asks {@linkcode Acceptor.checkUpgrade} first and upgrades
+ * selecting exactly the muxws subprotocol; `websocket` feeds each `ServerWebSocket` to
+ * {@linkcode Acceptor.attach}, and its `drain` wakes writes waiting on backpressure.
+ *
+ * @example Serve an acceptor on Bun
+ * ```ts ignore
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { bunHandlers } from 'muxws/bun';
+ *
+ * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
+ * Bun.serve({ port: 8080, ...bunHandlers(acceptor) });
+ * ```
+ *
+ * @module
+ */
+import type { Acceptor, AttachedPeer } from '../acceptor.ts';
+
+/** The part of Bun's `ServerWebSocket` the handlers use. */
+export interface BunServerWebSocket {
+  /** Sends one message; returns -1 when queued behind backpressure, 0 when dropped. */
+  send(data: string | Uint8Array): number;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+  /** Bytes queued but not yet sent (Bun 1.1.25 and later). */
+  getBufferedAmount?(): number;
+}
+
+/** The part of Bun's `Server` that `fetch` uses. */
+export interface BunServer {
+  /** Upgrades the request; false when it is not a valid WebSocket upgrade. */
+  upgrade(
+    request: Request,
+    options: { headers?: Record<string, string>; data?: unknown },
+  ): boolean;
+}
+
+/** The `websocket` handlers of {@linkcode bunHandlers}, for `Bun.serve({ websocket })`. */
+export interface BunWebSocketHandlers {
+  /** Attaches the socket to the acceptor. */
+  open(ws: BunServerWebSocket): void;
+  /** Feeds one message to the socket's peer. */
+  message(ws: BunServerWebSocket, message: string | Uint8Array): void;
+  /** Ends the socket's peer. */
+  close(ws: BunServerWebSocket, code: number, reason: string): void;
+  /** Wakes the peer's writes waiting on backpressure. */
+  drain(ws: BunServerWebSocket): void;
+}
+
+/** What {@linkcode bunHandlers} returns: spread it into `Bun.serve`. */
+export interface BunHandlers {
+  /** Upgrades a request the acceptor allows; returns the refusal otherwise. */
+  fetch(request: Request, server: BunServer): Response | undefined;
+  /** The socket handlers. */
+  websocket: BunWebSocketHandlers;
+}
+
+/**
+ * The `fetch` and `websocket` handlers serving `acceptor` with `Bun.serve`. A request the
+ * acceptor refuses gets its refusal (403, 400, 426 or 503) and no Peer exists for it.
+ *
+ * @param acceptor The acceptor that takes the sockets.
+ * @returns `{ fetch, websocket }`.
+ *
+ * @example A refused request: a foreign origin
+ * ```ts
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { bunHandlers } from 'muxws/bun';
+ * import assert from 'node:assert/strict';
+ *
+ * const { fetch } = bunHandlers(new Acceptor({ idleTimeoutMs: 0 }));
+ * const request = new Request('http://api.example/ws', {
+ *   headers: {
+ *     upgrade: 'websocket',
+ *     origin: 'https://evil.example',
+ *     'sec-websocket-protocol': 'muxws.v1.json',
+ *   },
+ * });
+ * const server = { upgrade: () => assert.fail('a refused request must not be upgraded') };
+ * assert.equal(fetch(request, server)?.status, 403);
+ * ```
+ */
+export function bunHandlers(acceptor: Acceptor): BunHandlers {
+  const peers = new WeakMap<BunServerWebSocket, AttachedPeer>();
+  return {
+    fetch(request, server) {
+      const check = acceptor.checkUpgrade(request);
+      if (check instanceof Response) return check;
+      // Bun echoes the first offered token unless the response names one.
+      const headers = { 'Sec-WebSocket-Protocol': check.protocol };
+      if (server.upgrade(request, { headers, data: {} })) return undefined;
+      return new Response('WebSocket upgrade failed', { status: 400 });
+    },
+    websocket: {
+      open(ws) {
+        let backpressured = false;
+        const handle = acceptor.attach({
+          send(data) {
+            if (ws.send(data) === -1) backpressured = true;
+          },
+          close(code, reason) {
+            ws.close(code, reason);
+          },
+          get bufferedAmount() {
+            if (typeof ws.getBufferedAmount === 'function') return ws.getBufferedAmount();
+            return backpressured ? Number.MAX_SAFE_INTEGER : 0;
+          },
+        });
+        peers.set(ws, {
+          ...handle,
+          drain() {
+            backpressured = false;
+            handle.drain();
+          },
+        });
+      },
+      message(ws, message) {
+        peers.get(ws)?.message(message);
+      },
+      close(ws, code, reason) {
+        const handle = peers.get(ws);
+        peers.delete(ws);
+        handle?.closed(code, reason);
+      },
+      drain(ws) {
+        peers.get(ws)?.drain();
+      },
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * The Hono adapter (WSM-ACC-003): {@linkcode muxws} is a Hono handler serving an
+ * {@linkcode Acceptor} through the runtime's own `upgradeWebSocket` (`hono/deno`, `hono/bun`,
+ * `@hono/node-ws`). It asks {@linkcode Acceptor.checkUpgrade} first, so a refused request gets
+ * its 403/400/426/503 and no Peer, and feeds each socket to {@linkcode Acceptor.attach}, keyed by
+ * the raw socket (Hono's Bun helper makes a new context per event).
+ *
+ * On Cloudflare Workers (where `WebSocketPair` exists) it answers with its own `WebSocketPair`
+ * 101 response carrying `Sec-WebSocket-Protocol`, since Hono's Workers helper omits that header
+ * and Chrome then fails the handshake; the `upgradeWebSocket` passed is not used there.
+ *
+ * This entry imports nothing from Hono: the types below are the structural parts it uses.
+ *
+ * @example Hono on Deno
+ * ```ts ignore
+ * import { Hono } from 'hono';
+ * import { upgradeWebSocket } from 'hono/deno';
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { muxws } from 'muxws/hono';
+ *
+ * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
+ * const app = new Hono();
+ * app.get('/ws', muxws(acceptor, { upgradeWebSocket }));
+ * Deno.serve({ port: 8080 }, app.fetch);
+ * ```
+ *
+ * @module
+ */
+import type { Acceptor, AttachedPeer, IncomingData, ServerWebSocket } from '../acceptor.ts';
+
+/** The part of Hono's `Context` the handler reads. */
+export interface HonoContext {
+  /** The request; `raw` is the web-standard `Request`. */
+  req: { raw: Request };
+}
+
+/** The part of Hono's `WSContext` the handler uses. */
+export interface HonoWSContext {
+  /** The runtime's socket: the key under which the peer is found again. */
+  raw?: unknown;
+  /** Sends one message. */
+  send(data: string | Uint8Array): void;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+}
+
+/** The events the handler gives Hono's `upgradeWebSocket`. */
+export interface HonoWSEvents {
+  /** The socket opened: attach it. */
+  onOpen(event: unknown, ws: HonoWSContext): void;
+  /** One message. */
+  onMessage(event: { data: unknown }, ws: HonoWSContext): void;
+  /** The socket closed. */
+  onClose(event: { code?: number; reason?: string }, ws: HonoWSContext): void;
+}
+
+/**
+ * The shape of a runtime's `upgradeWebSocket` (`hono/deno`, `hono/bun`, `@hono/node-ws`): given
+ * the events and options it returns a middleware. `options.protocol` is passed for the helpers
+ * that honour it (Deno); the others echo the first offered token, which WSM-WIRE-001 makes the
+ * muxws one.
+ */
+export type UpgradeWebSocket = (
+  // deno-lint-ignore no-explicit-any
+  createEvents: (c: any) => HonoWSEvents,
+  // deno-lint-ignore no-explicit-any
+  options?: any,
+  // deno-lint-ignore no-explicit-any
+) => (c: any, next: () => Promise<void>) => unknown;
+
+/** The options of {@linkcode muxws}. */
+export interface MuxwsHonoOptions {
+  /** The runtime's `upgradeWebSocket` helper. */
+  upgradeWebSocket: UpgradeWebSocket;
+}
+
+/** The Hono handler {@linkcode muxws} returns, for `app.get(path, handler)`. */
+export type MuxwsHandler = (
+  c: HonoContext,
+  next: () => Promise<void>,
+) => Promise<Response | void>;
+
+interface WorkersPairSocket extends ServerWebSocket {
+  accept(): void;
+}
+
+function sinkFor(ws: HonoWSContext) {
+  const raw = ws.raw as { bufferedAmount?: unknown; getBufferedAmount?: unknown } | undefined;
+  return {
+    send: (data: string | Uint8Array) => ws.send(data),
+    close: (code: number, reason: string) => ws.close(code, reason),
+    get bufferedAmount(): number | undefined {
+      if (typeof raw?.bufferedAmount === 'number') return raw.bufferedAmount;
+      if (typeof raw?.getBufferedAmount === 'function') {
+        return (raw.getBufferedAmount as () => number)();
+      }
+      return undefined;
+    },
+  };
+}
+
+/**
+ * A Hono handler serving `acceptor` with the runtime's `upgradeWebSocket`.
+ *
+ * @param acceptor The acceptor that takes the sockets.
+ * @param options `upgradeWebSocket`: the runtime's helper.
+ * @returns The handler, for `app.get('/ws', handler)`.
+ * @throws {TypeError} When `upgradeWebSocket` is not a function.
+ *
+ * @example A request without an upgrade is answered with 426
+ * ```ts
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { muxws } from 'muxws/hono';
+ * import assert from 'node:assert/strict';
+ *
+ * const handler = muxws(new Acceptor({ idleTimeoutMs: 0 }), {
+ *   upgradeWebSocket: () => () => assert.fail('a refused request must not be upgraded'),
+ * });
+ * const c = { req: { raw: new Request('http://localhost/ws') } };
+ * const response = await handler(c, () => Promise.resolve());
+ * assert.equal(response?.status, 426);
+ * ```
+ */
+export function muxws(acceptor: Acceptor, options: MuxwsHonoOptions): MuxwsHandler {
+  const upgradeWebSocket = options?.upgradeWebSocket;
+  if (typeof upgradeWebSocket !== 'function') {
+    throw new TypeError(
+      `Cannot create the muxws Hono handler as "upgradeWebSocket" must be a function: current value is ${
+        String(upgradeWebSocket)
+      }`,
+    );
+  }
+  const peers = new WeakMap<object, AttachedPeer>();
+  const keyOf = (ws: HonoWSContext): object =>
+    typeof ws.raw === 'object' && ws.raw !== null ? ws.raw : ws;
+  const events: HonoWSEvents = {
+    onOpen(_event, ws) {
+      peers.set(keyOf(ws), acceptor.attach(sinkFor(ws)));
+    },
+    onMessage(event, ws) {
+      peers.get(keyOf(ws))?.message(event.data as IncomingData);
+    },
+    onClose(event, ws) {
+      const key = keyOf(ws);
+      const handle = peers.get(key);
+      peers.delete(key);
+      handle?.closed(event?.code, event?.reason);
+    },
+  };
+  return async (c, next) => {
+    const check = acceptor.checkUpgrade(c.req.raw);
+    if (check instanceof Response) return check;
+    const Pair = (globalThis as { WebSocketPair?: new () => Record<0 | 1, WorkersPairSocket> })
+      .WebSocketPair;
+    if (typeof Pair === 'function') {
+      const pair = new Pair();
+      pair[1].accept();
+      acceptor.accept(pair[1]);
+      return new Response(null, {
+        status: 101,
+        headers: { 'Sec-WebSocket-Protocol': check.protocol },
+        webSocket: pair[0],
+      } as ResponseInit);
+    }
+    const middleware = upgradeWebSocket(() => events, { protocol: check.protocol });
+    const result = await middleware(c, next);
+    return result instanceof Response ? result : undefined;
+  };
+}
