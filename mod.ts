@@ -36,6 +36,10 @@
  *
  * @module
  */
+export * from './lib/codec.ts';
 export * from './lib/errors.ts';
 export * from './lib/hello.ts';
+export * from './lib/limits.ts';
 export * from './lib/schedule.ts';
+export { Stream } from './lib/stream.ts';
+export type { OpenOptions, PublishMessage, RequestOptions } from './lib/stream.ts';

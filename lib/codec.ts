@@ -1,0 +1,130 @@
+/**
+ * Codecs turn one frame (an array, WSM-WIRE-002) into one WebSocket message and back.
+ *
+ * {@linkcode jsonCodec} is the default: text messages, subprotocol `muxws.v1.json`. A binary
+ * codec (MessagePack) lives in its own entry point. Both sides of a connection use the same
+ * codec; the dialer names it in the subprotocol it offers ({@linkcode subprotocol}).
+ *
+ * @module
+ */
+
+/**
+ * How frames become WebSocket messages. The session decodes every message with `decode`, then
+ * checks the frame's shape itself, so a codec only has to map bytes to values faithfully and
+ * safely: decoding must never build an object with a polluted prototype (keys such as
+ * `__proto__` stay plain data) and must not merge decoded objects into others.
+ *
+ * @example A codec that sends JSON in binary messages
+ * ```ts
+ * import { type Codec, subprotocol } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const jsonBytes: Codec = {
+ *   name: 'jsonbytes',
+ *   binary: true,
+ *   encode: (frame) => new TextEncoder().encode(JSON.stringify(frame)),
+ *   decode: (data) =>
+ *     JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data)),
+ * };
+ * assert.equal(subprotocol(jsonBytes), 'muxws.v1.jsonbytes');
+ * assert.deepEqual(jsonBytes.decode(jsonBytes.encode([6])), [6]);
+ * ```
+ */
+export interface Codec {
+  /** The subprotocol suffix: `json` gives `muxws.v1.json`. Lower-case letters and digits. */
+  readonly name: string;
+  /** True: frames travel as binary messages. False: as text messages. */
+  readonly binary: boolean;
+  /** Encodes one frame into one message. Throws (e.g. `TypeError`) on values it cannot encode. */
+  encode(frame: readonly unknown[]): string | Uint8Array;
+  /** Decodes one message into a value (the session checks it is a frame). Throws on bad input. */
+  decode(data: string | Uint8Array): unknown;
+  /**
+   * Optional. When `decode` threw, names the frame kind and stream id still readable at the
+   * start of the damaged message (e.g. `[2,5,0,` then garbage gives `[2, 5]`), so the session
+   * resets only that stream with `decode` instead of counting a malformed message
+   * (WSM-WIRE-007). Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
+   */
+  identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
+  /**
+   * Optional. The fewest message units (characters or bytes) one level of nesting costs in an
+   * encoded message (JSON: 2, for `[` and `]`). The session skips its depth walk for messages
+   * too short to nest deeper than `maxDepth`. Absent: every payload is walked.
+   */
+  readonly minUnitsPerLevel?: number;
+}
+
+const PREFIX = /^\s*\[\s*([12])\s*,\s*([1-9][0-9]{0,15})\s*,/;
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const prefixDecoder = new TextDecoder('utf-8');
+
+/**
+ * The JSON codec: each frame is one text message holding `JSON.stringify(frame)`.
+ *
+ * `JSON.parse` defines every key as an own data property, so `__proto__`, `constructor` and
+ * `prototype` keys stay data and no prototype changes (WSM-WIRE-008). A binary message is
+ * accepted too, as UTF-8 text (some server libraries hand text messages over as bytes). Values
+ * JSON cannot carry change on the way as `JSON.stringify` changes them: `undefined` in an array
+ * becomes `null`, a `Date` becomes a string, a `Uint8Array` an object of numbered keys (use a
+ * binary codec for bytes). `BigInt` and cyclic values throw `TypeError` when encoded.
+ *
+ * @example
+ * ```ts
+ * import { jsonCodec } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const message = jsonCodec.encode([2, 1, 0, { hello: 'world' }]);
+ * assert.equal(message, '[2,1,0,{"hello":"world"}]');
+ * const decoded = jsonCodec.decode('{"__proto__":{"polluted":true}}') as object;
+ * assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
+ * assert.equal(({} as Record<string, unknown>).polluted, undefined);
+ * ```
+ */
+export const jsonCodec: Codec = Object.freeze({
+  name: 'json',
+  binary: false,
+  minUnitsPerLevel: 2,
+  encode(frame: readonly unknown[]): string {
+    return JSON.stringify(frame);
+  },
+  decode(data: string | Uint8Array): unknown {
+    return JSON.parse(typeof data === 'string' ? data : decoder.decode(data));
+  },
+  identify(data: string | Uint8Array): readonly [number, number] | undefined {
+    const head = typeof data === 'string'
+      ? data.slice(0, 64)
+      : prefixDecoder.decode(data.subarray(0, 64));
+    const match = PREFIX.exec(head);
+    if (match === null) return undefined;
+    const id = Number(match[2]);
+    return Number.isSafeInteger(id) ? [Number(match[1]), id] : undefined;
+  },
+});
+
+/**
+ * The subprotocol a codec travels under: `muxws.v1.` followed by the codec's name
+ * (WSM-WIRE-001).
+ *
+ * @param codec The codec.
+ * @returns E.g. `muxws.v1.json`.
+ * @throws {TypeError} When the codec's name is not 1 to 32 lower-case letters, digits or `-`.
+ *
+ * @example
+ * ```ts
+ * import { jsonCodec, subprotocol } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * assert.equal(subprotocol(jsonCodec), 'muxws.v1.json');
+ * ```
+ */
+export function subprotocol(codec: Codec): string {
+  const name = codec?.name;
+  if (typeof name !== 'string' || !/^[a-z0-9-]{1,32}$/.test(name)) {
+    throw new TypeError(
+      `Cannot name a subprotocol as "codec.name" must be 1 to 32 of a-z, 0-9 and -: current value is ${
+        typeof name === 'string' ? JSON.stringify(name) : String(name)
+      }`,
+    );
+  }
+  return 'muxws.v1.' + name;
+}

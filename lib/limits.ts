@@ -1,0 +1,152 @@
+/**
+ * The per-connection limits of a muxws session (WSM-ACC-006), enforced on both sides.
+ *
+ * Every limit is a positive integer. {@linkcode resolveLimits} fills the defaults in and checks
+ * the values, so a mistake throws at construction instead of surfacing as a strange close code.
+ *
+ * @module
+ */
+
+/**
+ * The limits one session enforces on the messages and streams the other side sends.
+ *
+ * Exceeding `maxMessageBytes` closes the connection (acceptor 1009, dialer 4009); more than
+ * `maxProtocolErrors` malformed messages close it (acceptor 1002, dialer 4002); more than
+ * `maxResetRate` streams opened and then reset by the other side within one second close it
+ * (acceptor 1008, dialer 4002); an OPEN above `maxStreams` is refused with RESET `refused`; a
+ * payload or headers value nested deeper than `maxDepth` resets its stream with `decode`. A
+ * write waits while the socket's `bufferedAmount` is above `highWaterMark`.
+ */
+export interface Limits {
+  /**
+   * Streams the other side opened that are not yet finished in both directions nor reset. An
+   * OPEN above it is refused with RESET `refused`.
+   *
+   * @default {100}
+   */
+  maxStreams: number;
+  /**
+   * The largest message accepted, in bytes (UTF-8 bytes of a text message), checked before it
+   * is decoded. A larger one closes the connection. Sending a larger one is refused locally
+   * with `RangeError`, as the other side would close the connection for it.
+   *
+   * @default {1048576}
+   */
+  maxMessageBytes: number;
+  /**
+   * Malformed messages tolerated over the connection's whole life (never reset by good
+   * traffic); the next one closes the connection.
+   *
+   * @default {16}
+   */
+  maxProtocolErrors: number;
+  /**
+   * The deepest nesting accepted inside a payload or headers value (`{}` and `[]` are depth 1;
+   * a string or number is depth 0). Deeper resets the stream with `decode`.
+   *
+   * @default {64}
+   */
+  maxDepth: number;
+  /**
+   * Streams the other side may open and then reset itself within any one second; one more
+   * closes the connection (the rapid-reset defence).
+   *
+   * @default {200}
+   */
+  maxResetRate: number;
+  /**
+   * Bytes of the socket's `bufferedAmount` above which writes wait (and a broadcast skips the
+   * peer).
+   *
+   * @default {1048576}
+   */
+  highWaterMark: number;
+}
+
+/**
+ * The default limits: 100 streams, 1 MiB messages, 16 protocol errors, depth 64, 200 resets a
+ * second, and a 1 MiB high-water mark.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * assert.equal(DEFAULT_LIMITS.maxStreams, 100);
+ * assert.equal(DEFAULT_LIMITS.maxMessageBytes, 1024 * 1024);
+ * assert(Object.isFrozen(DEFAULT_LIMITS));
+ * ```
+ */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxStreams: 100,
+  maxMessageBytes: 1024 * 1024,
+  maxProtocolErrors: 16,
+  maxDepth: 64,
+  maxResetRate: 200,
+  highWaterMark: 1024 * 1024,
+});
+
+const NAMES: readonly (keyof Limits)[] = [
+  'maxStreams',
+  'maxMessageBytes',
+  'maxProtocolErrors',
+  'maxDepth',
+  'maxResetRate',
+  'highWaterMark',
+];
+
+/**
+ * Returns a complete, checked set of limits: every field given in `limits` (an `undefined` field
+ * counts as absent), the default for the rest.
+ *
+ * @param limits The limits to change; others keep their defaults.
+ * @returns A new object with every field set.
+ * @throws {TypeError} When `limits` is neither an object nor undefined, or names an unknown field.
+ * @throws {RangeError} When a value is not a positive safe integer.
+ *
+ * @example Override one limit
+ * ```ts
+ * import { resolveLimits } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const limits = resolveLimits({ maxStreams: 10 });
+ * assert.equal(limits.maxStreams, 10);
+ * assert.equal(limits.maxDepth, 64);
+ * assert.throws(() => resolveLimits({ maxDepth: 0 }), RangeError);
+ * ```
+ */
+export function resolveLimits(limits?: Partial<Limits>): Limits {
+  if (limits !== undefined && (typeof limits !== 'object' || limits === null)) {
+    throw new TypeError(
+      `Cannot create Limits as "limits" must be an object: current value is ${describe(limits)}`,
+    );
+  }
+  const out: Limits = { ...DEFAULT_LIMITS };
+  if (limits === undefined) return out;
+  for (const key of Object.keys(limits)) {
+    if (!NAMES.includes(key as keyof Limits)) {
+      throw new TypeError(
+        `Cannot create Limits as "${key}" is not a limit: expected one of ${NAMES.join(', ')}`,
+      );
+    }
+  }
+  for (const name of NAMES) {
+    const value = limits[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(
+        `Cannot create Limits as "${name}" must be a positive integer: current value is ${
+          describe(value)
+        }`,
+      );
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  return String(value);
+}

@@ -1,0 +1,699 @@
+/**
+ * {@linkcode Stream}: one logical exchange inside a muxws session (WSM-STR-002), with its own
+ * ordered messages in each direction, flow control (WSM-WIRE-006) and half-close.
+ *
+ * Streams are made by the session: `connection.open()`, `peer.open()`, or handed to an
+ * `onStream` handler.
+ *
+ * @module
+ */
+import type { Codec } from './codec.ts';
+import { StreamError, StreamResetError, TimeoutError } from './errors.ts';
+import {
+  CREDIT,
+  DATA,
+  END,
+  FLAG_END,
+  INITIAL_WINDOW,
+  isResetCode,
+  overLimit,
+  RESET,
+  show,
+} from './_frame.ts';
+
+/** Options of `open()` (WSM-STR-001). */
+export interface OpenOptions {
+  /** Sent with OPEN; the other side reads them as `stream.headers`. @default {null} */
+  headers?: Record<string, unknown> | null;
+  /** Ends this side's direction with the OPEN itself. @default {false} */
+  end?: boolean;
+  /** Aborting it resets the stream with `cancel` (WSM-STR-007). */
+  signal?: AbortSignal;
+}
+
+/** Options of `request()` (WSM-STR-005). */
+export interface RequestOptions {
+  /** Sent with OPEN; the other side reads them as `stream.headers`. @default {null} */
+  headers?: Record<string, unknown> | null;
+  /**
+   * Milliseconds to wait for the answer; then the request rejects with `TimeoutError` and the
+   * stream is reset with `timeout`. Undefined waits as long as the connection lives.
+   */
+  timeoutMs?: number;
+  /** Aborting it resets the stream with `cancel` and rejects with `StreamResetError`. */
+  signal?: AbortSignal;
+}
+
+/** A PUBLISH frame as the dialer's `onPublish` receives it. */
+export interface PublishMessage {
+  /** The tag the acceptor broadcast to. */
+  tag: string;
+  /** The headers sent with it, or `null`. */
+  headers: Record<string, unknown> | null;
+  /** The payload. */
+  payload: unknown;
+}
+
+/**
+ * What a stream needs from its session. Internal: implemented by the session only.
+ *
+ * @internal
+ */
+export interface StreamHost {
+  /** The connection's codec. */
+  readonly codec: Codec;
+  /** The largest message this side sends. */
+  readonly maxMessageBytes: number;
+  /** Sends one message; does nothing once the session ended. Never throws. */
+  send(data: string | Uint8Array): void;
+  /** True while the socket's `bufferedAmount` is above the high-water mark. */
+  congested(): boolean;
+  /** A write of `stream` waits for the socket to drain: poll until it can go. */
+  waitForSocket(stream: Stream): void;
+  /** `stream` finished (both directions ended, or reset, or lost). Called once. */
+  finished(stream: Stream, resetByRemote: boolean): void;
+  /** Reports a contained error through `onError`. */
+  report(error: unknown): void;
+}
+
+/**
+ * The session's handle on a stream's internals. Internal.
+ *
+ * @internal
+ */
+export interface StreamControl {
+  /** DATA arrived; false when it breaks the protocol (after END). */
+  data(stream: Stream, value: unknown, size: number, end: boolean): boolean;
+  /** END arrived; false when it breaks the protocol (a second END). */
+  end(stream: Stream): boolean;
+  /** RESET arrived. */
+  reset(stream: Stream, code: string, message: string): void;
+  /** CREDIT arrived. */
+  credit(stream: Stream, units: number): void;
+  /** The session ended. */
+  lost(stream: Stream): void;
+  /** The socket may have drained: waiting writes retry. */
+  flush(stream: Stream): void;
+  /** Turns a just-opened stream into a request (WSM-STR-005). */
+  request(stream: Stream, timeoutMs: number | undefined): Promise<unknown>;
+  /** Resets the stream with `cancel` when `signal` aborts (WSM-STR-007). */
+  watch(stream: Stream, signal: AbortSignal): void;
+  /** The handler returned `value` (WSM-STR-003). */
+  settle(stream: Stream, value: unknown): void;
+  /** The handler threw `error` (WSM-STR-004). */
+  failHandler(stream: Stream, error: unknown): void;
+  /** Resets the stream from this side (sending RESET) with a protocol code such as `decode`. */
+  fail(stream: Stream, code: string, message: string): void;
+  /** True when the stream is neither finished nor reset. */
+  active(stream: Stream): boolean;
+  /** Fails a stream that was never sent (its signal was already aborted) with `cancel`. */
+  cancelUnsent(stream: Stream): void;
+}
+
+/** Filled in by the static block of {@linkcode Stream}. @internal */
+export const control: StreamControl = {} as StreamControl;
+
+interface PendingWrite {
+  data: string | Uint8Array;
+  size: number;
+  costs: boolean;
+  end: boolean;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+interface Reader {
+  resolve: (result: IteratorResult<unknown>) => void;
+  reject: (error: unknown) => void;
+}
+
+interface PendingRequest {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+const HALF_WINDOW = INITIAL_WINDOW / 2;
+const RESOLVED: Promise<void> = Promise.resolve();
+const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: true });
+const DONE_PROMISE: Promise<IteratorResult<unknown>> = Promise.resolve(DONE);
+const MODE_QUEUE = 0;
+const MODE_REQUEST = 1;
+const MODE_DISCARD = 2;
+const GENERIC_HANDLER_MESSAGE = 'The stream handler failed';
+
+function noop(): void {}
+
+/**
+ * One stream of a session: the OPEN's `id`, `headers` and `payload`; `readable` (or async
+ * iteration) for the messages the other side sends after the OPEN; `write`, `end` and `reset`
+ * for this side's direction; `closed` for the outcome.
+ *
+ * Each direction ends on its own (half-close). `closed` resolves once both have ended and
+ * rejects with {@linkcode StreamResetError} when either side resets the stream or the
+ * connection is lost (`connection_lost`). Every pending read, write and request settles on every
+ * path.
+ *
+ * Flow control (WSM-WIRE-006) is automatic: `write()` waits while the other side has not granted
+ * credit or the socket is congested, and reading returns credit. A message is consumed when it
+ * is read; a reader that stops (`break` out of `for await`, or `readable.cancel()`) stops
+ * queueing: later messages are discarded and their credit returned at once, so the other side is
+ * never stuck. Breaking out does not reset the stream.
+ *
+ * @example A handler that echoes every message, driven over an in-memory pipe
+ * ```ts ignore
+ * // Streams come from connect() and the Acceptor; see their examples.
+ * const stream = connection.open({ room: 'lobby' });
+ * await stream.write('hello');
+ * for await (const message of stream) console.log(message);
+ * ```
+ */
+export class Stream {
+  /** The stream id: odd when the dialer opened it, even when the acceptor did. */
+  readonly id: number;
+  /** The headers of the OPEN frame (`null` when none were sent). */
+  readonly headers: Record<string, unknown> | null;
+  /** The payload of the OPEN frame: the opener's first message. */
+  readonly payload: unknown;
+
+  #host: StreamHost;
+  #sendCredit = INITIAL_WINDOW;
+  #sendEnded: boolean;
+  #endSent: boolean;
+  #pending: PendingWrite[] | undefined;
+  #recvAllowed = INITIAL_WINDOW;
+  #unacked = 0;
+  #recvEnded: boolean;
+  #queue: unknown[] | undefined;
+  #sizes: number[] | undefined;
+  #head = 0;
+  #readers: Reader[] | undefined;
+  #mode = MODE_QUEUE;
+  #error: StreamResetError | undefined;
+  #done = false;
+  #closed: Promise<void> | undefined;
+  #closedSettle: ((error?: StreamResetError) => void) | undefined;
+  #readable: ReadableStream<unknown> | undefined;
+  #request: PendingRequest | undefined;
+  #signal: AbortSignal | undefined;
+  #onAbort: (() => void) | undefined;
+
+  /**
+   * Made by the session; applications get streams from `open()` and `onStream`.
+   *
+   * @internal
+   */
+  constructor(
+    host: StreamHost,
+    id: number,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    sendEnded: boolean,
+    recvEnded: boolean,
+  ) {
+    this.#host = host;
+    this.id = id;
+    this.headers = headers;
+    this.payload = payload;
+    this.#sendEnded = sendEnded;
+    this.#endSent = sendEnded;
+    this.#recvEnded = recvEnded;
+  }
+
+  /**
+   * The messages the other side sends after the OPEN, as a `ReadableStream` (made on first use).
+   * It closes when the other side ends its direction and errors with
+   * {@linkcode StreamResetError} on reset or loss. Reading a message returns its credit.
+   */
+  get readable(): ReadableStream<unknown> {
+    this.#readable ??= new ReadableStream<unknown>({
+      pull: (controller) =>
+        this.#read().then((result) => {
+          if (result.done) controller.close();
+          else controller.enqueue(result.value);
+        }),
+      cancel: () => this.#stopReading(),
+    }, { highWaterMark: 0 });
+    return this.#readable;
+  }
+
+  /**
+   * Settles when the stream is finished: resolves once both directions have ended, rejects with
+   * {@linkcode StreamResetError} when it was reset (by either side) or lost with its connection.
+   * A rejection nobody awaits is not reported as unhandled.
+   */
+  get closed(): Promise<void> {
+    if (this.#closed === undefined) {
+      if (this.#done) {
+        this.#closed = this.#error === undefined ? RESOLVED : Promise.reject(this.#error);
+      } else {
+        this.#closed = new Promise<void>((resolve, reject) => {
+          this.#closedSettle = (error) => error === undefined ? resolve() : reject(error);
+        });
+      }
+      this.#closed.catch(noop);
+    }
+    return this.#closed;
+  }
+
+  /**
+   * Sends one message. Resolves when it was handed to the socket; waits first while the other
+   * side's credit is used up or the socket's `bufferedAmount` is above the high-water mark.
+   *
+   * @param value The message; the codec must be able to encode it.
+   * @returns Resolves once sent.
+   * @throws Rejects with `TypeError` after `end()` or when the codec cannot encode `value`,
+   * with `RangeError` when the encoded message is over `limits.maxMessageBytes`, and with
+   * {@linkcode StreamResetError} once the stream is reset or lost.
+   */
+  write(value: unknown): Promise<void> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    if (this.#sendEnded) {
+      return Promise.reject(
+        new TypeError(`Cannot write to stream ${this.id} as its direction has ended`),
+      );
+    }
+    let data: string | Uint8Array;
+    try {
+      data = this.#encode(0, value);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(data, true, false);
+  }
+
+  /**
+   * Ends this side's direction, after any writes still waiting: with `value` as a last message
+   * (a DATA with END, which costs credit like any write), or a bare END when `value` is
+   * `undefined`. A second `end()` without a value does nothing.
+   *
+   * @param value An optional last message.
+   * @returns Resolves once the END was handed to the socket.
+   * @throws Rejects as {@linkcode Stream.write} does, and with `TypeError` for a value after
+   * the direction ended.
+   */
+  end(value?: unknown): Promise<void> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    if (this.#sendEnded) {
+      if (value === undefined) return RESOLVED;
+      return Promise.reject(
+        new TypeError(`Cannot end stream ${this.id} with a value as its direction has ended`),
+      );
+    }
+    let data: string | Uint8Array;
+    try {
+      data = value === undefined
+        ? this.#host.codec.encode([END, this.id])
+        : this.#encode(FLAG_END, value);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(data, value !== undefined, true);
+  }
+
+  /**
+   * Aborts the stream in both directions: sends RESET with `code` and `message`, and fails every
+   * pending read and write here with {@linkcode StreamResetError} (`remote: false`). Does nothing
+   * once the stream is finished.
+   *
+   * @param code A reset code matching `^[a-z][a-z0-9_.-]{0,63}$` (`cancel`, or your own).
+   * @param message A short message for the other side; keep server detail out of it.
+   * @throws {TypeError} When `code` or `message` is not valid.
+   */
+  reset(code: string, message: string = ''): void {
+    if (!isResetCode(code)) {
+      throw new TypeError(
+        `Cannot reset stream ${this.id} as "code" must match ^[a-z][a-z0-9_.-]{0,63}$: current value is ${
+          show(code)
+        }`,
+      );
+    }
+    if (typeof message !== 'string') {
+      throw new TypeError(
+        `Cannot reset stream ${this.id} as "message" must be a string: current value is ${
+          show(message)
+        }`,
+      );
+    }
+    if (this.#done) return;
+    this.#fail(localReset(this.id, code, message), code, message, false);
+  }
+
+  /**
+   * Iterates the messages the other side sends after the OPEN (the same queue as `readable`).
+   * Ends when the other side ends its direction; throws {@linkcode StreamResetError} on reset or
+   * loss. Leaving the loop early stops queueing (later messages are discarded) but does not
+   * reset the stream.
+   *
+   * @returns An async iterator over the incoming messages.
+   */
+  [Symbol.asyncIterator](): AsyncIterableIterator<unknown> {
+    const iterator: AsyncIterableIterator<unknown> = {
+      next: () => this.#read(),
+      return: () => {
+        this.#stopReading();
+        return DONE_PROMISE;
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  #encode(flags: number, value: unknown): string | Uint8Array {
+    const data = this.#host.codec.encode([DATA, this.id, flags, value]);
+    if (overLimit(data, this.#host.maxMessageBytes)) {
+      throw new RangeError(
+        `Cannot send a message on stream ${this.id} as it is larger than limits.maxMessageBytes (${this.#host.maxMessageBytes})`,
+      );
+    }
+    return data;
+  }
+
+  #enqueue(data: string | Uint8Array, costs: boolean, end: boolean): Promise<void> {
+    if (end) this.#sendEnded = true;
+    if (this.#pending === undefined || this.#pending.length === 0) {
+      const blocked = this.#blocked(costs);
+      if (blocked === 0) {
+        this.#transmit(data, costs, end);
+        return RESOLVED;
+      }
+      if (blocked === 2) this.#host.waitForSocket(this);
+    }
+    return new Promise<void>((resolve, reject) => {
+      (this.#pending ??= []).push({ data, size: size(data), costs, end, resolve, reject });
+    });
+  }
+
+  /** 0: can send now; 1: waits for credit; 2: waits for the socket. */
+  #blocked(costs: boolean): number {
+    if (!costs) return 0;
+    if (this.#sendCredit <= 0) return 1;
+    if (this.#host.congested()) return 2;
+    return 0;
+  }
+
+  #transmit(data: string | Uint8Array, costs: boolean, end: boolean): void {
+    if (costs) this.#sendCredit -= size(data);
+    if (end) this.#endSent = true;
+    this.#host.send(data);
+    if (end) this.#finishIfDone();
+  }
+
+  #flush(): void {
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    while (pending.length > 0 && this.#error === undefined) {
+      const write = pending[0];
+      const blocked = this.#blocked(write.costs);
+      if (blocked !== 0) {
+        if (blocked === 2) this.#host.waitForSocket(this);
+        return;
+      }
+      pending.shift();
+      this.#transmit(write.data, write.costs, write.end);
+      write.resolve();
+    }
+  }
+
+  #read(): Promise<IteratorResult<unknown>> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    const queue = this.#queue;
+    if (queue !== undefined && this.#head < queue.length) {
+      return Promise.resolve({ value: this.#shift(queue), done: false });
+    }
+    if (this.#recvEnded || this.#mode !== MODE_QUEUE) return DONE_PROMISE;
+    return new Promise((resolve, reject) => {
+      (this.#readers ??= []).push({ resolve, reject });
+    });
+  }
+
+  #shift(queue: unknown[]): unknown {
+    const sizes = this.#sizes!;
+    const value = queue[this.#head];
+    const units = sizes[this.#head];
+    queue[this.#head] = undefined;
+    this.#head++;
+    if (this.#head === queue.length) {
+      queue.length = 0;
+      sizes.length = 0;
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= queue.length) {
+      queue.splice(0, this.#head);
+      sizes.splice(0, this.#head);
+      this.#head = 0;
+    }
+    this.#consume(units);
+    return value;
+  }
+
+  #stopReading(): void {
+    if (this.#mode === MODE_QUEUE) this.#mode = MODE_DISCARD;
+    const queue = this.#queue;
+    if (queue !== undefined) {
+      while (this.#head < queue.length) this.#shift(queue);
+    }
+    this.#wakeReaders();
+  }
+
+  #wakeReaders(): void {
+    const readers = this.#readers;
+    if (readers === undefined) return;
+    this.#readers = undefined;
+    for (const reader of readers) reader.resolve(DONE);
+  }
+
+  /** The application took `units` worth of messages: return credit at half the window. */
+  #consume(units: number): void {
+    if (this.#recvEnded || this.#error !== undefined) return;
+    this.#unacked += units;
+    if (this.#unacked >= HALF_WINDOW) {
+      const grant = this.#unacked;
+      this.#unacked = 0;
+      this.#recvAllowed += grant;
+      this.#host.send(this.#host.codec.encode([CREDIT, this.id, grant]));
+    }
+  }
+
+  #onData(value: unknown, units: number, end: boolean): boolean {
+    if (this.#recvEnded) return false;
+    if (this.#recvAllowed <= 0) {
+      const message = "More data arrived than the stream's credit allows";
+      this.#host.report(
+        new StreamResetError(`Stream ${this.id}: ${message}`, {
+          code: 'flow',
+          remote: false,
+        }),
+      );
+      this.#fail(localReset(this.id, 'flow', message), 'flow', message, false);
+      return true;
+    }
+    this.#recvAllowed -= units;
+    if (end) this.#recvEnded = true;
+    if (this.#mode === MODE_QUEUE) {
+      const readers = this.#readers;
+      if (readers !== undefined && readers.length > 0) {
+        const reader = readers.shift()!;
+        this.#consume(units);
+        reader.resolve({ value, done: false });
+      } else {
+        (this.#queue ??= []).push(value);
+        (this.#sizes ??= []).push(units);
+      }
+    } else {
+      this.#consume(units);
+      const request = this.#request;
+      if (request !== undefined) {
+        this.#request = undefined;
+        this.#mode = MODE_DISCARD;
+        if (request.timer !== undefined) clearTimeout(request.timer);
+        request.resolve(value);
+      }
+    }
+    if (end) this.#ended();
+    return true;
+  }
+
+  #onEnd(): boolean {
+    if (this.#recvEnded) return false;
+    this.#recvEnded = true;
+    this.#ended();
+    return true;
+  }
+
+  /** The other side's direction has just ended. */
+  #ended(): void {
+    const request = this.#request;
+    if (request !== undefined) {
+      this.#request = undefined;
+      this.#mode = MODE_DISCARD;
+      if (request.timer !== undefined) clearTimeout(request.timer);
+      request.resolve(undefined);
+    }
+    const queue = this.#queue;
+    if (queue === undefined || this.#head >= queue.length) this.#wakeReaders();
+    this.#finishIfDone();
+  }
+
+  #finishIfDone(): void {
+    if (this.#done || !this.#endSent || !this.#recvEnded) return;
+    this.#done = true;
+    this.#unwatch();
+    this.#host.finished(this, false);
+    this.#closedSettle?.();
+  }
+
+  /** Fails the stream: optionally sends RESET, then rejects everything pending. */
+  #fail(
+    error: StreamResetError,
+    code: string | undefined,
+    message: string,
+    resetByRemote: boolean,
+  ): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#error = error;
+    if (code !== undefined) {
+      this.#host.send(this.#host.codec.encode([RESET, this.id, code, message]));
+    }
+    this.#unwatch();
+    const pending = this.#pending;
+    this.#pending = undefined;
+    const readers = this.#readers;
+    this.#readers = undefined;
+    const request = this.#request;
+    this.#request = undefined;
+    if (this.#queue !== undefined) {
+      this.#queue.length = 0;
+      this.#sizes!.length = 0;
+      this.#head = 0;
+    }
+    this.#host.finished(this, resetByRemote);
+    if (pending !== undefined) { for (const write of pending) write.reject(error); }
+    if (readers !== undefined) { for (const reader of readers) reader.reject(error); }
+    if (request !== undefined) {
+      if (request.timer !== undefined) clearTimeout(request.timer);
+      request.reject(error);
+    }
+    this.#closedSettle?.(error);
+  }
+
+  #unwatch(): void {
+    if (this.#onAbort !== undefined) {
+      this.#signal!.removeEventListener('abort', this.#onAbort);
+      this.#onAbort = undefined;
+      this.#signal = undefined;
+    }
+  }
+
+  #startRequest(timeoutMs: number | undefined): Promise<unknown> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    const queue = this.#queue;
+    if (queue !== undefined && this.#head < queue.length) {
+      // Answered synchronously (a direct pipe): the first message wins, the rest are discarded.
+      const value = this.#shift(queue);
+      this.#stopReading();
+      return Promise.resolve(value);
+    }
+    this.#mode = MODE_DISCARD;
+    if (this.#recvEnded) return Promise.resolve(undefined);
+    this.#mode = MODE_REQUEST;
+    return new Promise<unknown>((resolve, reject) => {
+      const request: PendingRequest = { resolve, reject, timer: undefined };
+      if (timeoutMs !== undefined) {
+        request.timer = setTimeout(() => {
+          if (this.#request !== request) return;
+          this.#request = undefined;
+          request.timer = undefined;
+          reject(new TimeoutError(`Stream ${this.id} got no answer within ${timeoutMs} ms`));
+          this.reset('timeout', `No answer within ${timeoutMs} ms`);
+        }, timeoutMs);
+      }
+      this.#request = request;
+    });
+  }
+
+  #watch(signal: AbortSignal): void {
+    if (this.#done) return;
+    if (signal.aborted) {
+      this.reset('cancel', 'Aborted');
+      return;
+    }
+    this.#signal = signal;
+    this.#onAbort = () => this.reset('cancel', 'Aborted');
+    signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  #settle(value: unknown): void {
+    if (this.#error !== undefined || this.#sendEnded) return;
+    let data: string | Uint8Array;
+    try {
+      data = value === undefined
+        ? this.#host.codec.encode([END, this.id])
+        : this.#encode(FLAG_END, value);
+    } catch (error) {
+      this.#failHandler(error);
+      return;
+    }
+    this.#enqueue(data, value !== undefined, true).catch(noop);
+  }
+
+  #failHandler(error: unknown): void {
+    this.#host.report(error);
+    if (this.#done) return;
+    if (error instanceof StreamError) this.reset(error.code, error.message);
+    else this.reset('internal', GENERIC_HANDLER_MESSAGE);
+  }
+
+  static {
+    control.data = (stream, value, units, end) => stream.#onData(value, units, end);
+    control.end = (stream) => stream.#onEnd();
+    control.reset = (stream, code, message) =>
+      stream.#fail(
+        new StreamResetError(
+          `Stream ${stream.id} was reset by the other side with "${code}"${
+            message === '' ? '' : `: ${message}`
+          }`,
+          { code, remote: true },
+        ),
+        undefined,
+        '',
+        true,
+      );
+    control.credit = (stream, units) => {
+      if (stream.#endSent) return;
+      stream.#sendCredit = Math.min(stream.#sendCredit + units, Number.MAX_SAFE_INTEGER);
+      stream.#flush();
+    };
+    control.lost = (stream) =>
+      stream.#fail(
+        new StreamResetError(`Stream ${stream.id} was lost with its connection`, {
+          code: 'connection_lost',
+          remote: false,
+        }),
+        undefined,
+        '',
+        false,
+      );
+    control.flush = (stream) => stream.#flush();
+    control.request = (stream, timeoutMs) => stream.#startRequest(timeoutMs);
+    control.watch = (stream, signal) => stream.#watch(signal);
+    control.settle = (stream, value) => stream.#settle(value);
+    control.failHandler = (stream, error) => stream.#failHandler(error);
+    control.fail = (stream, code, message) =>
+      stream.#fail(localReset(stream.id, code, message), code, message, false);
+    control.active = (stream) => !stream.#done;
+    control.cancelUnsent = (stream) =>
+      stream.#fail(localReset(stream.id, 'cancel', 'Aborted'), undefined, '', false);
+  }
+}
+
+function localReset(id: number, code: string, message: string): StreamResetError {
+  return new StreamResetError(
+    `Stream ${id} was reset with "${code}"${message === '' ? '' : `: ${message}`}`,
+    { code, remote: false },
+  );
+}
+
+function size(data: string | Uint8Array): number {
+  return typeof data === 'string' ? data.length : data.byteLength;
+}

@@ -1,0 +1,7 @@
+/**
+ * The codecs every session suite runs over. Another codec joins by being added here.
+ */
+import { type Codec, jsonCodec } from 'muxws';
+
+/** Every codec the session suites are parametrized over. */
+export const codecs: Codec[] = [jsonCodec];
