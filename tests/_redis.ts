@@ -1,0 +1,166 @@
+/**
+ * A real `redis-server` for tests: its own process on a free 127.0.0.1 port, no persistence
+ * (`--save ''`, `--appendonly no`), so no system service or shared instance is ever used.
+ *
+ * ```ts ignore
+ * await using redis = await startRedis();
+ * const client = createClient({ url: redis.url });
+ * // ...
+ * await redis.stop(); // an outage: the port stays reserved for start()
+ * await redis.start(); // back on the same port, answering PING
+ * ```
+ *
+ * Every wait is bounded: start waits at most `startTimeoutMs` for PING to be answered, stop at
+ * most 5 s for the process to exit before killing it. Runs on Deno, Bun and Node (it uses only
+ * `node:child_process` and `node:net`). The binary is `redis-server` from PATH, or
+ * `MUXWS_REDIS_SERVER`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { connect, createServer } from 'node:net';
+import process from 'node:process';
+
+/** A running (or stopped, for an outage) Redis server of one test. */
+export interface RedisServer extends AsyncDisposable {
+  /** The loopback port. */
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** True between a successful start and a stop. */
+  readonly running: boolean;
+  /** Starts it again on the same port; resolves once it answers PING. */
+  start(): Promise<void>;
+  /** Stops the process (SIGTERM, then SIGKILL after 5 s); resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@linkcode startRedis}. */
+export interface StartRedisOptions {
+  /** How long to wait for PING to be answered. @default {10000} */
+  startTimeoutMs?: number;
+}
+
+const STOP_TIMEOUT_MS = 5000;
+
+/** A port nothing listens on right now, found by binding port 0 on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('No port was assigned'))));
+    });
+  });
+}
+
+/** Resolves true when a Redis on `port` answers PING within `timeoutMs`, false otherwise. */
+export function ping(port: number, timeoutMs: number = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    let answer = '';
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Starts a fresh `redis-server` on a free loopback port and waits until it answers PING. */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
+  const binary = process.env.MUXWS_REDIS_SERVER ?? 'redis-server';
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  async function start(): Promise<void> {
+    if (child) throw new Error(`redis-server on port ${port} is already running`);
+    let output = '';
+    let failure: Error | undefined;
+    const proc = spawn(binary, [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    proc.stdout?.on('data', (chunk) => (output += chunk));
+    proc.stderr?.on('data', (chunk) => (output += chunk));
+    exited = new Promise((resolve) => {
+      proc.once('error', (error) => {
+        failure = error;
+        resolve();
+      });
+      proc.once('exit', () => resolve());
+    });
+    let gone = false;
+    void exited.then(() => {
+      gone = true;
+      if (child === proc) child = undefined;
+    });
+    const deadline = Date.now() + startTimeoutMs;
+    while (Date.now() < deadline) {
+      if (gone) {
+        throw new Error(
+          `redis-server on port ${port} exited before answering PING: ${
+            failure?.message ?? output.trim()
+          }`,
+        );
+      }
+      if (await ping(port, 250)) return;
+      await delay(25);
+    }
+    await stop();
+    throw new Error(`redis-server on port ${port} did not answer PING within ${startTimeoutMs} ms`);
+  }
+
+  async function stop(): Promise<void> {
+    const proc = child;
+    if (!proc) return;
+    proc.kill('SIGTERM');
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        proc.kill('SIGKILL');
+        resolve();
+      }, STOP_TIMEOUT_MS);
+    });
+    await Promise.race([exited, killed]);
+    clearTimeout(timer);
+    await exited;
+    child = undefined;
+  }
+
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get running() {
+      return child !== undefined;
+    },
+    start,
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
