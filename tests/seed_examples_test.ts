@@ -75,11 +75,12 @@ function pageExamples(): Map<string, string> {
 
 /** Collapses what differs between runtimes' console.log: colour, whitespace, quotes, trailing commas. */
 function normalize(output: string): string {
-  // deno-lint-ignore no-control-regex
-  return output.replace(/\x1b\[[0-9;]*m/g, '').replace(/\s+/g, '').replace(/'/g, '"').replace(
-    /,([}\]])/g,
-    '$1',
-  );
+  return output
+    // deno-lint-ignore no-control-regex
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .replace(/\s+/g, '')
+    .replace(/'/g, '"')
+    .replace(/,([}\]])/g, '$1');
 }
 
 /** Where this run writes its example files: .test-results/<run id>/seed/<runtime>/. */
