@@ -27,7 +27,7 @@ function repositoryRoot(): string {
 const root = repositoryRoot();
 const read = (name: string): Json => JSON.parse(readFileSync(join(root, name), 'utf8'));
 
-test('jsr.json mirrors deno.json for name, version, license, exports and publish', () => {
+test('STYLE layout: jsr.json mirrors deno.json for name, version, license, exports and publish', () => {
   const deno = read('deno.json');
   const jsr = read('jsr.json');
   for (const field of ['name', 'version', 'license', 'exports', 'publish']) {
@@ -37,7 +37,7 @@ test('jsr.json mirrors deno.json for name, version, license, exports and publish
   assert.equal(deno.name, '@muxws/core');
 });
 
-test('package.json has the version and license of deno.json', () => {
+test('STYLE layout: package.json has the version and license of deno.json', () => {
   const deno = read('deno.json');
   const pkg = read('package.json');
   assert.equal(pkg.version, deno.version);
@@ -45,7 +45,7 @@ test('package.json has the version and license of deno.json', () => {
   assert.match(String(deno.version), /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
 });
 
-test('every deno.json export names a file that exists and is doc-linted by the doc and ok tasks', () => {
+test('STYLE layout: every deno.json export names a file that exists and is doc-linted by the doc and ok tasks', () => {
   const deno = read('deno.json');
   const exports = deno.exports as Record<string, string>;
   assert.ok(exports['.'], 'deno.json exports "."');
@@ -63,12 +63,12 @@ test('every deno.json export names a file that exists and is doc-linted by the d
   }
 });
 
-test('every path deno.json publishes exists', () => {
+test('STYLE layout: every path deno.json publishes exists', () => {
   const include = (read('deno.json').publish as { include: string[] }).include;
   for (const path of include) assert.ok(existsSync(join(root, path)), `${path} is missing`);
 });
 
-test("'muxws' resolves to mod.ts on Deno (import map) and Bun (package self-reference)", () => {
+test("SPEC reference: 'muxws' resolves to mod.ts on Deno (import map) and Bun (package self-reference)", () => {
   const deno = read('deno.json');
   const pkg = read('package.json');
   assert.equal((deno.imports as Record<string, string>).muxws, './mod.ts');
@@ -80,7 +80,7 @@ test("'muxws' resolves to mod.ts on Deno (import map) and Bun (package self-refe
   assert.equal(dot.types, './dist/mod.d.ts');
 });
 
-test('the LICENSE file is the MIT license that every manifest declares', () => {
+test('STYLE layout: the LICENSE file is the MIT license that every manifest declares', () => {
   assert.equal(read('deno.json').license, 'MIT');
   assert.match(readFileSync(join(root, 'LICENSE'), 'utf8'), /^MIT License/);
 });
