@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decoder, Encoder } from '@msgpack/msgpack';
-import { ProtocolError, subprotocol } from 'muxws';
+import { ProtocolError, type Stream, StreamResetError, subprotocol } from 'muxws';
 import { msgpackCodec } from '../lib/msgpack.ts';
+import { probe, sessionPair } from './_session_pair.ts';
 
 const SEED = Number(globalThis.process?.env?.MUXWS_FC_SEED ?? 0x6d737067);
 
@@ -327,4 +328,82 @@ test('WSM-WIRE-007 msgpackCodec.identify names the OPEN or DATA frame at the sta
   assert.equal(identify(bytes(0x94, 2)), undefined);
   assert.equal(identify(bytes()), undefined);
   assert.equal(identify('[2,5,0,'), undefined);
+});
+
+test('WSM-WIRE-008 a msgpack payload nested 10,000 deep resets its stream with decode, no RangeError escaping', async () => {
+  const streams: Stream[] = [];
+  using p = probe('acceptor', {
+    codec: msgpackCodec,
+    onStream: (s) => (streams.push(s), new Promise(() => {})),
+  });
+  p.session.receive(msgpackCodec.encode([1, 1, 0, null, 'first']));
+  assert.equal(streams.length, 1);
+  // [2, 1, 0, [[[ ... 10,000 deep ... ]]]]: 10,005 bytes, far below maxMessageBytes.
+  p.session.receive(bytes(0x94, 2, 1, 0, new Array(10_000).fill(0x91), 0xc0));
+  assert.equal((p.sent.at(-1) as unknown[])[0], 4);
+  assert.deepEqual((p.sent.at(-1) as unknown[]).slice(0, 3), [4, 1, 'decode']);
+  await assert.rejects(
+    streams[0].closed,
+    (e: unknown) => e instanceof StreamResetError && e.code === 'decode',
+  );
+  // The same depth in an OPEN refuses that stream with decode; nothing counts as malformed.
+  p.session.receive(
+    bytes(0x95, 1, 3, 0, 0xc0, new Array(10_000).fill([0x81, 0xa1, 0x61]).flat(), 1),
+  );
+  assert.deepEqual((p.sent.at(-1) as unknown[]).slice(0, 3), [4, 3, 'decode']);
+  assert.equal(streams.length, 1);
+  assert.equal(p.session.protocolErrors, 0);
+  assert.equal(p.closes.length, 0);
+});
+
+test('WSM-WIRE-007 an undecodable msgpack DATA resets only its stream with decode; unidentifiable bytes are malformed', async () => {
+  const streams: Stream[] = [];
+  using p = probe('acceptor', {
+    codec: msgpackCodec,
+    onStream: (s) => (streams.push(s), new Promise(() => {})),
+  });
+  p.session.receive(msgpackCodec.encode([1, 1, 0, null, 'a']));
+  p.session.receive(msgpackCodec.encode([1, 3, 0, null, 'b']));
+  // DATA on stream 1 whose payload is 2,000 nested array 32 headers claiming a million items.
+  p.session.receive(bytes(0x94, 2, 1, 0, new Array(2_000).fill([0xdd, 0, 0x10, 0, 0]).flat()));
+  assert.deepEqual((p.sent.at(-1) as unknown[]).slice(0, 3), [4, 1, 'decode']);
+  await assert.rejects(
+    streams[0].closed,
+    (e: unknown) => e instanceof StreamResetError && e.code === 'decode',
+  );
+  assert.equal(p.session.protocolErrors, 0);
+  // Stream 3 is untouched and still delivers.
+  p.session.receive(msgpackCodec.encode([2, 3, 1, new Uint8Array([9])]));
+  const reader = streams[1].readable.getReader();
+  assert.deepEqual((await reader.read()).value, new Uint8Array([9]));
+  // A message naming no stream, and a text message, are malformed: dropped and reported.
+  p.session.receive(bytes(0xc1));
+  p.session.receive('[6]');
+  assert.equal(p.session.protocolErrors, 2);
+  assert.ok(p.log.errors.every((e) => e instanceof ProtocolError));
+  assert.equal(p.closes.length, 0);
+});
+
+test('WSM-WIRE-003 Uint8Array payloads and headers travel as bytes between two msgpack sessions', async () => {
+  using pair = sessionPair({
+    codec: msgpackCodec,
+    acceptor: {
+      onStream: (s) => ({
+        echoed: s.payload,
+        header: (s.headers as { key: Uint8Array }).key,
+        length: (s.payload as Uint8Array).byteLength,
+      }),
+    },
+  });
+  const image = new Uint8Array(100_000).map((_, i) => (i * 7) & 0xff);
+  const answer = await pair.dialer.request(image, {
+    headers: { key: new Uint8Array([1, 2]) },
+  }) as { echoed: Uint8Array; header: Uint8Array; length: number };
+  assert.equal(answer.length, 100_000);
+  assert.ok(answer.echoed instanceof Uint8Array);
+  assert.deepEqual(answer.echoed, image);
+  assert.deepEqual(answer.header, new Uint8Array([1, 2]));
+  // Bytes cost about their own size in the message, as flow-control units count it.
+  const sent = pair.client.sent[0] as Uint8Array;
+  assert.ok(sent.byteLength < 100_000 + 64, `OPEN is ${sent.byteLength} bytes`);
 });
