@@ -37,6 +37,7 @@
  * @module
  */
 export * from './lib/codec.ts';
+export * from './lib/dialer.ts';
 export * from './lib/errors.ts';
 export * from './lib/hello.ts';
 export * from './lib/limits.ts';
