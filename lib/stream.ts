@@ -375,7 +375,8 @@ export class Stream {
       const blocked = this.#blocked(costs);
       if (blocked === 0) {
         this.#transmit(data, costs, end);
-        return RESOLVED;
+        // Sending can end the session (a sink that throws): then the write failed too.
+        return this.#error === undefined ? RESOLVED : Promise.reject(this.#error);
       }
       if (blocked === 2) this.#host.waitForSocket(this);
     }
@@ -411,7 +412,8 @@ export class Stream {
       }
       pending.shift();
       this.#transmit(write.data, write.costs, write.end);
-      write.resolve();
+      if (this.#error === undefined) write.resolve();
+      else write.reject(this.#error);
     }
   }
 
