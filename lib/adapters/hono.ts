@@ -39,7 +39,7 @@ export interface HonoWSContext {
   /** The runtime's socket: the key under which the peer is found again. */
   raw?: unknown;
   /** Sends one message. */
-  send(data: string | Uint8Array): void;
+  send(data: string | Uint8Array<ArrayBuffer>): void;
   /** Closes the socket. */
   close(code?: number, reason?: string): void;
 }
@@ -87,7 +87,7 @@ interface WorkersPairSocket extends ServerWebSocket {
 function sinkFor(ws: HonoWSContext) {
   const raw = ws.raw as { bufferedAmount?: unknown; getBufferedAmount?: unknown } | undefined;
   return {
-    send: (data: string | Uint8Array) => ws.send(data),
+    send: (data: string | Uint8Array) => ws.send(data as string | Uint8Array<ArrayBuffer>),
     close: (code: number, reason: string) => ws.close(code, reason),
     get bufferedAmount(): number | undefined {
       if (typeof raw?.bufferedAmount === 'number') return raw.bufferedAmount;

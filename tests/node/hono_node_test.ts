@@ -1,0 +1,30 @@
+// The behavioural suite on Hono on Node: @hono/node-server + @hono/node-ws through the ./hono
+// adapter, against dist/. Node 20 has no global WebSocket, so the dialer uses the `ws` package's.
+import { serve } from '@hono/node-server';
+import { createNodeWebSocket } from '@hono/node-ws';
+import { Hono } from 'hono';
+import WebSocket from 'ws';
+import { acceptorSuite } from '../_acceptor_suite.ts';
+import { muxws } from '../../lib/adapters/hono.ts';
+
+acceptorSuite('Hono on Node', async (acceptor) => {
+  const app = new Hono();
+  const { injectWebSocket, upgradeWebSocket, wss } = createNodeWebSocket({ app });
+  app.get('/ws', muxws(acceptor, { upgradeWebSocket }));
+  let server;
+  const listening = new Promise((resolve) => {
+    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, resolve);
+  });
+  injectWebSocket(server);
+  const info = await listening;
+  return {
+    port: info.port,
+    path: '/ws',
+    close: () =>
+      new Promise((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}, { WebSocket });
