@@ -40,6 +40,7 @@ import type { Limits } from './limits.ts';
 import { resolveLimits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import { encodePublish, Session } from './_session.ts';
+import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
 /**
  * Which `Origin` an upgrade may come from (WSM-ACC-003):
@@ -98,10 +99,23 @@ export interface AcceptorOptions {
   /** A peer's session ended, for any reason; its streams have already failed. */
   onPeerClose?: (peer: Peer, info: PeerCloseInfo) => void;
   /**
-   * Contained errors: malformed frames, failed handlers, throwing callbacks. A throwing
-   * `onError` is reported to `console.error`.
+   * Contained errors: malformed frames, failed handlers, throwing callbacks, backplane
+   * failures. A throwing `onError` is reported to `console.error`; without `onError`, errors go
+   * to `console.error`.
    */
   onError?: (error: unknown, peer?: Peer) => void;
+  /**
+   * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
+   * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
+   * {@linkcode Acceptor.close}.
+   */
+  backplane?: Backplane;
+  /**
+   * This node's id in backplane messages; a node ignores messages carrying its own.
+   *
+   * @default {crypto.randomUUID()} drawn in the constructor when a backplane is set
+   */
+  nodeId?: string;
 }
 
 /**
@@ -546,6 +560,9 @@ export class Acceptor {
   readonly #onPeer: ((peer: Peer) => void) | undefined;
   readonly #onPeerClose: ((peer: Peer, info: PeerCloseInfo) => void) | undefined;
   readonly #onError: ((error: unknown, peer?: Peer) => void) | undefined;
+  readonly #backplane: Backplane | undefined;
+  readonly #nodeId: string;
+  #unsubscribeBackplane: (() => void) | undefined;
 
   readonly #peers = new Set<PeerImpl>();
   readonly #byTag = new Map<string, Set<PeerImpl>>();
@@ -587,6 +604,27 @@ export class Acceptor {
     this.#onPeer = options.onPeer;
     this.#onPeerClose = options.onPeerClose;
     this.#onError = options.onError;
+    const backplane = options.backplane;
+    if (
+      backplane !== undefined &&
+      (backplane === null || typeof backplane.publish !== 'function' ||
+        typeof backplane.subscribe !== 'function')
+    ) {
+      throw new TypeError(
+        `${what} as "backplane" must have publish() and subscribe(): current value is ${
+          describe(backplane)
+        }`,
+      );
+    }
+    const nodeId = options.nodeId;
+    if (nodeId !== undefined && (typeof nodeId !== 'string' || nodeId === '')) {
+      throw new TypeError(
+        `${what} as "nodeId" must be a non-empty string: current value is ${describe(nodeId)}`,
+      );
+    }
+    this.#backplane = backplane;
+    this.#nodeId = nodeId ?? (backplane ? crypto.randomUUID() : '');
+    this.#unsubscribeBackplane = backplane?.subscribe((message) => this.#fromBackplane(message));
   }
 
   /** Counters: live peers, accepted, refused, idle-closed, delivered and dropped broadcasts. */
@@ -738,12 +776,15 @@ export class Acceptor {
   /**
    * Sends one PUBLISH frame, encoded once, to every live peer holding `tag`, except peers
    * holding a tag of `except` (WSM-ACC-005). A peer whose socket is over `highWaterMark` is
-   * skipped and counted in `stats.dropped`, so a slow peer never stalls a broadcast.
+   * skipped and counted in `stats.dropped`, so a slow peer never stalls a broadcast. With a
+   * `backplane`, the same encoded frame is then published to the other nodes, which send it to
+   * their own tagged peers; a backplane failure goes to `onError` and never stops the local
+   * delivery (WSM-BP-004).
    *
    * @param tag The tag to reach, 1 to 256 characters; the dialer receives it in `onPublish`.
    * @param payload The message; encoded once by the codec.
    * @param options `headers` of the frame and `except` tags.
-   * @returns How many local peers it was handed to.
+   * @returns How many local peers it was handed to (other nodes count theirs in their stats).
    * @throws {TypeError} (as a rejection) When `tag` or an `except` tag is not a valid tag.
    */
   broadcast(tag: string, payload: unknown, options: BroadcastOptions = {}): Promise<number> {
@@ -777,7 +818,11 @@ export class Acceptor {
       return Promise.reject(error);
     }
     this.#closeCode = code;
-    this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs));
+    // Peers still draining keep receiving other nodes' broadcasts; then the subscription ends.
+    this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs)).finally(() => {
+      this.#unsubscribeBackplane?.();
+      this.#unsubscribeBackplane = undefined;
+    });
     return this.#closing;
   }
 
@@ -917,8 +962,55 @@ export class Acceptor {
     const except: string[] = [];
     for (const t of options.except ?? []) except.push(checkTag(what, t));
     const targets = this.#byTag.get(tag);
+    // Other nodes may hold the tag, so only a node without a backplane may skip encoding.
+    if (!this.#backplane && (!targets || targets.size === 0)) return 0;
+    const headers = options.headers ?? null;
+    // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
+    const encoded = encodePublish(this.#codec, tag, payload, headers);
+    const count = this.#deliver(tag, encoded, except);
+    if (this.#backplane) {
+      this.#publish({
+        tag,
+        headers,
+        payload: encoded,
+        except,
+        origin: this.#nodeId,
+        codec: this.#codec.name,
+      });
+    }
+    return count;
+  }
+
+  /** WSM-BP-004: a backplane failure is reported, never thrown into broadcast(). */
+  #publish(message: BackplaneMessage): void {
+    try {
+      const result = this.#backplane!.publish(message);
+      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
+        (result as Promise<void>).then(undefined, (error) => this.#report(error));
+      }
+    } catch (error) {
+      this.#report(error);
+    }
+  }
+
+  /** A broadcast of another node: the same bytes to this node's tagged peers. */
+  #fromBackplane(message: BackplaneMessage): void {
+    if (message.origin === this.#nodeId) return;
+    if (message.codec !== this.#codec.name) {
+      this.#report(
+        new BackplaneError(
+          `Cannot deliver a broadcast of node "${message.origin}" to tag "${message.tag}" as it is encoded with codec "${message.codec}": this acceptor uses "${this.#codec.name}"`,
+        ),
+      );
+      return;
+    }
+    this.#deliver(message.tag, message.payload, message.except ?? []);
+  }
+
+  /** Hands one encoded PUBLISH to every live peer holding `tag` and no `except` tag. */
+  #deliver(tag: string, encoded: string | Uint8Array, except: readonly string[]): number {
+    const targets = this.#byTag.get(tag);
     if (!targets || targets.size === 0) return 0;
-    const encoded = encodePublish(this.#codec, tag, payload, options.headers ?? null);
     let count = 0;
     for (const peer of [...targets]) {
       if (peer.isClosed) continue;

@@ -7,6 +7,7 @@ import type { PublishMessage, Stream } from '../lib/stream.ts';
 import { ProtocolError, StreamError, StreamResetError } from '../lib/errors.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
 import { fakeTime } from './_fake_time.ts';
+import { type Backplane, BackplaneError, type BackplaneMessage } from '../lib/backplane.ts';
 
 /** A dialer-side Session over the client end of a socket pair, accepted by `acceptor`. */
 interface Dialed {
@@ -773,5 +774,113 @@ test('WSM-ACC-009 a malformed frame is reported through onError and the peer sta
   assert.equal(reported.length, 1);
   assert.ok(reported[0] instanceof ProtocolError);
   assert.equal(await d.session.request('x'), 'ok');
+  await acceptor.close({ drainMs: 0 });
+});
+
+/** Two in-memory backplanes: what one publishes, the other's subscribers receive. */
+function memoryBackplanes(): [Backplane, Backplane, { subscribers: () => number }] {
+  const handlers = [
+    new Set<(m: BackplaneMessage) => void>(),
+    new Set<(m: BackplaneMessage) => void>(),
+  ];
+  const side = (mine: number): Backplane => ({
+    publish: (message) => handlers[1 - mine].forEach((handler) => handler(message)),
+    subscribe: (handler) => {
+      handlers[mine].add(handler);
+      return () => handlers[mine].delete(handler);
+    },
+  });
+  return [side(0), side(1), { subscribers: () => handlers[0].size + handlers[1].size }];
+}
+
+test('WSM-BP-001 broadcast() reaches the tagged peers of another node with the same bytes, except included', async () => {
+  const [bpA, bpB, probe] = memoryBackplanes();
+  const codecA = countingCodec();
+  const codecB = countingCodec();
+  const nodeA = new Acceptor({ idleTimeoutMs: 0, codec: codecA, backplane: bpA, nodeId: 'a' });
+  const nodeB = new Acceptor({ idleTimeoutMs: 0, codec: codecB, backplane: bpB });
+  assert.equal(probe.subscribers(), 2);
+  const onA = dial(nodeA);
+  const onB = dial(nodeB);
+  const mutedOnB = dial(nodeB);
+  const elsewhere = dial(nodeB);
+  onA.peer.tags.add('room');
+  onB.peer.tags.add('room');
+  mutedOnB.peer.tags.add('room').add('muted');
+  elsewhere.peer.tags.add('other');
+
+  assert.equal(await nodeA.broadcast('room', 'hi', { except: ['muted'] }), 1, 'the local count');
+  assert.equal(codecA.counts.get(9), 1);
+  assert.equal(codecB.counts.get(9), undefined, 'the receiving node sends the bytes as they are');
+  assert.equal(
+    await nodeB.broadcast('nobody-here', 'x'),
+    0,
+    'a node with a backplane still publishes',
+  );
+  await settle();
+  assert.deepEqual(onA.published, [{ tag: 'room', headers: null, payload: 'hi' }]);
+  assert.deepEqual(onB.published, [{ tag: 'room', headers: null, payload: 'hi' }]);
+  assert.deepEqual(mutedOnB.published, []);
+  assert.deepEqual(elsewhere.published, []);
+  assert.equal(nodeB.stats.delivered, 1);
+
+  await nodeA.close({ drainMs: 0 });
+  await nodeB.close({ drainMs: 0 });
+  assert.equal(probe.subscribers(), 0, 'close() ends the subscriptions');
+});
+
+test('WSM-BP-004 a failing backplane is reported and local delivery goes on', async () => {
+  const reported: unknown[] = [];
+  for (
+    const publish of [
+      () => {
+        throw new Error('publish threw');
+      },
+      () => Promise.reject(new Error('publish rejected')),
+    ]
+  ) {
+    const acceptor = new Acceptor({
+      idleTimeoutMs: 0,
+      backplane: { publish, subscribe: () => () => {} },
+      onError: (error) => reported.push(error),
+    });
+    const d = dial(acceptor);
+    d.peer.tags.add('t');
+    assert.equal(await acceptor.broadcast('t', 1), 1);
+    await settle();
+    assert.deepEqual(d.published.map((m) => m.payload), [1]);
+    await acceptor.close({ drainMs: 0 });
+  }
+  assert.deepEqual(reported.map((e) => (e as Error).message), [
+    'publish threw',
+    'publish rejected',
+  ]);
+});
+
+test('WSM-BP-001 a broadcast encoded by another codec is reported, its own messages ignored', async () => {
+  const reported: unknown[] = [];
+  let handler!: (message: BackplaneMessage) => void;
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    nodeId: 'me',
+    backplane: { publish() {}, subscribe: (h) => (handler = h, () => {}) },
+    onError: (error) => reported.push(error),
+  });
+  const d = dial(acceptor);
+  d.peer.tags.add('t');
+  const message = { tag: 't', headers: null, except: [], payload: '[9,"t",null,1]' };
+  handler({ ...message, origin: 'me', codec: 'json' });
+  handler({ ...message, origin: 'other', codec: 'msgpack' });
+  handler({ ...message, origin: 'other', codec: 'json' });
+  await settle();
+  assert.deepEqual(d.published, [{ tag: 't', headers: null, payload: 1 }]);
+  assert.equal(reported.length, 1);
+  assert.ok(reported[0] instanceof BackplaneError);
+  assert.match((reported[0] as Error).message, /codec "msgpack": this acceptor uses "json"/);
+  assert.throws(
+    () => new Acceptor({ backplane: {} as Backplane }),
+    /"backplane" must have publish\(\) and subscribe\(\): current value is an object/,
+  );
+  assert.throws(() => new Acceptor({ nodeId: '' }), /"nodeId" must be a non-empty string/);
   await acceptor.close({ drainMs: 0 });
 });
