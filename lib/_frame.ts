@@ -292,11 +292,11 @@ const stackDepths: number[] = [];
 /**
  * True when `value` nests deeper than `maxDepth` (`{}` and `[]` are depth 1; a scalar is 0).
  * Iterative, so no input can overflow the call stack; stops at the first level too deep.
- * Typed arrays and other views are leaves. Never throws: a value that cannot be walked counts as
+ * Typed arrays and other views are leaves (depth 0, like a string). Never throws: a value that cannot be walked counts as
  * too deep.
  */
 export function tooDeep(value: unknown, maxDepth: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
   stackValues.length = 0;
   stackDepths.length = 0;
   stackValues.push(value);
@@ -306,11 +306,10 @@ export function tooDeep(value: unknown, maxDepth: number): boolean {
       const node = stackValues.pop() as object;
       const depth = stackDepths.pop()!;
       if (depth > maxDepth) return true;
-      if (ArrayBuffer.isView(node)) continue;
       if (Array.isArray(node)) {
         for (let i = 0; i < node.length; i++) {
           const child = node[i];
-          if (typeof child === 'object' && child !== null) {
+          if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
             stackValues.push(child);
             stackDepths.push(depth + 1);
           }
@@ -319,7 +318,7 @@ export function tooDeep(value: unknown, maxDepth: number): boolean {
         for (const key in node) {
           if (!Object.hasOwn(node, key)) continue;
           const child = (node as Record<string, unknown>)[key];
-          if (typeof child === 'object' && child !== null) {
+          if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
             stackValues.push(child);
             stackDepths.push(depth + 1);
           }

@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { jsonCodec, subprotocol } from 'muxws';
+import type { Codec } from 'muxws';
+import { codecs } from './_codecs.ts';
+
+test('WSM-WIRE-001 subprotocol() is muxws.v1. and the codec name', () => {
+  assert.equal(subprotocol(jsonCodec), 'muxws.v1.json');
+  for (const name of ['', 'JSON', 'a b', 'x'.repeat(33)]) {
+    assert.throws(() => subprotocol({ ...jsonCodec, name }), TypeError);
+  }
+});
+
+test('WSM-WIRE-002 jsonCodec encodes a frame as one text message and decodes it back', () => {
+  assert.equal(jsonCodec.binary, false);
+  const frame = [1, 1, 0, { h: 'v' }, { nested: [1, 'two', null, true] }];
+  const message = jsonCodec.encode(frame);
+  assert.equal(typeof message, 'string');
+  assert.deepEqual(jsonCodec.decode(message), frame);
+  assert.deepEqual(jsonCodec.decode(new TextEncoder().encode(message as string)), frame);
+  assert.throws(() => jsonCodec.decode(new Uint8Array([0xff])));
+  assert.throws(() => jsonCodec.encode([2, 1, 0, 1n]), TypeError);
+});
+
+test('WSM-WIRE-008 jsonCodec keeps __proto__, constructor and prototype keys as own data', () => {
+  const decoded = jsonCodec.decode(
+    '[2,1,0,{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"prototype":3}]',
+  ) as [number, number, number, Record<string, unknown>];
+  const payload = decoded[3];
+  assert.equal(Object.getPrototypeOf(payload), Object.prototype);
+  assert.deepEqual(Object.keys(payload), ['__proto__', 'constructor', 'prototype']);
+  assert.equal((payload as { polluted?: unknown }).polluted, undefined);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal(typeof ({}).constructor, 'function');
+});
+
+test('WSM-WIRE-007 jsonCodec.identify() names OPEN and DATA frames from a damaged prefix only', () => {
+  const identify = jsonCodec.identify!;
+  assert.deepEqual(identify('[2,5,0,{"a": tru'), [2, 5]);
+  assert.deepEqual(identify(' [ 1 , 7 , 0, nul'), [1, 7]);
+  assert.deepEqual(identify(new TextEncoder().encode('[2,9,0,\xff')), [2, 9]);
+  for (
+    const text of [
+      '[3,5]',
+      '[2,05,0,',
+      '[2,0,0,',
+      '[2,-1,0,',
+      '[2,99999999999999999,0,',
+      'x[2,5,0,',
+      '[2,5',
+    ]
+  ) {
+    assert.equal(identify(text), undefined, text);
+  }
+});
+
+for (const codec of codecs) {
+  test(`WSM-WIRE-002 [${codec.name}] round-trips every frame kind unchanged`, () => {
+    const frames: unknown[][] = [
+      [1, 1, 1, { a: 'b' }, { x: [1, 2.5, 'three', null, true, false] }],
+      [2, 2, 0, 'text'],
+      [3, 3],
+      [4, 4, 'cancel', 'why'],
+      [5, 5, 65536],
+      [6],
+      [7],
+      [8, 10, 'restart', 'deploy', 1000],
+      [9, 'room:1', null, { n: 1 }],
+    ];
+    for (const frame of frames) {
+      const message = codec.encode(frame);
+      assert.equal(typeof message === 'string', !codec.binary);
+      assert.deepEqual(codec.decode(message), frame);
+    }
+  });
+
+  test(`WSM-WIRE-002 [${codec.name}] encodes PING and PONG as fixed messages`, () => {
+    const ping = codec.encode([6]);
+    assert.deepEqual(codec.encode([6]), ping);
+    assert.notDeepEqual(codec.encode([7]), ping);
+  });
+}
+
+test('WSM-WIRE-002 a custom codec only needs name, binary, encode and decode', () => {
+  const custom: Codec = {
+    name: 'custom',
+    binary: true,
+    encode: (frame) => new TextEncoder().encode(JSON.stringify(frame)),
+    decode: (data) => JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data)),
+  };
+  assert.equal(subprotocol(custom), 'muxws.v1.custom');
+  assert.deepEqual(custom.decode(custom.encode([3, 1])), [3, 1]);
+});
