@@ -1,0 +1,163 @@
+/**
+ * muxws on Cloudflare Workers: a plain Worker acceptor and a Durable Object chat room.
+ *
+ * - `GET /echo` (WebSocket): a plain Worker; each socket is served by the request that upgraded
+ *   it (`upgrade()` from `muxws/cloudflare`).
+ * - `GET /room/<name>` (WebSocket): the Durable Object `Room` of that name, on the hibernation
+ *   API (`DurableObjectAcceptor`): tags, broadcast to the room's peers, peers restored after the
+ *   object hibernates, and heartbeats answered by the runtime without waking it.
+ *
+ * Both speak the same small protocol, one request per operation (`{ op, ... }`):
+ * - the hello `{ op: 'hello', user, topics? }` tags the peer `user:<user>` and `topic:<t>` for
+ *   each topic and returns the welcome `{ user, peer, where }`;
+ * - `{ op: 'echo', value }` returns `{ echo: value }`;
+ * - `{ op: 'ask', question }` asks the dialer back (`peer.request()`) and returns its answer;
+ * - in a room only: `{ op: 'say', topic, text }` broadcasts `{ from, text }` to the peers holding
+ *   `topic:<topic>` and returns how many it reached, and `{ op: 'who' }` lists the users;
+ * - `{ op: 'stats' }` returns the peer count and the asking peer's id, tags and user (in a room
+ *   also which object instance answered and how many peers it restored when it woke up).
+ *
+ * Run it with `npx wrangler dev` in this folder; the tests run it in workerd (miniflare).
+ *
+ * @module
+ */
+import { Acceptor, type Peer } from '../../lib/acceptor.ts';
+import {
+  DurableObjectAcceptor,
+  type DurableObjectStateLike,
+  upgrade,
+  type WorkersWebSocket,
+} from '../../lib/adapters/cloudflare.ts';
+import { StreamError } from '../../lib/errors.ts';
+import type { Stream } from '../../lib/stream.ts';
+
+/** The part of a Durable Object namespace binding this Worker uses. */
+interface RoomNamespace {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: Request): Promise<Response> };
+}
+
+/** The Worker's bindings (wrangler.toml). */
+export interface Env {
+  /** The `Room` Durable Object namespace. */
+  ROOM: RoomNamespace;
+}
+
+type Operation = { op?: unknown; [field: string]: unknown };
+
+/** Serves one request of the example protocol; `room` is set inside a Durable Object. */
+async function serve(
+  stream: Stream,
+  peer: Peer,
+  acceptor: Acceptor,
+  room?: Room,
+): Promise<unknown> {
+  const where = room ? 'room' : 'worker';
+  const request = (stream.payload ?? {}) as Operation;
+  switch (request.op) {
+    case 'hello': {
+      const user = String(request.user ?? 'anonymous');
+      peer.data.user = user;
+      peer.tags.add(`user:${user}`);
+      for (const topic of Array.isArray(request.topics) ? request.topics : []) {
+        peer.tags.add(`topic:${topic}`);
+      }
+      return { user, peer: peer.id, where };
+    }
+    case 'echo':
+      return { echo: request.value };
+    case 'ask':
+      return { answer: await peer.request({ question: request.question }, { timeoutMs: 5000 }) };
+    case 'stats':
+      return {
+        where,
+        peers: acceptor.stats.peers,
+        you: { id: peer.id, tags: [...peer.tags].sort(), user: peer.data.user ?? null },
+        ...room?.info(),
+      };
+  }
+  if (room) return await room.serve(request, peer);
+  throw new StreamError('unknown_op', `Unknown operation ${JSON.stringify(request.op)}`);
+}
+
+/** The plain Worker's acceptor: made on first use (nothing may be drawn at module load). */
+let echoAcceptor: Acceptor | undefined;
+
+function echo(): Acceptor {
+  // idleTimeoutMs: 0, since a sweep timer would belong to one request of this isolate.
+  echoAcceptor ??= new Acceptor({
+    idleTimeoutMs: 0,
+    onStream: (stream, peer) => serve(stream, peer, echoAcceptor!),
+  });
+  return echoAcceptor;
+}
+
+/** A chat room: one Durable Object per room name. */
+export class Room {
+  readonly #acceptor: Acceptor;
+  readonly #muxws: DurableObjectAcceptor;
+  /** Changes every time the runtime constructs the object, i.e. after each hibernation. */
+  readonly #instance: string = crypto.randomUUID();
+
+  /** Restores the peers of the sockets the object still holds. */
+  constructor(state: DurableObjectStateLike) {
+    this.#acceptor = new Acceptor({
+      // No idle sweep: a pending timer would keep the object from hibernating.
+      idleTimeoutMs: 0,
+      onStream: (stream, peer) => serve(stream, peer, this.#acceptor, this),
+    });
+    this.#muxws = new DurableObjectAcceptor(state, this.#acceptor);
+  }
+
+  /** Upgrades a socket into the room; every peer starts with the tag `room`. */
+  fetch(request: Request): Response {
+    return this.#muxws.upgrade(request, { tags: ['room'] });
+  }
+
+  /** Hibernation API: a message. */
+  webSocketMessage(ws: WorkersWebSocket, message: string | ArrayBuffer): void {
+    this.#muxws.webSocketMessage(ws, message);
+  }
+
+  /** Hibernation API: a close. */
+  webSocketClose(ws: WorkersWebSocket, code: number, reason: string, wasClean: boolean): void {
+    this.#muxws.webSocketClose(ws, code, reason, wasClean);
+  }
+
+  /** Hibernation API: an error. */
+  webSocketError(ws: WorkersWebSocket, error: unknown): void {
+    this.#muxws.webSocketError(ws, error);
+  }
+
+  /** Which object instance this is, and how many peers it restored when it was constructed. */
+  info(): { instance: string; restored: number } {
+    return { instance: this.#instance, restored: this.#muxws.restored };
+  }
+
+  /** The room's own operations. */
+  async serve(request: Operation, peer: Peer): Promise<unknown> {
+    switch (request.op) {
+      case 'say': {
+        const delivered = await this.#acceptor.broadcast(`topic:${request.topic}`, {
+          from: peer.data.user,
+          text: request.text,
+        });
+        return { delivered };
+      }
+      case 'who':
+        return [...this.#acceptor.peers('room')].map((p) => p.data.user ?? null).sort();
+    }
+    throw new StreamError('unknown_op', `Unknown operation ${JSON.stringify(request.op)}`);
+  }
+}
+
+/** Routes `/echo` to the plain Worker acceptor and `/room/<name>` to that room's object. */
+async function fetch(request: Request, env: Env): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  if (path === '/echo') return upgrade(request, echo());
+  const room = /^\/room\/([\w-]{1,64})$/.exec(path);
+  if (room) return await env.ROOM.get(env.ROOM.idFromName(room[1])).fetch(request);
+  return new Response('Not found', { status: 404 });
+}
+
+export default { fetch };

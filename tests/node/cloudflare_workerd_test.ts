@@ -1,0 +1,362 @@
+// The Cloudflare adapter in a real workerd (miniflare): examples/cloudflare/worker.ts bundled with
+// esbuild, a plain Worker on /echo and the Durable Object `Room` on /room/<name>, dialled by the
+// project's connect() (the built package) over the `ws` package on 127.0.0.1.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { connect, type Connection, type ConnectOptions } from '../../lib/dialer.ts';
+import type { DialerSocketConstructor } from '../../lib/dialer.ts';
+import { ConnectError } from '../../lib/errors.ts';
+import type { PublishMessage } from '../../lib/stream.ts';
+import { bundleWorker, startWorkerd, type WorkerdInstance } from '../_workerd.ts';
+
+let worker: WorkerdInstance;
+
+before(async () => {
+  worker = await startWorkerd({
+    script: await bundleWorker('examples/cloudflare/worker.ts'),
+    durableObjects: { ROOM: 'Room' },
+  });
+});
+
+after(async () => {
+  await worker?.stop();
+});
+
+/** Frames this process sent and received as text, per socket class (to count PING/PONG). */
+interface Traffic {
+  sent: string[];
+  received: string[];
+}
+
+/** The `ws` WebSocket, optionally with an Origin header and traffic recording. */
+function socketClass(
+  options: { origin?: string; traffic?: Traffic } = {},
+): DialerSocketConstructor {
+  const { origin, traffic } = options;
+  class Socket extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, origin ? { origin } : {});
+      if (traffic) {
+        this.on('message', (data, isBinary) => {
+          if (!isBinary) traffic.received.push(String(data));
+        });
+      }
+    }
+    override send(data: unknown): void {
+      if (traffic && typeof data === 'string') traffic.sent.push(data);
+      // deno-lint-ignore no-explicit-any
+      super.send(data as any);
+    }
+  }
+  return Socket as unknown as DialerSocketConstructor;
+}
+
+interface Dialed {
+  connection: Connection;
+  published: PublishMessage[];
+  closes: unknown[];
+}
+
+/** connect() to `path` with a hello as `user` holding `topics`; no redial, bounded handshake. */
+async function dial(
+  path: string,
+  user: string,
+  topics: string[] = [],
+  options: ConnectOptions & { traffic?: Traffic; protocols?: string[] } = {},
+): Promise<Dialed> {
+  const published: PublishMessage[] = [];
+  const closes: unknown[] = [];
+  const { traffic, protocols, ...rest } = options;
+  const url = worker.wsUrl(path);
+  const connection = await connect(() => ({ url, protocols: protocols ?? [] }), {
+    WebSocket: socketClass({ traffic }),
+    hello: { payload: { op: 'hello', user, topics }, timeoutMs: 5000 },
+    reconnect: false,
+    heartbeat: false,
+    handshakeTimeoutMs: 5000,
+    onPublish: (message) => void published.push(message),
+    onClose: (info) => void closes.push(info),
+    onStream: (stream) => ({ from: user, heard: stream.payload }),
+    ...rest,
+  });
+  return { connection, published, closes };
+}
+
+/** Opens a raw `ws` socket; resolves with its selected protocol, or the HTTP status it got. */
+function rawUpgrade(
+  path: string,
+  protocols: string[],
+  origin?: string,
+): Promise<{ protocol?: string; status?: number }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(worker.wsUrl(path), protocols, origin ? { origin } : {});
+    const timer = setTimeout(() => {
+      socket.terminate();
+      reject(new Error(`No answer to the upgrade of ${path} within 5000 ms`));
+    }, 5000);
+    socket.on('open', () => {
+      clearTimeout(timer);
+      const protocol = socket.protocol;
+      socket.close(1000);
+      resolve({ protocol });
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      clearTimeout(timer);
+      socket.terminate();
+      resolve({ status: response.statusCode });
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+interface Stats {
+  where: string;
+  peers: number;
+  you: { id: string; tags: string[]; user: string | null };
+  instance?: string;
+  restored?: number;
+}
+
+function stats(connection: Connection): Promise<Stats> {
+  return connection.request({ op: 'stats' }, { timeoutMs: 5000 }) as Promise<Stats>;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function closeAll(...dialed: Array<Dialed | undefined>): Promise<void> {
+  await Promise.all(dialed.map((d) => d?.connection.close()));
+}
+
+test('WSM-ACC-003 a Worker upgrade in workerd answers 101 with the muxws subprotocol and the hello gets its welcome', async () => {
+  const raw = await rawUpgrade('/echo', ['muxws.v1.json']);
+  assert.equal(raw.protocol, 'muxws.v1.json');
+  let ada: Dialed | undefined;
+  try {
+    ada = await dial('/echo', 'ada');
+    const welcome = ada.connection.welcome as { user: string; peer: string; where: string };
+    assert.equal(welcome.user, 'ada');
+    assert.equal(welcome.where, 'worker');
+    assert.match(welcome.peer, /^[0-9a-f-]{36}$/);
+    assert.equal(ada.connection.state, 'open');
+  } finally {
+    await closeAll(ada);
+  }
+});
+
+test('WSM-STR-005 requests work both ways between a dialer and a Worker in workerd', async () => {
+  let ada: Dialed | undefined;
+  try {
+    ada = await dial('/echo', 'ada');
+    assert.deepEqual(
+      await ada.connection.request({ op: 'echo', value: [1, 'two', { three: 3 }] }, {
+        timeoutMs: 5000,
+      }),
+      { echo: [1, 'two', { three: 3 }] },
+    );
+    // The Worker asks the dialer back (peer.request) and returns what the dialer answered.
+    assert.deepEqual(
+      await ada.connection.request({ op: 'ask', question: 'who?' }, { timeoutMs: 5000 }),
+      { answer: { from: 'ada', heard: { question: 'who?' } } },
+    );
+  } finally {
+    await closeAll(ada);
+  }
+});
+
+test('WSM-WIRE-001 a credential token offered after the muxws token: the Worker and the Durable Object select the muxws token', async () => {
+  for (const path of ['/echo', '/room/tokens']) {
+    const raw = await rawUpgrade(path, ['muxws.v1.json', 'token.secret-123']);
+    assert.equal(raw.protocol, 'muxws.v1.json', path);
+    let ada: Dialed | undefined;
+    try {
+      ada = await dial(path, 'ada', [], { protocols: ['token.secret-123'] });
+      assert.equal(ada.connection.state, 'open', path);
+      assert.equal((await stats(ada.connection)).you.user, 'ada', path);
+    } finally {
+      await closeAll(ada);
+    }
+  }
+  // Offering only the credential token is refused before any socket exists.
+  assert.deepEqual(await rawUpgrade('/room/tokens', ['token.secret-123']), { status: 400 });
+});
+
+test('WSM-ACC-003 a foreign Origin is refused with 403 and no peer by the Worker and the Durable Object', async () => {
+  for (const path of ['/echo', '/room/origin']) {
+    let watcher: Dialed | undefined;
+    try {
+      watcher = await dial(path, 'watcher');
+      const before = (await stats(watcher.connection)).peers;
+      assert.deepEqual(
+        await rawUpgrade(path, ['muxws.v1.json'], 'https://evil.example'),
+        { status: 403 },
+        path,
+      );
+      await assert.rejects(
+        connect(worker.wsUrl(path), {
+          WebSocket: socketClass({ origin: 'https://evil.example' }),
+          reconnect: false,
+          heartbeat: false,
+          handshakeTimeoutMs: 5000,
+        }),
+        ConnectError,
+      );
+      // The same host is allowed (the default policy), as a browser page of that host would be.
+      assert.equal(
+        (await rawUpgrade(path, ['muxws.v1.json'], worker.httpUrl('/').replace(/\/$/, '')))
+          .protocol,
+        'muxws.v1.json',
+      );
+      await sleep(50); // let the same-host socket's close reach the acceptor
+      assert.equal((await stats(watcher.connection)).peers, before, path);
+    } finally {
+      await closeAll(watcher);
+    }
+  }
+});
+
+test('WSM-ACC-004 a Durable Object peer holds its upgrade tags plus the tags its hello added', async () => {
+  let ada: Dialed | undefined;
+  try {
+    ada = await dial('/room/tags', 'ada', ['x', 'y']);
+    const you = (await stats(ada.connection)).you;
+    assert.deepEqual(you.tags, ['room', 'topic:x', 'topic:y', 'user:ada']);
+    assert.equal(you.id, (ada.connection.welcome as { peer: string }).peer);
+    assert.deepEqual(await ada.connection.request({ op: 'who' }, { timeoutMs: 5000 }), ['ada']);
+  } finally {
+    await closeAll(ada);
+  }
+});
+
+test('WSM-ACC-005 a broadcast in a Durable Object reaches exactly the peers holding the tag', async () => {
+  let ada: Dialed | undefined;
+  let bob: Dialed | undefined;
+  let cy: Dialed | undefined;
+  try {
+    ada = await dial('/room/chat', 'ada', ['x']);
+    bob = await dial('/room/chat', 'bob', ['x', 'y']);
+    cy = await dial('/room/chat', 'cy', ['y']);
+    assert.deepEqual(await ada.connection.request({ op: 'who' }, { timeoutMs: 5000 }), [
+      'ada',
+      'bob',
+      'cy',
+    ]);
+    const said = await ada.connection.request({ op: 'say', topic: 'x', text: 'hi x' }, {
+      timeoutMs: 5000,
+    });
+    assert.deepEqual(said, { delivered: 2 });
+    // A round trip on each socket after the broadcast: its PUBLISH, if any, came before.
+    for (const d of [ada, bob, cy]) await stats(d.connection);
+    const expected = { tag: 'topic:x', headers: null, payload: { from: 'ada', text: 'hi x' } };
+    assert.deepEqual(ada.published, [expected]);
+    assert.deepEqual(bob.published, [expected]);
+    assert.deepEqual(cy.published, []);
+  } finally {
+    await closeAll(ada, bob, cy);
+  }
+});
+
+test('WSM-STR-005 requests work both ways between a dialer and a Durable Object', async () => {
+  let ada: Dialed | undefined;
+  try {
+    ada = await dial('/room/ask', 'ada');
+    assert.deepEqual(
+      await ada.connection.request({ op: 'echo', value: 'ping?' }, { timeoutMs: 5000 }),
+      { echo: 'ping?' },
+    );
+    assert.deepEqual(
+      await ada.connection.request({ op: 'ask', question: 'name?' }, { timeoutMs: 5000 }),
+      { answer: { from: 'ada', heard: { question: 'name?' } } },
+    );
+  } finally {
+    await closeAll(ada);
+  }
+});
+
+test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernates under heartbeats and restores its peers from their attachments', async () => {
+  const traffic: Traffic = { sent: [], received: [] };
+  let ada: Dialed | undefined;
+  let bob: Dialed | undefined;
+  try {
+    const heartbeat = { intervalMs: 1000, timeoutMs: 2000 };
+    ada = await dial('/room/sleepy', 'ada', ['x'], { heartbeat, traffic });
+    bob = await dial('/room/sleepy', 'bob', ['y'], { heartbeat });
+    const awake = await stats(ada.connection);
+    const bobId = (await stats(bob.connection)).you.id;
+    const pingsBefore = traffic.sent.filter((m) => m === '[6]').length;
+
+    // workerd hibernates an object about 10 s after its last event. Only heartbeats flow now:
+    // if a PING reached the object it would stay awake (and without a PONG, ada would close).
+    for (let waited = 0; waited < 12_500; waited += 500) {
+      await sleep(500);
+      assert.equal(ada.connection.state, 'open');
+      assert.equal(bob.connection.state, 'open');
+    }
+    const pings = traffic.sent.filter((m) => m === '[6]').length - pingsBefore;
+    const pongs = traffic.received.filter((m) => m === '[7]').length;
+    assert.ok(pings >= 5, `expected at least 5 PINGs in 12.5 s, got ${pings}`);
+    assert.ok(pongs >= pings - 1, `expected a PONG per PING: ${pings} PINGs, ${pongs} PONGs`);
+
+    const woken = await stats(ada.connection);
+    assert.notEqual(woken.instance, awake.instance, 'the object did not hibernate');
+    assert.equal(woken.restored, 2);
+    assert.equal(woken.peers, 2);
+    assert.deepEqual(woken.you, awake.you);
+    assert.equal((await stats(bob.connection)).you.id, bobId);
+
+    // The restored peers keep their hello's tags: the broadcast reaches bob alone.
+    assert.deepEqual(
+      await ada.connection.request({ op: 'say', topic: 'y', text: 'awake?' }, {
+        timeoutMs: 5000,
+      }),
+      { delivered: 1 },
+    );
+    await stats(bob.connection);
+    assert.deepEqual(bob.published.map((m) => m.payload), [{ from: 'ada', text: 'awake?' }]);
+    assert.deepEqual(ada.published, []);
+    assert.deepEqual(ada.closes, []);
+  } finally {
+    await closeAll(ada, bob);
+  }
+});
+
+test('WSM-WIRE-009 a close from the dialer is answered with a close frame by the Worker and the Durable Object', async () => {
+  for (const path of ['/echo', '/room/bye']) {
+    const socket = new WebSocket(worker.wsUrl(path), ['muxws.v1.json']);
+    try {
+      const closed = new Promise<{ code: number; reason: string }>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${path}: no close frame in 3000 ms`)),
+          3000,
+        );
+        socket.on('close', (code, reason) => {
+          clearTimeout(timer);
+          resolve({ code, reason: String(reason) });
+        });
+        socket.on('error', reject);
+      });
+      await new Promise((resolve, reject) => {
+        socket.once('open', resolve);
+        socket.once('error', reject);
+      });
+      socket.close(1000, 'bye');
+      // 1006 would mean the runtime dropped the connection without answering the close.
+      assert.deepEqual(await closed, { code: 1000, reason: 'bye' }, path);
+    } finally {
+      socket.terminate();
+    }
+  }
+  // The room's peer for that socket is gone: a new dialer sees only itself.
+  let cy: Dialed | undefined;
+  try {
+    cy = await dial('/room/bye', 'cy');
+    assert.deepEqual(await cy.connection.request({ op: 'who' }, { timeoutMs: 5000 }), ['cy']);
+  } finally {
+    await closeAll(cy);
+  }
+});
