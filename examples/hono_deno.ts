@@ -1,0 +1,27 @@
+// A muxws acceptor in a Hono app on Deno (Deno Deploy runs it as it is).
+// Run: deno run -A examples/hono_deno.ts   (PORT sets the port, default 8000)
+// Then dial ws://localhost:8000/ws with connect() from the package.
+import { Hono } from 'hono';
+import { upgradeWebSocket } from 'hono/deno';
+import { Acceptor } from '../lib/acceptor.ts';
+import { muxws } from '../lib/adapters/hono.ts';
+
+const acceptor = new Acceptor({
+  onStream: (stream, peer) => {
+    if (stream.id === 1) return { welcome: peer.id }; // the hello
+    return { echo: stream.payload };
+  },
+  onError: (error, peer) => console.error('muxws', peer?.id ?? '', error),
+});
+
+const app = new Hono();
+app.get('/', (c) => c.text('muxws acceptor: dial /ws'));
+app.get('/ws', muxws(acceptor, { upgradeWebSocket }));
+
+const server = Deno.serve({ port: Number(Deno.env.get('PORT') ?? 8000) }, app.fetch);
+
+// On a deploy or Ctrl-C: GOAWAY, let streams finish, close with 1012 so dialers redial at once.
+Deno.addSignalListener('SIGINT', async () => {
+  await acceptor.close();
+  await server.shutdown();
+});
