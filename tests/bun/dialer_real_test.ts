@@ -1,0 +1,16 @@
+// The dialer on real sockets on Bun: Bun.serve with the ./bun adapter on 127.0.0.1:0, and Bun's
+// global WebSocket as the dialer's socket.
+import { dialerRealSuite } from '../_dialer_real.ts';
+import { bunHandlers } from '../../lib/adapters/bun.ts';
+
+dialerRealSuite('Bun', (acceptor) => {
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, ...bunHandlers(acceptor) });
+  return {
+    port: server.port!,
+    // stop() resolves only once open connections end: do not wait for it here
+    stopListening: () => {
+      void server.stop();
+    },
+    close: () => server.stop(true),
+  };
+});
