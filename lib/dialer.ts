@@ -28,6 +28,7 @@ import {
 } from './schedule.ts';
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
 import { type GoAway, Session } from './_session.ts';
+import { utf8Length } from './_frame.ts';
 
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -89,7 +90,20 @@ export interface CloseCodes {
   terminal?: readonly number[];
 }
 
-/** The default close-code policy (WSM-RCN-020). */
+/**
+ * The default close-code policy (WSM-RCN-020): 1012 redials fast; protocol, policy and size
+ * violations and the application's 4401/4403 stop; every other code backs off.
+ *
+ * @example Extend the terminal codes with an application code
+ * ```ts
+ * import { type CloseCodes, DEFAULT_CLOSE_CODES } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const closeCodes: CloseCodes = { terminal: [...DEFAULT_CLOSE_CODES.terminal, 4409] };
+ * assert(closeCodes.terminal?.includes(4401));
+ * assert.deepEqual(DEFAULT_CLOSE_CODES.serviceRestart, [1012]);
+ * ```
+ */
 export const DEFAULT_CLOSE_CODES: Readonly<Required<CloseCodes>> = Object.freeze({
   serviceRestart: Object.freeze([1012]),
   terminal: Object.freeze([1002, 1003, 1007, 1008, 1009, 1010, 4401, 4403]),
@@ -222,7 +236,28 @@ export interface OpenedOptions {
   signal?: AbortSignal;
 }
 
-/** Options of {@linkcode connect} (WSM-DIAL-012). Every field is optional. */
+/**
+ * Options of {@linkcode connect} (WSM-DIAL-012). Every field is optional.
+ *
+ * @example A fresh credential per attempt, a hello, and a patient schedule
+ * ```ts
+ * import { type ConnectOptions, type DialContext, Reconnect } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const target = (ctx: DialContext) => ({
+ *   url: 'wss://example.com/ws',
+ *   protocols: [`token.${ctx.attempt}`],
+ * });
+ * const options: ConnectOptions = {
+ *   hello: { payload: { client: 'docs' }, timeoutMs: 5000 },
+ *   reconnect: new Reconnect({ initialDelayMs: 500, maxAttempts: 10 }),
+ *   heartbeat: { intervalMs: 15_000, timeoutMs: 5000 },
+ *   onClose: ({ code, willRetry }) => console.log('closed', code, willRetry),
+ * };
+ * assert.equal((options.reconnect as Reconnect).maxAttempts, 10);
+ * assert.deepEqual(target({ attempt: 2 } as DialContext).protocols, ['token.2']);
+ * ```
+ */
 export interface ConnectOptions {
   /**
    * The codec; its name selects the subprotocol `muxws.v1.<name>`.
@@ -309,6 +344,24 @@ export interface ConnectOptions {
  * `onClose`, then (when a redial is scheduled) `onReconnecting`. On establishment: standing
  * subscriptions are re-opened in registration order (each `onReopen`), then `onOpen`. The state
  * is always updated before a callback runs.
+ *
+ * @example Requests, a stream, and a standing subscription
+ * ```ts ignore
+ * import { connect } from 'muxws';
+ *
+ * await using connection = await connect('wss://example.com/ws');
+ * const answer = await connection.request({ op: 'sum', args: [1, 2] }, { timeoutMs: 5000 });
+ * const stream = connection.open({ op: 'upload' });
+ * await stream.write('chunk');
+ * await stream.end();
+ * const subscription = await connection.subscribe({ room: 'lobby' }, {
+ *   onMessage: (message) => console.log(message),
+ *   onReopen: () => console.log('resubscribed: messages may have been missed'),
+ *   dedupe: { key: (message) => (message as { id: string }).id },
+ * });
+ * subscription.unsubscribe();
+ * console.log(answer, connection.state);
+ * ```
  */
 export interface Connection extends AsyncDisposable {
   /** `connecting`, `open`, `reconnecting` or `closed`. */
@@ -339,7 +392,6 @@ export interface Connection extends AsyncDisposable {
 const HELLO_AUTH_CODES: ReadonlySet<string> = new Set(['unauthorized', 'forbidden']);
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_LOOKBACK_MS = 4_294_967_295;
-const encoder = new TextEncoder();
 
 /**
  * Dials `target` and resolves with the established {@linkcode Connection} (WSM-DIAL-001..012).
@@ -800,7 +852,7 @@ class DialerConnection implements Connection {
         }`,
       );
     }
-    const bytes = encoder.encode(reason).byteLength;
+    const bytes = utf8Length(reason);
     if (bytes > 123) {
       throw new RangeError(
         `Cannot close the connection as "reason" must be at most 123 UTF-8 bytes: current value is ${bytes} bytes`,
@@ -1149,10 +1201,11 @@ class DialerConnection implements Connection {
     }
     this.#heartbeatCheck(link);
     for (const sub of [...this.#subscriptions]) {
-      if (this.#link !== link) return;
+      if (this.#link !== link || link.goAway !== undefined) break;
       this.#openSubscription(sub, link, reconnected);
     }
     if (this.#link !== link) return;
+    this.#finishGoAway(link); // a GOAWAY that arrived during the hello
     for (const waiter of [...this.#openedWaiters]) {
       this.#openedWaiters.delete(waiter);
       waiter.resolve();
@@ -1307,7 +1360,7 @@ class DialerConnection implements Connection {
   /** After a GOAWAY, closes with 1000 once the streams that matter are done (WSM-WIRE-003). */
   #finishGoAway(link: Link): void {
     if (link.goAway === undefined || link.inflight > 0 || link.phase !== 'open') return;
-    queueMicrotask(() => {
+    void Promise.resolve().then(() => {
       if (link.phase === 'open' && link.inflight === 0) link.session.close(1000, 'goaway');
     });
   }
@@ -1322,7 +1375,7 @@ class DialerConnection implements Connection {
     const due = link.pingSentAt !== undefined
       ? link.pingSentAt + heartbeat.timeoutMs
       : last + heartbeat.intervalMs;
-    if (now >= due) queueMicrotask(() => this.#heartbeatCheck(link));
+    if (now >= due) void Promise.resolve().then(() => this.#heartbeatCheck(link));
   }
 
   #heartbeatCheck(link: Link): void {
