@@ -591,3 +591,65 @@ test('WSM-DIAL-005 opened() resolves at the next establishment and honours its s
   await connection.close();
   assert.equal(clock.countTimers(), 0);
 });
+
+test('WSM-DIAL-008 onClose and onReconnecting that throw are reported and the redial still happens', async () => {
+  using clock = fakeTime();
+  const h = harness();
+  const errors: unknown[] = [];
+  const connection = await connect(
+    h.target,
+    h.options({
+      draw: () => 0,
+      onClose: () => {
+        throw new Error('onClose bug');
+      },
+      onReconnecting: () => {
+        throw new Error('onReconnecting bug');
+      },
+      onError: (error) => errors.push(error),
+    }),
+  );
+  h.acceptor.last.close(1011);
+  await clock.tickAsync(250);
+  assert.equal(connection.state, 'open');
+  assert.equal(h.server.connections.length, 2);
+  assert.deepEqual(errors.map((e) => (e as Error).message), ['onClose bug', 'onReconnecting bug']);
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('WSM-WIRE-007 a message over limits.maxMessageBytes closes with 4009 and backs off', async () => {
+  using clock = fakeTime();
+  const h = harness();
+  const connection = await connect(
+    h.target,
+    h.options({ draw: () => 0, limits: { maxMessageBytes: 64 } }),
+  );
+  h.acceptor.last.session.open('x'.repeat(200), { end: true });
+  await clock.tickAsync(0);
+  assert.equal(h.closes[0].code, 4009);
+  assert.equal(h.closes[0].willRetry, true);
+  assert.equal(h.server.connections[0].client.closeInfo?.code, 4009);
+  await clock.tickAsync(250);
+  assert.equal(connection.state, 'open');
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('WSM-WIRE-003 a GOAWAY that arrives before the hello is acknowledged drains once established', async () => {
+  using clock = fakeTime();
+  const h = harness();
+  h.acceptor.options = {
+    hello: (_stream, peer) => {
+      peer.session.goAway('restart', '', 0);
+      return 'welcome';
+    },
+  };
+  const connection = await connect(h.target, h.options({ draw: () => 0, hello: { payload: 1 } }));
+  assert.throws(() => connection.open('x'), NotConnectedError);
+  await clock.tickAsync(0);
+  assert.equal(h.closes[0]?.code, 1000);
+  assert.equal(h.closes[0]?.delayMs, 250);
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
