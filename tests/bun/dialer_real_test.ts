@@ -3,6 +3,15 @@
 import { dialerRealSuite } from '../_dialer_real.ts';
 import { bunHandlers } from '../../lib/adapters/bun.ts';
 
+/** The part of Bun's API this file uses (typed here, so `deno check` needs no Bun types). */
+interface BunServe {
+  serve(options: { hostname: string; port: number } & ReturnType<typeof bunHandlers>): {
+    readonly port: number | undefined;
+    stop(closeActiveConnections?: boolean): Promise<void>;
+  };
+}
+const { Bun } = globalThis as unknown as { Bun: BunServe };
+
 dialerRealSuite('Bun', (acceptor) => {
   const server = Bun.serve({ hostname: '127.0.0.1', port: 0, ...bunHandlers(acceptor) });
   return {
