@@ -1,0 +1,147 @@
+/**
+ * The client process of the side-by-side scenarios on one runtime:
+ * `<runtime> bench/_client.ts --ports muxws=P1,raw=P2,socketio=P3 --reps 5 [--quick 1]
+ * [--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast]`.
+ *
+ * Each scenario runs one warm-up round, then `reps` rounds; every round runs each subject once,
+ * in an order rotated per round, so drift in machine load hits every subject alike. It prints
+ * one `ROW` per subject and metric: the median over the rounds, and its min and max.
+ *
+ * @module
+ */
+import process from 'node:process';
+import { type BenchClient, openClient, type Subject, SUBJECTS } from './_clients.ts';
+import { emitRow, median, numberOption, option, runtime, within } from './_common.ts';
+import { reqResp } from './req_resp.ts';
+import { oneWay } from './one_way.ts';
+import { connectRate } from './connect.ts';
+import { broadcastOnce } from './fanout.ts';
+
+const ports = Object.fromEntries(
+  option('ports', '').split(',').filter(Boolean).map((pair) => {
+    const [name, port] = pair.split('=');
+    return [name, Number(port)];
+  }),
+) as Record<Subject, number>;
+const reps = Math.max(1, numberOption('reps', 5));
+const quick = numberOption('quick', 0) === 1;
+const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,broadcast')
+  .split(',');
+const subjects = SUBJECTS.filter((subject) => ports[subject] > 0);
+
+const REQ_1 = quick ? 400 : 3_000;
+const REQ_64 = quick ? 3_000 : 20_000;
+const ONE_WAY = quick ? 10_000 : 100_000;
+const CONNECT = quick ? 100 : 500;
+const PEERS = quick ? 200 : 1_000;
+
+type Measure = (subject: Subject, warmUp: boolean) => Promise<Record<string, number>>;
+
+/** Runs `measure` for every subject, interleaved, and prints the rows. */
+async function interleave(
+  scenario: string,
+  units: Record<string, string>,
+  measure: Measure,
+): Promise<void> {
+  for (const subject of subjects) await measure(subject, true);
+  const results = new Map<Subject, Record<string, number>[]>(subjects.map((s) => [s, []]));
+  for (let round = 0; round < reps; round++) {
+    for (let k = 0; k < subjects.length; k++) {
+      const subject = subjects[(k + round) % subjects.length];
+      results.get(subject)!.push(await measure(subject, false));
+    }
+  }
+  for (const [subject, list] of results) {
+    for (const metric of Object.keys(units)) {
+      const values = list.map((r) => r[metric]);
+      const unit = units[metric];
+      emitRow({ scenario, runtime, subject, metric, value: median(values), unit });
+      emitRow({
+        scenario,
+        runtime,
+        subject,
+        metric: `${metric}-min`,
+        value: Math.min(...values),
+        unit,
+      });
+      emitRow({
+        scenario,
+        runtime,
+        subject,
+        metric: `${metric}-max`,
+        value: Math.max(...values),
+        unit,
+      });
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const clients = new Map<Subject, BenchClient>();
+  for (const subject of subjects) clients.set(subject, await openClient(subject, ports[subject]));
+  const deadline = (what: string, ms: number) => <T>(p: Promise<T>) => within(p, ms, what);
+  for (const inFlight of [1, 64]) {
+    const scenario = `req-resp-${inFlight}`;
+    if (!scenarios.includes(scenario)) continue;
+    const count = inFlight === 1 ? REQ_1 : REQ_64;
+    await interleave(
+      scenario,
+      { throughput: 'round trips/s', p50: 'µs', p99: 'µs' },
+      async (subject, warmUp) => {
+        const result = await deadline(scenario, 60_000)(
+          reqResp(clients.get(subject)!, inFlight, warmUp ? count >> 2 : count),
+        );
+        return { throughput: result.rate, p50: result.p50, p99: result.p99 };
+      },
+    );
+  }
+  if (scenarios.includes('one-way')) {
+    await interleave('one-way', { throughput: 'messages/s' }, async (subject, warmUp) => ({
+      throughput: await deadline('one-way', 60_000)(
+        oneWay(clients.get(subject)!, warmUp ? ONE_WAY >> 2 : ONE_WAY),
+      ),
+    }));
+  }
+  if (scenarios.includes('connect')) {
+    await interleave('connect', { throughput: 'connections/s' }, async (subject, warmUp) => ({
+      throughput: await deadline('connect', 60_000)(
+        connectRate(subject, ports[subject], warmUp ? CONNECT >> 2 : CONNECT, 50),
+      ),
+    }));
+  }
+  if (scenarios.includes('broadcast')) {
+    const peers = new Map<Subject, BenchClient[]>();
+    try {
+      for (const subject of subjects) {
+        const list: BenchClient[] = [];
+        peers.set(subject, list);
+        for (let i = 0; i < PEERS; i += 50) {
+          const batch = Array.from(
+            { length: Math.min(50, PEERS - i) },
+            (_, k) => openClient(subject, ports[subject], 10_000 + i + k),
+          );
+          list.push(...await deadline('broadcast peers', 60_000)(Promise.all(batch)));
+        }
+      }
+      await interleave(
+        'broadcast',
+        { elapsed: 'ms', throughput: 'deliveries/s' },
+        async (subject) => {
+          const ms = await broadcastOnce(clients.get(subject)!, peers.get(subject)!);
+          return { elapsed: ms, throughput: PEERS / (ms / 1000) };
+        },
+      );
+    } finally {
+      for (const list of peers.values()) for (const client of list) client.close();
+    }
+  }
+  for (const client of clients.values()) client.close();
+}
+
+try {
+  await main();
+  process.exit(0);
+} catch (error) {
+  console.error('bench client failed:', error);
+  process.exit(1);
+}

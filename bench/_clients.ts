@@ -1,0 +1,152 @@
+/**
+ * One client API over the three subjects, so each scenario is written once: the runtime's raw
+ * WebSocket (the global `WebSocket` on Deno and Bun, `ws` on Node), muxws `connect()` with a
+ * hello, and socket.io-client on its websocket transport. Each talks to `bench/_server.ts`.
+ *
+ * @module
+ */
+import WsWebSocket from 'ws';
+import { io as socketIoClient, type Socket } from 'socket.io-client';
+import { connect, type Connection, type DialerSocketConstructor } from '../mod.ts';
+import { runtime } from './_common.ts';
+
+/** The subjects every side-by-side scenario compares. */
+export type Subject = 'raw' | 'muxws' | 'socketio';
+
+/** The subjects in the order repetitions interleave them. */
+export const SUBJECTS: readonly Subject[] = ['muxws', 'raw', 'socketio'];
+
+/** A connected client of one subject. */
+export interface BenchClient {
+  /** One request/response: resolves with the answer. */
+  request(value: unknown): Promise<unknown>;
+  /** Sends `values.length` one-way messages; resolves once the server says it received all. */
+  sink(count: number, value: (i: number) => unknown): Promise<void>;
+  /** Asks the server to broadcast one message to every client; resolves with its count. */
+  broadcast(): Promise<number>;
+  /** Called for each broadcast message this client receives. */
+  onBroadcast: (() => void) | undefined;
+  /** Closes the client. */
+  close(): void;
+}
+
+/** The `WebSocket` constructor of this runtime: the global one, or `ws` on Node. */
+export const WebSocketClass: DialerSocketConstructor =
+  (runtime === 'node' ? WsWebSocket : globalThis.WebSocket) as unknown as DialerSocketConstructor;
+
+interface RawWebSocket {
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  onclose: ((event: unknown) => void) | null;
+  send(data: string): void;
+  close(): void;
+}
+
+/** Opens a client of `subject` to the server on `port`; resolves once it is established. */
+export function openClient(subject: Subject, port: number, id = 0): Promise<BenchClient> {
+  if (subject === 'muxws') return openMuxws(port, id);
+  if (subject === 'raw') return openRaw(port, id);
+  return openSocketIo(port, id);
+}
+
+function openRaw(port: number, id: number): Promise<BenchClient> {
+  const Ctor = WebSocketClass as unknown as new (url: string) => RawWebSocket;
+  const ws = new Ctor(`ws://127.0.0.1:${port}/raw?c=${id}`);
+  const waiting: Array<(value: unknown) => void> = [];
+  let control: ((text: string) => void) | undefined;
+  const client: BenchClient = {
+    onBroadcast: undefined,
+    request(value) {
+      return new Promise((resolve) => {
+        waiting.push(resolve);
+        ws.send(JSON.stringify(value));
+      });
+    },
+    sink(count, value) {
+      return new Promise<void>((resolve) => {
+        control = () => resolve();
+        ws.send(`#sink ${count}`);
+        for (let i = 0; i < count; i++) ws.send(JSON.stringify(value(i)));
+      });
+    },
+    broadcast() {
+      return new Promise((resolve) => {
+        control = (text) => resolve(Number(text.slice(7)));
+        ws.send('#bcast');
+      });
+    },
+    close() {
+      ws.close();
+    },
+  };
+  ws.onmessage = (event) => {
+    const text = event.data as string;
+    if (text.charCodeAt(0) === 35 /* # */) control?.(text);
+    else if (waiting.length > 0) waiting.shift()!(JSON.parse(text));
+    else if (client.onBroadcast) {
+      JSON.parse(text);
+      client.onBroadcast();
+    }
+  };
+  return new Promise((resolve, reject) => {
+    ws.onopen = () => resolve(client);
+    ws.onerror = () => reject(new Error(`raw WebSocket to port ${port} failed`));
+  });
+}
+
+async function openMuxws(port: number, id: number): Promise<BenchClient> {
+  const client: BenchClient = {
+    onBroadcast: undefined,
+    request: (value) => connection.request(value),
+    async sink(count, value) {
+      const stream = connection.open(value(0), { headers: { op: 'sink' } });
+      for (let i = 1; i < count; i++) await stream.write(value(i));
+      await stream.end();
+      for await (const _ of stream) { /* the count */ }
+    },
+    async broadcast() {
+      return await connection.request(null, { headers: { op: 'bcast' } }) as number;
+    },
+    close() {
+      connection.close().catch(() => {});
+    },
+  };
+  const connection: Connection = await connect(`ws://127.0.0.1:${port}/muxws?c=${id}`, {
+    hello: { payload: { client: 'bench', id } },
+    reconnect: false,
+    WebSocket: WebSocketClass,
+    onPublish: () => client.onBroadcast?.(),
+    onError: (error) => console.error('muxws client error:', error),
+  });
+  return client;
+}
+
+function openSocketIo(port: number, id: number): Promise<BenchClient> {
+  const socket: Socket = socketIoClient(`http://127.0.0.1:${port}`, {
+    transports: ['websocket'],
+    reconnection: false,
+    forceNew: true,
+    query: { c: String(id) },
+  });
+  const client: BenchClient = {
+    onBroadcast: undefined,
+    request: (value) => socket.emitWithAck('req', value),
+    sink(count, value) {
+      return new Promise<void>((resolve) => {
+        socket.once('done', () => resolve());
+        socket.emit('sink', count);
+        for (let i = 0; i < count; i++) socket.emit('m', value(i));
+      });
+    },
+    broadcast: () => socket.emitWithAck('bcast'),
+    close() {
+      socket.close();
+    },
+  };
+  socket.on('b', () => client.onBroadcast?.());
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve(client));
+    socket.once('connect_error', (error) => reject(error));
+  });
+}

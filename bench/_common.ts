@@ -1,0 +1,131 @@
+/**
+ * What every benchmark process shares: the runtime it runs on, its arguments, the ~100-byte
+ * payloads, the statistics, and line-based messages to the orchestrator (`bench/run.ts`).
+ *
+ * Every process prints machine-readable lines on stdout (`READY 4312`, `ROW {...}`, …) and
+ * anything else on stderr.
+ *
+ * @module
+ */
+import process from 'node:process';
+
+/** The runtimes the benchmarks run on. */
+export type Runtime = 'deno' | 'bun' | 'node';
+
+/** The runtime this process runs on. */
+export const runtime: Runtime = 'Deno' in globalThis
+  ? 'deno'
+  : 'Bun' in globalThis
+  ? 'bun'
+  : 'node';
+
+/** The arguments after the script. */
+export const args: string[] = runtime === 'deno'
+  ? (globalThis as unknown as { Deno: { args: string[] } }).Deno.args
+  : process.argv.slice(2);
+
+/** `--name value` from {@linkcode args}, or the fallback. */
+export function option(name: string, fallback: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 || i + 1 >= args.length ? fallback : args[i + 1];
+}
+
+/** A numeric `--name value`. */
+export function numberOption(name: string, fallback: number): number {
+  const value = Number(option(name, String(fallback)));
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(`--${name} must be a number of at least 0: current value is ${value}`);
+  }
+  return value;
+}
+
+/** A result row of `bench/results/latest.json`. */
+export interface Row {
+  scenario: string;
+  runtime: string;
+  subject: string;
+  metric: string;
+  value: number;
+  unit: string;
+}
+
+/** Prints one result row for the orchestrator. */
+export function emitRow(row: Row): void {
+  console.log(`ROW ${JSON.stringify(row)}`);
+}
+
+/** ~100 bytes of JSON, different for every `i`. */
+export function payload(i: number): Record<string, unknown> {
+  return {
+    id: 100_000 + i,
+    user: `user-${i % 1000}`,
+    action: i % 3 === 0 ? 'update' : 'create',
+    fields: { name: 'Ada Lovelace', score: (i % 100) + 0.5, active: i % 2 === 0 },
+    ts: 1764480000000 + i,
+  };
+}
+
+/** Payloads prepared once, so no loop measures building them. */
+export const PAYLOADS: Record<string, unknown>[] = Array.from(
+  { length: 1024 },
+  (_, i) => payload(i),
+);
+
+/** The median of `values` (not sorted in place). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The `q` quantile (0..1) of `values`, nearest rank. */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** Resolves after `ms` (real time: benchmarks only). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Rejects with a message naming `what` when `promise` takes over `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Calls `onLine` with each line written to this process's stdin. */
+export function readLines(onLine: (line: string) => void): void {
+  let buffer = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk: string) => {
+    buffer += chunk;
+    let i;
+    while ((i = buffer.indexOf('\n')) !== -1) {
+      const line = buffer.slice(0, i).trim();
+      buffer = buffer.slice(i + 1);
+      if (line) onLine(line);
+    }
+  });
+}
+
+/** Collects garbage as fully as the runtime allows (needs `--expose-gc` on Deno and Node). */
+export async function collectGarbage(): Promise<void> {
+  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i++) {
+    if (bun) bun.gc(true);
+    else gc?.();
+    await sleep(50);
+  }
+}
+
+/** Resident set size and JS heap in use, in bytes. */
+export function memory(): { rss: number; heap: number } {
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap: usage.heapUsed };
+}

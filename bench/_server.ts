@@ -1,0 +1,373 @@
+/**
+ * The server process of every scenario: `<runtime> bench/_server.ts --subject raw|muxws|socketio
+ * [--port 0]`, on 127.0.0.1. It prints `READY <port>` once listening, then answers commands on
+ * stdin, one per line:
+ *
+ * - `mem`: collects garbage, prints `MEM {"rss":…,"heap":…,"connections":…}`.
+ * - `goaway` (muxws: `acceptor.close()` with its defaults, a fresh acceptor taking the redials;
+ *   the others have no GOAWAY and close as `close1012` does), `close1012` (every socket closed
+ *   with a bare 1012; socket.io: every engine socket closed): print `EVENT <epoch ms>`.
+ * - `arrivals`: prints `ARRIVALS {"t0":…,"times":[…]}`, the first arrival of each dialer (the `c`
+ *   query parameter) since the last event or, without one, since the server was ready, in ms.
+ * - `quit`: exits.
+ *
+ * What each subject serves, the same on every runtime:
+ * - raw (`Deno.serve`, `Bun.serve`, `ws` on Node): a text message is echoed verbatim, except
+ *   `#sink <n>` (the next n messages are only counted, then `#done` is sent) and `#bcast` (the
+ *   same ~100-byte string is sent to every socket, then `#bdone <count>`).
+ * - muxws (`./deno`, `./bun`, `ws` + `accept()` on Node): the hello (stream 1) is answered with a
+ *   welcome and the peer tagged `all`; a request is answered with its payload; a stream opened
+ *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'bcast'`
+ *   broadcasts one payload to the tag `all` and answers with the count.
+ * - socketio (`socket.io` on `node:http`, websocket and polling both allowed): `req` acked with
+ *   its payload, `sink` n then n `m` events answered with `done`, `bcast` emitted to the room
+ *   `all` and acked with the count.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import process from 'node:process';
+import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
+import { Server as SocketIoServer } from 'socket.io';
+import { Acceptor } from '../lib/acceptor.ts';
+import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
+import { bunHandlers } from '../lib/adapters/bun.ts';
+import type { Stream } from '../mod.ts';
+import {
+  collectGarbage,
+  memory,
+  numberOption,
+  option,
+  PAYLOADS,
+  readLines,
+  runtime,
+} from './_common.ts';
+
+const subject = option('subject', 'raw');
+const requestedPort = numberOption('port', 0);
+const BROADCAST = PAYLOADS[7];
+const BROADCAST_TEXT = JSON.stringify(BROADCAST);
+
+let t0 = 0;
+const arrivals = new Map<string, number>();
+let live = 0;
+
+/** Records the arrival of dialer `id` (`?c=` of its URL), the first one after `t0` only. */
+function arrive(url: string | undefined): void {
+  live++;
+  const id = new URL(url ?? '/', 'http://x').searchParams.get('c');
+  if (id !== null && !arrivals.has(id)) arrivals.set(id, Date.now());
+}
+
+function left(): void {
+  live--;
+}
+
+/** Hooks the subject's commands are dispatched to. */
+interface Subject {
+  close1012(): void;
+  goaway(): void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// raw
+
+interface RawSocket {
+  send(data: string): unknown;
+  close(code?: number, reason?: string): void;
+}
+
+interface RawState {
+  sinkLeft: number;
+}
+
+const rawSockets = new Set<RawSocket>();
+
+function rawMessage(socket: RawSocket, state: RawState, data: unknown): void {
+  const text = typeof data === 'string' ? data : String(data);
+  if (state.sinkLeft > 0) {
+    if (--state.sinkLeft === 0) socket.send('#done');
+    return;
+  }
+  if (text.charCodeAt(0) === 35 /* # */) {
+    if (text.startsWith('#sink ')) state.sinkLeft = Number(text.slice(6));
+    else if (text === '#bcast') {
+      for (const other of rawSockets) other.send(BROADCAST_TEXT);
+      socket.send(`#bdone ${rawSockets.size}`);
+    }
+    return;
+  }
+  socket.send(text);
+}
+
+const rawSubject: Subject = {
+  close1012() {
+    for (const socket of rawSockets) socket.close(1012, 'service restart');
+  },
+  goaway() {
+    rawSubject.close1012();
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// muxws
+
+function makeAcceptor(): Acceptor {
+  return new Acceptor({
+    onPeer: () => {},
+    onStream: async (stream: Stream, peer) => {
+      if (stream.id === 1) {
+        peer.tags.add('all');
+        return { welcome: true };
+      }
+      const op = stream.headers?.op;
+      if (op === 'sink') {
+        let count = 0;
+        for await (const _ of stream) count++;
+        return count;
+      }
+      if (op === 'bcast') return await acceptor.broadcast('all', BROADCAST);
+      return stream.payload;
+    },
+    onError: (error) => console.error('acceptor error:', error),
+  });
+}
+
+let acceptor: Acceptor = makeAcceptor();
+
+const muxwsSubject: Subject = {
+  close1012() {
+    for (const peer of acceptor.peers()) peer.close(1012, 'service restart');
+  },
+  goaway() {
+    const old = acceptor;
+    acceptor = makeAcceptor();
+    old.close().catch((error) => console.error('close failed:', error));
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// socket.io (node:http on every runtime)
+
+function socketIo(server: ReturnType<typeof createServer>): Subject {
+  const io = new SocketIoServer(server, { cors: { origin: '*' } });
+  io.on('connection', (socket) => {
+    arrive(socket.request.url);
+    socket.join('all');
+    socket.on('disconnect', left);
+    socket.on('req', (value: unknown, ack: (value: unknown) => void) => ack(value));
+    let sinkLeft = 0;
+    socket.on('sink', (n: number) => {
+      sinkLeft = n;
+    });
+    socket.on('m', () => {
+      if (--sinkLeft === 0) socket.emit('done');
+    });
+    socket.on('bcast', (ack: (count: number) => void) => {
+      io.to('all').emit('b', BROADCAST);
+      ack(io.of('/').sockets.size);
+    });
+  });
+  return {
+    close1012() {
+      for (const socket of io.of('/').sockets.values()) socket.conn.close();
+    },
+    goaway() {
+      this.close1012();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// listening
+
+function toRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers });
+}
+
+function listenNode(): Promise<{ port: number; subject: Subject }> {
+  const server = createServer((_req, res) => res.writeHead(404).end());
+  let hooks: Subject;
+  if (subject === 'socketio') hooks = socketIo(server);
+  else if (subject === 'muxws') {
+    hooks = muxwsSubject;
+    const wss = new WebSocketServer({
+      noServer: true,
+      handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
+    });
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const check = acceptor.checkUpgrade(toRequest(req));
+      if (check instanceof Response) {
+        socket.end(
+          `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +
+            'Content-Length: 0\r\n\r\n',
+        );
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        arrive(req.url);
+        ws.on('close', left);
+        acceptor.accept(ws as unknown as Parameters<Acceptor['accept']>[0]);
+      });
+    });
+  } else {
+    hooks = rawSubject;
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws: WsSocket, req: IncomingMessage) => {
+      arrive(req.url);
+      rawSockets.add(ws);
+      const state: RawState = { sinkLeft: 0 };
+      ws.on('message', (data, isBinary) => rawMessage(ws, state, isBinary ? data : String(data)));
+      ws.on('close', () => {
+        rawSockets.delete(ws);
+        left();
+      });
+    });
+  }
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(requestedPort, '127.0.0.1', () => {
+      const address = server.address();
+      resolve({ port: typeof address === 'object' && address ? address.port : 0, subject: hooks });
+    });
+  });
+}
+
+function listenDeno(): Promise<{ port: number; subject: Subject }> {
+  const deno = (globalThis as unknown as { Deno: typeof Deno }).Deno;
+  return new Promise((resolve) => {
+    deno.serve({
+      hostname: '127.0.0.1',
+      port: requestedPort,
+      onListen: ({ port }) =>
+        resolve({ port, subject: subject === 'muxws' ? muxwsSubject : rawSubject }),
+    }, (request) => {
+      if (subject === 'muxws') {
+        const response = denoUpgrade(request, acceptor);
+        if (response.status === 101) arrive(request.url);
+        return response;
+      }
+      const { socket, response } = deno.upgradeWebSocket(request);
+      const state: RawState = { sinkLeft: 0 };
+      socket.onopen = () => {
+        arrive(request.url);
+        rawSockets.add(socket);
+      };
+      socket.onmessage = (event) => rawMessage(socket, state, event.data);
+      socket.onclose = () => {
+        rawSockets.delete(socket);
+        left();
+      };
+      return response;
+    });
+  });
+}
+
+interface BunSocket {
+  data: { state: RawState; url: string };
+  send(data: string): number;
+  close(code?: number, reason?: string): void;
+}
+
+interface BunServe {
+  serve(options: {
+    hostname: string;
+    port: number;
+    fetch(request: Request, server: BunServerLike): Response | undefined;
+    websocket: Record<string, unknown>;
+  }): { port: number };
+}
+
+interface BunServerLike {
+  upgrade(request: Request, options: { headers?: Record<string, string>; data?: unknown }): boolean;
+}
+
+function listenBun(): Promise<{ port: number; subject: Subject }> {
+  const bun = (globalThis as unknown as { Bun: BunServe }).Bun;
+  if (subject === 'muxws') {
+    const handlers = bunHandlers(acceptor);
+    const server = bun.serve({
+      hostname: '127.0.0.1',
+      port: requestedPort,
+      fetch(request, srv) {
+        const response = handlers.fetch(request, srv);
+        if (response === undefined) arrive(request.url);
+        return response;
+      },
+      websocket: {
+        ...handlers.websocket,
+        close(ws: Parameters<typeof handlers.websocket.close>[0], code: number, reason: string) {
+          left();
+          handlers.websocket.close(ws, code, reason);
+        },
+      },
+    });
+    return Promise.resolve({ port: server.port, subject: muxwsSubject });
+  }
+  const server = bun.serve({
+    hostname: '127.0.0.1',
+    port: requestedPort,
+    fetch(request, srv) {
+      if (srv.upgrade(request, { data: { state: { sinkLeft: 0 }, url: request.url } })) {
+        return undefined;
+      }
+      return new Response('Expected a WebSocket upgrade', { status: 426 });
+    },
+    websocket: {
+      open(ws: BunSocket) {
+        arrive(ws.data.url);
+        rawSockets.add(ws);
+      },
+      message(ws: BunSocket, message: string | Uint8Array) {
+        rawMessage(ws, ws.data.state, message);
+      },
+      close(ws: BunSocket) {
+        rawSockets.delete(ws);
+        left();
+      },
+    },
+  });
+  return Promise.resolve({ port: server.port, subject: rawSubject });
+}
+
+async function main(): Promise<void> {
+  const { port, subject: hooks } = subject === 'socketio' || runtime === 'node'
+    ? await listenNode()
+    : runtime === 'deno'
+    ? await listenDeno()
+    : await listenBun();
+  t0 = Date.now();
+  readLines((line) => {
+    switch (line) {
+      case 'mem':
+        collectGarbage().then(() => {
+          console.log(`MEM ${JSON.stringify({ ...memory(), connections: live })}`);
+        });
+        break;
+      case 'goaway':
+      case 'close1012':
+        t0 = Date.now();
+        arrivals.clear();
+        if (line === 'goaway') hooks.goaway();
+        else hooks.close1012();
+        console.log(`EVENT ${t0}`);
+        break;
+      case 'arrivals':
+        console.log(
+          `ARRIVALS ${JSON.stringify({ t0, times: [...arrivals.values()].map((t) => t - t0) })}`,
+        );
+        break;
+      case 'quit':
+        process.exit(0);
+    }
+  });
+  process.stdin.on('end', () => process.exit(0));
+  console.log(`READY ${port}`);
+}
+
+await main();

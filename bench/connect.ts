@@ -1,0 +1,38 @@
+/**
+ * Scenario `connect`: `count` connections, `parallel` in progress at once, each until it is
+ * established: muxws until `connect()` resolves (socket open, subprotocol checked, hello
+ * answered), raw until `open`, socket.io (websocket transport) until `connect`. The connections
+ * stay open until the repetition ends, then all are closed (not timed).
+ *
+ * One repetition reports connections established per second.
+ *
+ * @module
+ */
+import { type BenchClient, openClient, type Subject } from './_clients.ts';
+import { sleep } from './_common.ts';
+
+/** Opens `count` clients of `subject`, `parallel` at once; returns connections per second. */
+export async function connectRate(
+  subject: Subject,
+  port: number,
+  count: number,
+  parallel: number,
+): Promise<number> {
+  const clients: BenchClient[] = [];
+  let next = 0;
+  async function worker(): Promise<void> {
+    while (next < count) {
+      next++;
+      clients.push(await openClient(subject, port, next));
+    }
+  }
+  try {
+    const started = performance.now();
+    await Promise.all(Array.from({ length: parallel }, worker));
+    return count / ((performance.now() - started) / 1000);
+  } finally {
+    for (const client of clients) client.close();
+    // Let the server finish the closing handshakes before the next subject is timed.
+    await sleep(200);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Scenarios `herd-goaway`, `herd-1012` and `herd-kill`, the dialer process (Node):
+ * `node herd.mjs --subject muxws|socket.io-client|partysocket|reconnecting-websocket --port P
+ * --count 1000` opens `count` real dialers of that library, with its default settings, to one
+ * `bench/_server.ts` (muxws: the acceptor; socket.io-client: socket.io; the other two: the raw
+ * `ws` server), each naming itself with the query parameter `c`. It prints `OPEN <count>` once
+ * all are connected, then keeps them, redialling as each library does, until its stdin closes.
+ *
+ * The orchestrator then makes the event happen (`goaway`, `close1012`, or kills the server and
+ * starts a new one on the same port 2 s later) and reads the arrivals the server recorded
+ * (`bench/_herd_stats.ts` turns them into T50/T95/T100, the busiest 100 ms and lumpiness).
+ *
+ * Only `WebSocket` is set where a library needs a constructor on Node (`ws`); socket.io-client
+ * keeps its default transports (polling first, then the upgrade to websocket).
+ *
+ * @module
+ */
+import process from 'node:process';
+import WebSocket from 'ws';
+import { io } from 'socket.io-client';
+import PartySocket from 'partysocket/ws';
+import ReconnectingWebSocket from 'reconnecting-websocket';
+import { connect } from '../mod.ts';
+import type { DialerSocketConstructor } from '../mod.ts';
+import { numberOption, option, within } from './_common.ts';
+
+const subject = option('subject', 'muxws');
+const port = numberOption('port', 0);
+const count = numberOption('count', 1_000);
+
+const closers: Array<() => void> = [];
+
+function dial(id: number): Promise<void> {
+  const url = `ws://127.0.0.1:${port}/herd?c=${id}`;
+  return new Promise((resolve, reject) => {
+    if (subject === 'muxws') {
+      connect(url, {
+        WebSocket: WebSocket as unknown as DialerSocketConstructor,
+        hello: { payload: { id } },
+        onError: () => {},
+      }).then((connection) => {
+        closers.push(() => connection.close().catch(() => {}));
+        resolve();
+      }, reject);
+    } else if (subject === 'socket.io-client') {
+      const socket = io(`http://127.0.0.1:${port}`, { query: { c: String(id) }, forceNew: true });
+      closers.push(() => socket.close());
+      socket.once('connect', () => resolve());
+    } else {
+      const Ctor =
+        (subject === 'partysocket' ? PartySocket : ReconnectingWebSocket) as unknown as new (
+          url: string,
+          protocols: undefined,
+          options: { WebSocket: unknown },
+        ) => {
+          addEventListener(type: string, listener: () => void, options?: unknown): void;
+          close(): void;
+        };
+      const socket = new Ctor(url, undefined, { WebSocket });
+      closers.push(() => socket.close());
+      socket.addEventListener('open', () => resolve(), { once: true });
+      socket.addEventListener('error', () => {});
+    }
+  });
+}
+
+try {
+  for (let i = 0; i < count; i += 50) {
+    const batch = Array.from({ length: Math.min(50, count - i) }, (_, k) => dial(i + k));
+    await within(Promise.all(batch), 60_000, `dialling ${count} ${subject} clients`);
+  }
+  console.log(`OPEN ${count}`);
+} catch (error) {
+  console.error('herd client failed:', error);
+  process.exit(1);
+}
+process.stdin.resume();
+const quit = () => {
+  for (const close of closers) close();
+  process.exit(0);
+};
+process.stdin.on('end', quit);
+process.stdin.on('data', quit);

@@ -1,0 +1,37 @@
+/**
+ * Scenario `idle-memory`, the client process: `<runtime> bench/idle_memory.ts --subject
+ * raw|muxws|socketio --port P --count 5000` opens `count` clients (50 in progress at once) to a
+ * fresh `bench/_server.ts`, prints `OPEN <count>` once all are established, and keeps them open
+ * and idle until its stdin closes. The orchestrator reads the server's memory after garbage
+ * collection (`mem`) before and after, and reports (after − before) ÷ count: RSS and JS heap per
+ * idle connection on the server.
+ *
+ * @module
+ */
+import process from 'node:process';
+import { type BenchClient, openClient, type Subject } from './_clients.ts';
+import { numberOption, option, within } from './_common.ts';
+
+const subject = option('subject', 'raw') as Subject;
+const port = numberOption('port', 0);
+const count = numberOption('count', 5_000);
+
+const clients: BenchClient[] = [];
+try {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) clients.push(await openClient(subject, port, next++));
+  };
+  await within(
+    Promise.all(Array.from({ length: 50 }, worker)),
+    120_000,
+    `opening ${count} idle connections`,
+  );
+  console.log(`OPEN ${clients.length}`);
+} catch (error) {
+  console.error('idle client failed:', error);
+  process.exit(1);
+}
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('data', () => process.exit(0));

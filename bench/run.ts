@@ -1,0 +1,560 @@
+/**
+ * `npm run bench` (`deno run -A bench/run.ts`): every scenario of issue 8 side by side, muxws
+ * against the runtime's raw WebSocket and socket.io (and, for the reconnect herd, socket.io-client,
+ * partysocket and reconnecting-websocket), client and server in separate processes on 127.0.0.1.
+ *
+ * Options: `--quick` (smaller counts, fewer rounds, at most 1 minute), `--runtimes deno,bun,node`,
+ * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle`.
+ *
+ * Prints a table, writes `bench/results/latest.json` (rows `{ scenario, runtime, subject, metric,
+ * value, unit }`, plus `subject: "ratio"` rows `vs-raw` / `vs-socket.io` = muxws ÷ subject on the
+ * scenario's main metric, inverted for memory, size and lumpiness so higher is always better for
+ * muxws), `bench/results/latest.md` (the same tables in Markdown) and `bench/results/herd.json`
+ * (the arrival histograms). The whole run is bounded: 8 minutes (1 with `--quick`), after which
+ * every child process is killed and what was measured so far is written.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import process from 'node:process';
+import { type Row, sleep } from './_common.ts';
+import { bundleSizes } from './bundle.ts';
+import { type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
+const BIN = `${ROOT}/node_modules/.bin`;
+const argv = Deno.args;
+const quick = argv.includes('--quick');
+function listOption(name: string, fallback: string): string[] {
+  const i = argv.indexOf(`--${name}`);
+  return (i === -1 ? fallback : argv[i + 1]).split(',').filter(Boolean);
+}
+const runtimes = listOption('runtimes', 'deno,bun,node');
+const scenarios = listOption(
+  'scenarios',
+  'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle',
+);
+const BUDGET_MS = quick ? 60_000 : 480_000;
+const REPS = quick ? 3 : 5;
+const IDLE_CONNECTIONS = quick ? 500 : 5_000;
+const HERD_DIALERS = quick ? 200 : 1_000;
+const HERD_BOUND_MS = quick ? 6_000 : 20_000;
+const HERD_SUBJECTS = quick
+  ? ['muxws', 'socket.io-client']
+  : ['muxws', 'socket.io-client', 'partysocket', 'reconnecting-websocket'];
+const HERD_EVENTS = quick ? ['herd-1012'] : ['herd-goaway', 'herd-1012', 'herd-kill'];
+const SIDE_BY_SIDE = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast'];
+
+const started = Date.now();
+const rows: Row[] = [];
+const herdRuns: Array<{ scenario: string; subject: string } & HerdStats> = [];
+const children = new Set<Child>();
+
+/** A child process whose stdout lines are read as they come. */
+class Child {
+  readonly proc: ChildProcess;
+  readonly lines: string[] = [];
+  #consumed = new Set<number>();
+  #wake: (() => void) | undefined;
+  #stderr = '';
+  exited = false;
+
+  constructor(readonly name: string, command: string, args: string[]) {
+    this.proc = spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    children.add(this);
+    let buffer = '';
+    this.proc.stdout!.setEncoding('utf8');
+    this.proc.stdout!.on('data', (chunk: string) => {
+      buffer += chunk;
+      let i;
+      while ((i = buffer.indexOf('\n')) !== -1) {
+        this.lines.push(buffer.slice(0, i));
+        buffer = buffer.slice(i + 1);
+      }
+      this.#wake?.();
+    });
+    this.proc.stderr!.setEncoding('utf8');
+    this.proc.stderr!.on('data', (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-4000);
+    });
+    this.proc.on('exit', () => {
+      this.exited = true;
+      children.delete(this);
+      this.#wake?.();
+    });
+    this.proc.stdin!.on('error', () => {});
+  }
+
+  /** The rest of the first unread line starting with `prefix`. */
+  async waitFor(prefix: string, ms: number): Promise<string> {
+    const deadline = Date.now() + ms;
+    while (true) {
+      const i = this.lines.findIndex((line, k) =>
+        !this.#consumed.has(k) && line.startsWith(prefix)
+      );
+      if (i !== -1) {
+        this.#consumed.add(i);
+        return this.lines[i].slice(prefix.length).trim();
+      }
+      if (this.exited) {
+        throw new Error(`${this.name} exited before "${prefix}":\n${this.#stderr}`);
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(`${this.name} printed no "${prefix}" in ${ms} ms:\n${this.#stderr}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 1000));
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** Resolves once the process exited, killing it after `ms`. */
+  async done(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!this.exited && Date.now() < deadline) await sleep(50);
+    if (!this.exited) throw new Error(`${this.name} did not finish in ${ms} ms:\n${this.#stderr}`);
+  }
+
+  send(line: string): void {
+    if (!this.exited) this.proc.stdin!.write(`${line}\n`);
+  }
+
+  kill(): void {
+    if (!this.exited) this.proc.kill('SIGKILL');
+  }
+}
+
+function killAll(): void {
+  for (const child of children) child.kill();
+}
+
+/** The command running `script` (a file of bench/ without extension) on `runtime`. */
+function command(runtime: string, script: string, args: string[]): [string, string[]] {
+  if (runtime === 'deno') {
+    return [Deno.execPath(), [
+      'run',
+      '-A',
+      '--v8-flags=--expose-gc',
+      `bench/${script}.ts`,
+      ...args,
+    ]];
+  }
+  if (runtime === 'bun') return [`${BIN}/bun`, [`bench/${script}.ts`, ...args]];
+  return ['node', ['--expose-gc', `bench/results/node/${script}.mjs`, ...args]];
+}
+
+function start(runtime: string, script: string, args: string[]): Child {
+  const [cmd, list] = command(runtime, script, args);
+  return new Child(`${runtime} ${script} ${args.join(' ')}`, cmd, list);
+}
+
+async function startServer(runtime: string, subject: string, port = 0): Promise<[Child, number]> {
+  const child = start(runtime, '_server', ['--subject', subject, '--port', String(port)]);
+  return [child, Number(await child.waitFor('READY', 30_000))];
+}
+
+function left(): number {
+  return BUDGET_MS - (Date.now() - started);
+}
+
+function log(message: string): void {
+  console.error(`[bench ${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
+}
+
+/** Bundles the process entries for Node (which runs no TypeScript), packages left external. */
+function buildForNode(): void {
+  const entries = ['_server', '_client', 'idle_memory', 'herd'].map((name) => `bench/${name}.ts`);
+  const proc = new Deno.Command(`${BIN}/esbuild`, {
+    args: [
+      ...entries,
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      '--packages=external',
+      '--log-level=error',
+      '--outdir=bench/results/node',
+      '--out-extension:.js=.mjs',
+    ],
+    cwd: ROOT,
+  }).outputSync();
+  if (!proc.success) throw new Error(`esbuild failed: ${new TextDecoder().decode(proc.stderr)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function sideBySide(runtime: string, wanted: string[]): Promise<void> {
+  const servers: Child[] = [];
+  try {
+    const ports: string[] = [];
+    for (const subject of ['muxws', 'raw', 'socketio']) {
+      const [child, port] = await startServer(runtime, subject);
+      servers.push(child);
+      ports.push(`${subject}=${port}`);
+    }
+    const client = start(runtime, '_client', [
+      '--ports',
+      ports.join(','),
+      '--reps',
+      String(REPS),
+      '--quick',
+      quick ? '1' : '0',
+      '--scenarios',
+      wanted.join(','),
+    ]);
+    try {
+      await client.done(Math.max(1_000, left() - 5_000));
+    } finally {
+      client.kill();
+      for (const line of client.lines) {
+        if (!line.startsWith('ROW ')) continue;
+        const row = JSON.parse(line.slice(4)) as Row;
+        if (row.subject === 'socketio') row.subject = 'socket.io';
+        rows.push(row);
+      }
+    }
+  } finally {
+    for (const server of servers) server.kill();
+  }
+}
+
+interface Mem {
+  rss: number;
+  heap: number;
+  connections: number;
+}
+
+async function idleMemory(runtime: string): Promise<void> {
+  for (const subject of ['muxws', 'raw', 'socketio']) {
+    if (left() < 15_000) return log(`idle-memory ${runtime} ${subject} skipped: out of time`);
+    const [server, port] = await startServer(runtime, subject);
+    let client: Child | undefined;
+    try {
+      server.send('mem');
+      const before = JSON.parse(await server.waitFor('MEM', 20_000)) as Mem;
+      client = start(runtime, 'idle_memory', [
+        '--subject',
+        subject,
+        '--port',
+        String(port),
+        '--count',
+        String(IDLE_CONNECTIONS),
+      ]);
+      await client.waitFor('OPEN', Math.min(150_000, left() - 5_000));
+      await sleep(500);
+      server.send('mem');
+      const after = JSON.parse(await server.waitFor('MEM', 20_000)) as Mem;
+      const name = subject === 'socketio' ? 'socket.io' : subject;
+      const base = { scenario: 'idle-memory', runtime, subject: name };
+      rows.push(
+        {
+          ...base,
+          metric: 'rss-per-connection',
+          value: (after.rss - before.rss) / IDLE_CONNECTIONS,
+          unit: 'B',
+        },
+        {
+          ...base,
+          metric: 'heap-per-connection',
+          value: (after.heap - before.heap) / IDLE_CONNECTIONS,
+          unit: 'B',
+        },
+        { ...base, metric: 'connections', value: IDLE_CONNECTIONS, unit: 'count' },
+      );
+    } finally {
+      client?.kill();
+      server.kill();
+    }
+  }
+}
+
+const HERD_SERVER: Record<string, string> = {
+  muxws: 'muxws',
+  'socket.io-client': 'socketio',
+  partysocket: 'raw',
+  'reconnecting-websocket': 'raw',
+};
+
+async function herdOnce(scenario: string, subject: string): Promise<void> {
+  let [server, port] = await startServer('node', HERD_SERVER[subject]);
+  const dialers = start('node', 'herd', [
+    '--subject',
+    subject,
+    '--port',
+    String(port),
+    '--count',
+    String(HERD_DIALERS),
+  ]);
+  try {
+    await dialers.waitFor('OPEN', 60_000);
+    await sleep(300);
+    if (scenario === 'herd-kill') {
+      server.kill();
+      await server.done(5_000);
+      await sleep(2_000);
+      [server, port] = await startServer('node', HERD_SERVER[subject], port);
+    } else {
+      server.send(scenario === 'herd-goaway' ? 'goaway' : 'close1012');
+      await server.waitFor('EVENT', 5_000);
+    }
+    const deadline = Date.now() + HERD_BOUND_MS;
+    let times: number[] = [];
+    while (Date.now() < deadline) {
+      await sleep(250);
+      server.send('arrivals');
+      times = (JSON.parse(await server.waitFor('ARRIVALS', 5_000)) as { times: number[] }).times;
+      if (times.length >= HERD_DIALERS) break;
+    }
+    const stats = herdStats(times, HERD_DIALERS);
+    const name = subject === 'socket.io-client' ? 'socket.io' : subject;
+    herdRuns.push({ scenario, subject: name, ...stats });
+    const base = { scenario, runtime: 'node', subject: name };
+    rows.push(
+      { ...base, metric: 'lumpiness', value: stats.lumpiness, unit: 'L' },
+      { ...base, metric: 'T50', value: stats.t50, unit: 'ms' },
+      { ...base, metric: 'T95', value: stats.t95, unit: 'ms' },
+      { ...base, metric: 'T100', value: stats.t100, unit: 'ms' },
+      { ...base, metric: 'busiest-100ms-share', value: stats.share, unit: 'share' },
+      { ...base, metric: 'arrived', value: stats.arrived, unit: 'count' },
+    );
+  } finally {
+    dialers.kill();
+    server.kill();
+  }
+}
+
+async function herd(): Promise<void> {
+  for (const scenario of HERD_EVENTS) {
+    for (const subject of HERD_SUBJECTS) {
+      if (left() < HERD_BOUND_MS + 15_000) {
+        return log(`${scenario} ${subject} skipped: out of time`);
+      }
+      log(`${scenario} ${subject}`);
+      try {
+        await herdOnce(scenario, subject);
+      } catch (error) {
+        log(`${scenario} ${subject} failed: ${(error as Error).message}`);
+      }
+    }
+  }
+}
+
+function bundle(): void {
+  for (const size of bundleSizes(`${BIN}/esbuild`, ROOT)) {
+    const base = { scenario: 'bundle', runtime: 'esbuild', subject: size.subject };
+    rows.push(
+      { ...base, metric: 'min+gzip', value: size.gzipped, unit: 'B' },
+      { ...base, metric: 'min', value: size.minified, unit: 'B' },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ratios and tables
+
+/** The metric each scenario's ratio is taken on, and whether lower is better. */
+function mainMetric(scenario: string): [string, boolean] {
+  if (scenario === 'idle-memory') return ['rss-per-connection', true];
+  if (scenario === 'bundle') return ['min+gzip', true];
+  if (scenario.startsWith('herd')) return ['lumpiness', true];
+  return ['throughput', false];
+}
+
+function value(scenario: string, runtime: string, subject: string, metric: string): number {
+  return rows.find((r) =>
+    r.scenario === scenario && r.runtime === runtime && r.subject === subject && r.metric === metric
+  )?.value ?? Number.NaN;
+}
+
+function addRatios(): void {
+  const pairs = new Set(rows.map((r) => `${r.scenario}|${r.runtime}`));
+  for (const pair of pairs) {
+    const [scenario, runtime] = pair.split('|');
+    const [metric, lowerBetter] = mainMetric(scenario);
+    const ours = value(scenario, runtime, 'muxws', metric);
+    for (const other of ['raw', 'socket.io']) {
+      const theirs = value(scenario, runtime, other, metric);
+      if (!Number.isFinite(theirs) || !Number.isFinite(ours)) continue;
+      rows.push({
+        scenario,
+        runtime,
+        subject: 'ratio',
+        metric: `vs-${other}`,
+        value: lowerBetter ? theirs / ours : ours / theirs,
+        unit: '×',
+      });
+    }
+  }
+}
+
+function fmt(n: number, unit = ''): string {
+  if (!Number.isFinite(n)) return '–';
+  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : 2;
+  const text = n.toLocaleString('en-US', {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: 0,
+  });
+  return unit ? `${text} ${unit}` : text;
+}
+
+function cell(scenario: string, runtime: string, subject: string, metric: string): string {
+  const v = value(scenario, runtime, subject, metric);
+  const lo = value(scenario, runtime, subject, `${metric}-min`);
+  const hi = value(scenario, runtime, subject, `${metric}-max`);
+  return Number.isFinite(lo) ? `${fmt(v)} (${fmt(lo)}–${fmt(hi)})` : fmt(v);
+}
+
+const GOALS: Record<string, [string, number]> = {
+  'req-resp-1': ['vs-raw', 0.9],
+  'req-resp-64': ['vs-raw', 0.85],
+  'one-way': ['vs-raw', 0.85],
+  connect: ['vs-raw', 0.8],
+  'idle-memory': ['vs-raw', 1 / 1.25],
+};
+
+function tables(): string {
+  const out: string[] = [];
+  out.push(
+    '| scenario | runtime | metric | muxws | raw | socket.io | muxws ÷ raw | muxws ÷ socket.io |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const scenario of [...SIDE_BY_SIDE, 'idle-memory']) {
+    for (const runtime of runtimes) {
+      const [metric] = mainMetric(scenario);
+      const metrics = scenario.startsWith('req-resp')
+        ? [metric, 'p50', 'p99']
+        : scenario === 'broadcast'
+        ? [metric, 'elapsed']
+        : scenario === 'idle-memory'
+        ? [metric, 'heap-per-connection']
+        : [metric];
+      for (const m of metrics) {
+        const unit = rows.find((r) => r.scenario === scenario && r.metric === m)?.unit;
+        if (unit === undefined) continue;
+        const ratio = (other: string) => {
+          if (m !== metric) return '';
+          const r = value(scenario, runtime, 'ratio', `vs-${other}`);
+          const goal = GOALS[scenario];
+          const mark = goal && goal[0] === `vs-${other}` ? (r >= goal[1] ? ' ✓' : ' ✗') : '';
+          return Number.isFinite(r) ? `${fmt(r)}×${mark}` : '–';
+        };
+        const socketGoal = scenario.startsWith('req-resp');
+        const vsSocket = ratio('socket.io');
+        const socketCell = socketGoal && vsSocket !== '–' && m === metric
+          ? `${vsSocket}${value(scenario, runtime, 'ratio', 'vs-socket.io') >= 1.3 ? ' ✓' : ' ✗'}`
+          : vsSocket;
+        out.push(
+          `| ${scenario} | ${runtime} | ${m} (${unit}) | ${cell(scenario, runtime, 'muxws', m)} | ${
+            cell(scenario, runtime, 'raw', m)
+          } | ${cell(scenario, runtime, 'socket.io', m)} | ${ratio('raw')} | ${socketCell} |`,
+        );
+      }
+    }
+  }
+  if (herdRuns.length) {
+    out.push(
+      '',
+      '| event | dialer | back | T50 ms | T95 ms | T100 ms | busiest 100 ms | L | arrivals, 100 ms per mark |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const run of herdRuns) {
+      out.push(
+        `| ${run.scenario} | ${run.subject} | ${run.arrived}/${run.total} | ${fmt(run.t50)} | ${
+          fmt(run.t95)
+        } | ${fmt(run.t100)} | ${fmt(run.share * 100)} % | ${fmt(run.lumpiness)} | \`${
+          sparkline(run.histogram)
+        }\` |`,
+      );
+    }
+  }
+  const sizes = rows.filter((r) => r.scenario === 'bundle' && r.metric === 'min+gzip');
+  if (sizes.length) {
+    out.push('', '| bundle | min | min+gzip | socket.io ÷ this |', '| --- | --- | --- | --- |');
+    const socket = value('bundle', 'esbuild', 'socket.io', 'min+gzip');
+    for (const size of sizes) {
+      out.push(
+        `| ${size.subject} | ${fmt(value('bundle', 'esbuild', size.subject, 'min'))} B | ${
+          fmt(size.value)
+        } B | ${fmt(socket / size.value)}× |`,
+      );
+    }
+  }
+  return out.join('\n');
+}
+
+function machine(): string {
+  const cpu = cpus();
+  const proc = new Deno.Command(`${BIN}/bun`, { args: ['--version'] }).outputSync();
+  return [
+    `- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${
+      Math.round(totalmem() / 2 ** 30)
+    } GiB, ${Deno.build.os} ${Deno.build.arch}`,
+    `- Deno ${Deno.version.deno} (V8 ${Deno.version.v8}), Bun ${
+      new TextDecoder().decode(proc.stdout).trim()
+    }, Node ${
+      new TextDecoder().decode(new Deno.Command('node', { args: ['-v'] }).outputSync().stdout)
+        .trim()
+    }`,
+    `- Command: \`npm run bench${quick ? ' -- --quick' : ''}\`, ${new Date().toISOString()}, ${
+      ((Date.now() - started) / 1000).toFixed(0)
+    } s, ${REPS} interleaved rounds after one warm-up`,
+  ].join('\n');
+}
+
+function finish(): void {
+  addRatios();
+  mkdirSync(`${ROOT}/bench/results`, { recursive: true });
+  writeFileSync(`${ROOT}/bench/results/latest.json`, JSON.stringify(rows, null, 1) + '\n');
+  writeFileSync(`${ROOT}/bench/results/herd.json`, JSON.stringify(herdRuns) + '\n');
+  const text = `${machine()}\n\n${tables()}\n`;
+  writeFileSync(`${ROOT}/bench/results/latest.md`, text);
+  console.log(text);
+}
+
+async function main(): Promise<void> {
+  const watchdog = setTimeout(() => {
+    log(`over the ${BUDGET_MS / 1000} s budget: killing every process`);
+    killAll();
+    finish();
+    process.exit(1);
+  }, BUDGET_MS);
+  try {
+    buildForNode();
+    const wanted = SIDE_BY_SIDE.filter((s) => scenarios.includes(s));
+    if (wanted.length) {
+      for (const runtime of runtimes) {
+        log(`side by side on ${runtime}: ${wanted.join(', ')}`);
+        try {
+          await sideBySide(runtime, wanted);
+        } catch (error) {
+          log(`side by side on ${runtime} failed: ${(error as Error).message}`);
+        }
+      }
+    }
+    if (scenarios.includes('idle-memory')) {
+      for (const runtime of runtimes) {
+        log(`idle-memory on ${runtime}, ${IDLE_CONNECTIONS} connections`);
+        try {
+          await idleMemory(runtime);
+        } catch (error) {
+          log(`idle-memory on ${runtime} failed: ${(error as Error).message}`);
+        }
+      }
+    }
+    if (scenarios.includes('herd')) await herd();
+    if (scenarios.includes('bundle')) bundle();
+  } finally {
+    clearTimeout(watchdog);
+    killAll();
+  }
+  finish();
+  log('done');
+}
+
+await main();
