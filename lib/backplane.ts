@@ -267,6 +267,37 @@ function dispatchBackplaneMessage(
   }
 }
 
+/** The envelope version the BroadcastChannel backplane posts and reads. */
+const ENVELOPE_VERSION = 1;
+/** Senders whose last sequence number is remembered, oldest forgotten first. */
+const MAX_SENDERS = 1024;
+
+/**
+ * Records sequence number `seq` of `sender`: `null` for a repeat or an older one (drop it), the
+ * gap when numbers were skipped, `undefined` otherwise.
+ */
+function track(
+  seen: Map<string, { seq: number; at: number }>,
+  sender: string,
+  seq: number,
+  origin: string,
+): BackplaneGapErrorOptions | null | undefined {
+  const now = Date.now();
+  const last = seen.get(sender);
+  let gap: BackplaneGapErrorOptions | undefined;
+  if (last !== undefined) {
+    if (seq <= last.seq) return null;
+    if (seq > last.seq + 1) {
+      gap = { startedAt: last.at, endedAt: now, missed: seq - last.seq - 1, origin };
+    }
+    seen.delete(sender);
+  } else if (seen.size >= MAX_SENDERS) {
+    seen.delete(seen.keys().next().value!);
+  }
+  seen.set(sender, { seq, at: now });
+  return gap;
+}
+
 /** Options of {@linkcode broadcastChannelBackplane}. */
 export interface BroadcastChannelBackplaneOptions {
   /**
@@ -298,8 +329,13 @@ export interface BroadcastChannelBackplane extends Backplane {
  * backplane of ONE host; it does not cross machines (nor, on Node and Bun, processes). Use
  * `redisBackplane` from `./redis` for several machines.
  *
- * Messages are structured-cloned, so `payload` crosses as bytes or a string, unchanged. An
- * open channel keeps the process alive: call `close()` when done.
+ * Messages are structured-cloned, so `payload` crosses as bytes or a string, unchanged. Each
+ * carries its publisher's sequence number: a receiver drops a repeat and reports skipped numbers
+ * as a {@linkcode BackplaneGapError} counting the missed messages. That matters on Deno, whose
+ * channel between isolates holds 256 messages for the whole process and silently drops what a
+ * lagging isolate has not read yet (a burst of 1,000 to a busy worker loses some); on Bun and Node,
+ * and within one isolate, nothing is lost. An open channel keeps the process alive: call
+ * `close()` when done.
  *
  * @param name The channel name, shared by every node.
  * @param options `onError` for messages it cannot read and subscribers that throw.
@@ -353,19 +389,41 @@ export function broadcastChannelBackplane(
   const handlers = new Set<(message: BackplaneMessage) => void>();
   let closed = false;
 
+  /** This object's id in every envelope it posts; drawn at first use, not at load. */
+  let sender: string | undefined;
+  let lastSeq = 0;
+  /** Each sender's last sequence number and when it arrived, oldest sender first. */
+  const seen = new Map<string, { seq: number; at: number }>();
+
   channel.onmessage = (event: MessageEvent) => {
-    if (closed || handlers.size === 0) return;
-    const message: unknown = event.data;
-    if (!isBackplaneMessage(message)) {
+    if (closed) return;
+    const envelope = event.data as Record<string, unknown> | null;
+    const message = envelope?.message;
+    if (
+      envelope === null || typeof envelope !== 'object' || envelope.v !== ENVELOPE_VERSION ||
+      typeof envelope.sender !== 'string' || !Number.isSafeInteger(envelope.seq) ||
+      (envelope.seq as number) < 1 || !isBackplaneMessage(message)
+    ) {
       reportBackplaneError(
         onError,
         new BackplaneError(
-          `BroadcastChannel "${name}" received something that is not a backplane message: ${
-            describeValue(message)
+          `BroadcastChannel "${name}" received something that is not a backplane envelope: ${
+            describeValue(envelope)
           }`,
         ),
       );
       return;
+    }
+    const gap = track(seen, envelope.sender, envelope.seq as number, message.origin);
+    if (gap === null) return;
+    if (gap) {
+      reportBackplaneError(
+        onError,
+        new BackplaneGapError(
+          `BroadcastChannel "${name}" lost ${gap.missed} message(s) from node "${message.origin}"`,
+          gap,
+        ),
+      );
     }
     dispatchBackplaneMessage([...handlers], message, onError);
   };
@@ -395,8 +453,11 @@ export function broadcastChannelBackplane(
           ),
         );
       }
+      sender ??= crypto.randomUUID();
+      // Counted before posting, so receivers see a failed post as a missed message.
+      const seq = ++lastSeq;
       try {
-        channel.postMessage(message);
+        channel.postMessage({ v: ENVELOPE_VERSION, sender, seq, message });
       } catch (cause) {
         return Promise.reject(
           new BackplaneError(

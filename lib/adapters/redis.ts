@@ -384,7 +384,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
   ];
 
   function listener(text: string): void {
-    if (closed || handlers.size === 0) return;
+    if (closed) return;
     let message: BackplaneMessage;
     let from: string;
     let seq: number;
