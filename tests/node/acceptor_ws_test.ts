@@ -2,8 +2,10 @@
 // (Node's http server, checkUpgrade() before handleUpgrade), against dist/. `ws` hands binary
 // messages over as Buffers, which accept() takes as any ArrayBufferView.
 import { createServer, STATUS_CODES } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { acceptorSuite } from '../_acceptor_suite.ts';
+import type { DialerSocketConstructor } from '../../lib/dialer.ts';
 
 acceptorSuite('ws on Node', async (acceptor) => {
   const server = createServer((_req, res) => res.writeHead(404).end());
@@ -28,15 +30,15 @@ acceptorSuite('ws on Node', async (acceptor) => {
     }
     wss.handleUpgrade(req, socket, head, (ws) => acceptor.accept(ws));
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {
-    port: server.address().port,
+    port: (server.address() as AddressInfo).port,
     path: '/ws',
     close: () =>
-      new Promise((resolve) => {
+      new Promise<void>((resolve) => {
         for (const client of wss.clients) client.terminate();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
-}, { WebSocket });
+}, { WebSocket: WebSocket as unknown as DialerSocketConstructor });
