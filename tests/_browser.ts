@@ -13,12 +13,14 @@
  * `closeTimeoutMs`, then removes the profile directory. Launch is bounded by `launchTimeoutMs`.
  * Runs on Node; the tests using it live in `tests/node/`.
  */
+import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Where the Debian package installs Chromium (`.ci/run` installs it with apt). */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -95,7 +97,12 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
         last.cancel();
       }
       limit.cancel();
-      rmSync(profile, { recursive: true, force: true });
+      try {
+        // Chromium's helper processes may still be flushing the profile for a moment.
+        rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch (error) {
+        console.error(`Could not remove the Chromium profile ${profile}:`, error);
+      }
     })();
     return closing;
   };
@@ -135,4 +142,45 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
     await close();
     throw error;
   }
+}
+
+/** The repository root: the nearest folder above this module with the package's deno.json. */
+function repoRoot(): string {
+  // Node runs this module bundled under .test-results/, so walk up rather than assume a depth.
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'deno.json');
+    if (
+      existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === '@muxws/core'
+    ) {
+      return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
+    }
+    dir = parent;
+  }
+}
+
+/**
+ * Bundles a page module (a path relative to the repository root) for the browser with esbuild:
+ * one ES module, every import inlined, from the sources.
+ */
+export async function bundleForBrowser(entry: string): Promise<string> {
+  const result = await esbuild.build({
+    entryPoints: [join(repoRoot(), entry)],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    logLevel: 'warning',
+  });
+  return result.outputFiles[0].text;
+}
+
+/** Reads a file of the repository (a path relative to its root) as text. */
+export function readRepoFile(path: string): string {
+  return readFileSync(join(repoRoot(), path), 'utf8');
 }

@@ -1,0 +1,143 @@
+/**
+ * The browser page's module (see index.html): dials an acceptor with the muxws dialer, makes a
+ * request every 200 ms, and shows what happens live: the connection's state, each redial (attempt,
+ * delay, whether the last close was a service restart), and requests that succeeded or failed.
+ *
+ * Everything it shows is also on `globalThis.muxwsPage` (a {@linkcode PageState}), so a test
+ * driving the page can read it, and `globalThis.muxwsRequest(payload)` sends one request.
+ *
+ * The acceptor is `?ws=<url>` of the page's address, by default `ws(s)://<host>/ws`. Its hello
+ * handler's welcome is shown as is.
+ *
+ * @module
+ */
+import { type CloseInfo, connect, type ConnectionState } from '../../mod.ts';
+
+/** What the page shows, kept on `globalThis.muxwsPage`. */
+export interface PageState {
+  /** The connection's state, `loading` before `connect()` settles, `failed` if it rejected. */
+  state: ConnectionState | 'loading' | 'failed';
+  /** The acceptor's welcome on the current (or last) connection. */
+  welcome: unknown;
+  /** Establishments: 1 after the first connection, +1 after each redial. */
+  opens: number;
+  /** Whether the latest establishment was a redial. */
+  reconnected: boolean;
+  /** Requests answered. */
+  ok: number;
+  /** Requests that failed (not connected, reset, timed out). */
+  failed: number;
+  /** The last answer. */
+  last: unknown;
+  /** Close codes seen, in order. */
+  closes: number[];
+  /** Timeline lines, newest last. */
+  log: string[];
+}
+
+interface Element {
+  textContent: string | null;
+}
+
+/** The few browser globals the page uses (typed here, so the file type-checks anywhere). */
+interface Page {
+  location: { protocol: string; host: string; search: string };
+  document: { getElementById(id: string): Element | null };
+  muxwsPage?: PageState;
+  muxwsRequest?: (payload: unknown) => Promise<unknown>;
+}
+
+const page = globalThis as unknown as Page;
+const started = Date.now();
+
+const view: PageState = {
+  state: 'loading',
+  welcome: undefined,
+  opens: 0,
+  reconnected: false,
+  ok: 0,
+  failed: 0,
+  last: undefined,
+  closes: [],
+  log: [],
+};
+page.muxwsPage = view;
+
+function render(): void {
+  const text = (id: string, value: string) => {
+    const element = page.document.getElementById(id);
+    if (element) element.textContent = value;
+  };
+  text('state', view.state);
+  text('counts', `requests ok ${view.ok}, failed ${view.failed}; connections ${view.opens}`);
+  text('log', view.log.join('\n'));
+}
+
+function note(line: string): void {
+  view.log.push(`${((Date.now() - started) / 1000).toFixed(2).padStart(7)} s  ${line}`);
+  if (view.log.length > 200) view.log.shift();
+  render();
+}
+
+function describeClose(info: CloseInfo): string {
+  const retry = info.willRetry ? `redial in ${Math.round(info.delayMs ?? 0)} ms` : 'no redial';
+  return `closed ${info.code}${info.reason ? ` (${info.reason})` : ''}, ${retry}`;
+}
+
+const scheme = page.location.protocol === 'https:' ? 'wss:' : 'ws:';
+const url = new URLSearchParams(page.location.search).get('ws') ??
+  `${scheme}//${page.location.host}/ws`;
+
+note(`dialling ${url}`);
+try {
+  const connection = await connect((ctx) => {
+    if (ctx.reason === 'reconnect') {
+      const why = ctx.resumedFromServiceRestart ? ', after a service restart' : '';
+      note(`redialling (${ctx.attempt} failed so far${why})`);
+    }
+    return url;
+  }, {
+    hello: { payload: { client: 'browser' } },
+    onOpen: ({ reconnected, welcome }) => {
+      view.state = 'open';
+      view.opens++;
+      view.reconnected = reconnected;
+      view.welcome = welcome;
+      note(`${reconnected ? 'reconnected' : 'connected'}, welcome ${JSON.stringify(welcome)}`);
+    },
+    onClose: (info) => {
+      view.closes.push(info.code);
+      view.state = info.willRetry ? 'reconnecting' : 'closed';
+      note(describeClose(info));
+    },
+    onReconnecting: ({ attempt, delayMs }) => {
+      view.state = 'reconnecting';
+      note(`next dial in ${Math.round(delayMs)} ms (${attempt} failed so far)`);
+    },
+  });
+  view.state = connection.state;
+  view.welcome = connection.welcome;
+  render();
+
+  let n = 0;
+  const request = async (payload: unknown): Promise<unknown> => {
+    try {
+      const answer = await connection.request(payload, { timeoutMs: 2000 });
+      view.ok++;
+      view.last = answer;
+      return answer;
+    } catch (error) {
+      view.failed++;
+      throw error;
+    } finally {
+      render();
+    }
+  };
+  page.muxwsRequest = request;
+  setInterval(() => {
+    request({ n: ++n }).catch(() => {});
+  }, 200);
+} catch (error) {
+  view.state = 'failed';
+  note(`could not connect: ${error}`);
+}

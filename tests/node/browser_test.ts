@@ -1,0 +1,192 @@
+// The dialer in a real browser: Debian's Chromium (playwright-core) loads examples/browser/ from a
+// local static server; its module (the dialer, bundled from the sources with esbuild) connects
+// to the project's Acceptor on Node (`ws`, on another port, so the acceptor allows the page's
+// origin), makes a request every 200 ms, and survives an acceptor restart: GOAWAY + 1012, a
+// second of downtime, then a new acceptor on the same port. The test reads the page's state.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, STATUS_CODES } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { Acceptor } from '../../lib/acceptor.ts';
+import { bundleForBrowser, launchBrowser, readRepoFile } from '../_browser.ts';
+
+/** The page's state (examples/browser/app.ts `PageState`), as read from the page. */
+interface PageState {
+  state: string;
+  welcome: { generation?: number } | undefined;
+  opens: number;
+  reconnected: boolean;
+  ok: number;
+  failed: number;
+  closes: number[];
+  log: string[];
+}
+
+interface AcceptorServer {
+  acceptor: Acceptor;
+  port: number;
+  /** Closes the acceptor gracefully (GOAWAY, then 1012), then the server. */
+  restart(): Promise<void>;
+  /** Closes everything at once. */
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+/** The project's Acceptor behind Node's http server and `ws`, allowing `pageOrigin`. */
+async function startAcceptor(
+  port: number,
+  generation: number,
+  pageOrigin: string,
+): Promise<AcceptorServer> {
+  const acceptor = new Acceptor({
+    origins: [pageOrigin],
+    onStream: (stream) => {
+      const payload = stream.payload as { client?: string };
+      if (payload?.client) return { generation, hello: payload.client };
+      return { echo: stream.payload, generation };
+    },
+  });
+  const server = createServer((_request, response) => response.writeHead(404).end());
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
+  });
+  server.on('upgrade', (request, socket, head) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const check = acceptor.checkUpgrade(
+      new Request(`http://${request.headers.host}${request.url}`, {
+        method: request.method,
+        headers,
+      }),
+    );
+    if (check instanceof Response) {
+      socket.end(
+        `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\n` +
+          'Connection: close\r\nContent-Length: 0\r\n\r\n',
+      );
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => acceptor.accept(ws));
+  });
+  const bound = await listen(server, port);
+  const stop = async () => {
+    for (const client of wss.clients) client.terminate();
+    wss.close();
+    await closeServer(server);
+  };
+  return {
+    acceptor,
+    port: bound,
+    restart: async () => {
+      await acceptor.close({ drainMs: 2000, spreadMs: 200 });
+      await stop();
+    },
+    stop: async () => {
+      await acceptor.close({ drainMs: 0, spreadMs: 0 }).catch(() => {});
+      await stop();
+    },
+  };
+}
+
+/** Serves examples/browser/index.html and its module, bundled now. */
+async function startStatic(): Promise<{ server: Server; origin: string }> {
+  const html = readRepoFile('examples/browser/index.html');
+  const script = await bundleForBrowser('examples/browser/app.ts');
+  const server = createServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path === '/' || path === '/index.html') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    } else if (path === '/app.js') {
+      response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  const port = await listen(server, 0);
+  return { server, origin: `http://127.0.0.1:${port}` };
+}
+
+test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials through an acceptor restart (GOAWAY + 1012)', async () => {
+  let site: { server: Server; origin: string } | undefined;
+  let first: AcceptorServer | undefined;
+  let second: AcceptorServer | undefined;
+  let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  try {
+    site = await startStatic();
+    first = await startAcceptor(0, 1, site.origin);
+    browser = await launchBrowser();
+    const page = await browser.context.newPage();
+    const read = () =>
+      page.evaluate(() => (globalThis as unknown as { muxwsPage: PageState }).muxwsPage);
+    // Every wait on the page is bounded; the predicate runs in the page.
+    const waitFor = (predicate: string, timeout: number) =>
+      page.waitForFunction(predicate, undefined, { timeout, polling: 50 });
+
+    await page.goto(`${site.origin}/?ws=ws://127.0.0.1:${first.port}/ws`, { timeout: 10_000 });
+    await waitFor('globalThis.muxwsPage?.state === "open" && globalThis.muxwsPage.ok >= 3', 10_000);
+    const before = await read();
+    assert.deepEqual(before.welcome, { generation: 1, hello: 'browser' });
+    assert.equal(before.opens, 1);
+    assert.equal(before.failed, 0);
+    assert.equal(await page.textContent('#state'), 'open');
+
+    // Restart: GOAWAY + 1012 from the acceptor, then a second with nothing listening.
+    const port = first.port;
+    await first.restart();
+    first = undefined;
+    await waitFor('globalThis.muxwsPage.state === "reconnecting"', 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const down = await read();
+    // After a GOAWAY the dialer closes with 1000 itself once its streams are done, unless the
+    // acceptor's 1012 came first (WSM-WIRE-003); either way the next dial is a service restart's.
+    assert.ok([1000, 1012].includes(down.closes[0]), `closed with ${down.closes[0]}`);
+
+    second = await startAcceptor(port, 2, site.origin);
+    await waitFor(
+      `globalThis.muxwsPage.state === "open" && globalThis.muxwsPage.welcome?.generation === 2 ` +
+        `&& globalThis.muxwsPage.ok >= ${down.ok + 3}`,
+      15_000,
+    );
+    const after = await read();
+    assert.equal(after.opens, 2);
+    assert.equal(after.reconnected, true);
+    assert.ok(after.ok >= before.ok + 3, `requests after the restart: ${after.ok}`);
+    assert.ok(
+      after.log.some((line) => line.includes('after a service restart')),
+      `the first redial was not marked as after a service restart:\n${after.log.join('\n')}`,
+    );
+    // A request sent from the test through the page's connection reaches the new acceptor.
+    const answer = await page.evaluate(() =>
+      (globalThis as unknown as { muxwsRequest(p: unknown): Promise<unknown> })
+        .muxwsRequest({ from: 'test' })
+    );
+    assert.deepEqual(answer, { echo: { from: 'test' }, generation: 2 });
+    assert.equal(second.acceptor.stats.peers, 1);
+    assert.equal(await page.textContent('#state'), 'open');
+  } finally {
+    await browser?.close();
+    await first?.stop();
+    await second?.stop();
+    if (site) await closeServer(site.server);
+  }
+});
