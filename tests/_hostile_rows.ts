@@ -1,0 +1,1004 @@
+/**
+ * The hostile-input and fault rows of issue 7, run on real sockets against one acceptor runtime.
+ * {@linkcode hostileRows} registers one `node:test` case per row for a server factory (the way
+ * `_acceptor_suite.ts` does); `tests/deno/hostile_deno_test.ts` and
+ * `tests/bun/hostile_bun_test.ts` call it with `Deno.serve` and `Bun.serve`.
+ *
+ * Each case crafts what an attacker or a broken network would send (a plain `WebSocket`, a
+ * WebSocket over `node:net` that stops reading, the fault proxy of `_fault_proxy.ts`), asserts
+ * the exact outcome of SPEC.md (close code, reset code, error class) and, where the row is about
+ * the acceptor, that it keeps serving other peers: a fresh dialer's request still succeeds.
+ * Every wait is bounded and everything is closed in `finally`.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import process from 'node:process';
+import { Acceptor, type AcceptorOptions, type Peer, type PeerCloseInfo } from '../lib/acceptor.ts';
+import { type CloseInfo, connect, type Connection, type ConnectOptions } from '../lib/dialer.ts';
+import type { Stream } from '../lib/stream.ts';
+import type { Codec } from '../lib/codec.ts';
+import { msgpackCodec } from '../lib/msgpack.ts';
+import {
+  ConnectError,
+  HelloRejectedError,
+  ProtocolError,
+  StreamError,
+  StreamResetError,
+} from '../lib/errors.ts';
+import {
+  eventually,
+  rawUpgrade,
+  type ServerFactory,
+  type SuiteServer,
+  within,
+} from './_acceptor_suite.ts';
+import { type FaultProxy, startFaultProxy } from './_fault_proxy.ts';
+import {
+  nestedJson,
+  type RawClient,
+  rawClient,
+  type TcpClient,
+  tcpClient,
+} from './hostile/_raw.ts';
+
+export type { ServerFactory };
+
+// ---- measuring -----------------------------------------------------------------------------
+
+/** Collects garbage where the runtime allows it (Bun.gc, V8's gc through node:vm). */
+export async function collectGarbage(): Promise<void> {
+  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
+  if (bun) {
+    bun.gc(true);
+    return;
+  }
+  const gc = await v8gc();
+  if (gc) {
+    gc();
+    // A second pass frees what finalizers of the first released.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+  }
+}
+
+let gcFunction: (() => void) | null | undefined;
+async function v8gc(): Promise<(() => void) | null> {
+  if (gcFunction !== undefined) return gcFunction;
+  try {
+    const v8 = await import('node:v8');
+    const vm = await import('node:vm');
+    v8.setFlagsFromString('--expose-gc');
+    gcFunction = vm.runInNewContext('gc') as () => void;
+  } catch {
+    gcFunction = null;
+  }
+  return gcFunction;
+}
+
+/** The process's resident set size, in bytes, after a garbage collection. */
+async function rssAfterGc(): Promise<number> {
+  await collectGarbage();
+  return process.memoryUsage().rss;
+}
+
+/** The JS heap in use, in bytes, after a garbage collection. */
+async function heapAfterGc(): Promise<number> {
+  await collectGarbage();
+  return process.memoryUsage().heapUsed;
+}
+
+/** Tracks timers created through the globals while installed; dispose restores them. */
+interface TimerTracker extends Disposable {
+  /** Timers created since install that neither fired nor were cleared. */
+  readonly pending: number;
+  /** Global `online`/`offline` listeners added minus removed since install. */
+  readonly listeners: number;
+}
+
+function trackTimers(): TimerTracker {
+  const g = globalThis as unknown as Record<string, unknown>;
+  const saved = {
+    setTimeout: g.setTimeout,
+    clearTimeout: g.clearTimeout,
+    setInterval: g.setInterval,
+    clearInterval: g.clearInterval,
+    addEventListener: g.addEventListener,
+    removeEventListener: g.removeEventListener,
+  };
+  const live = new Set<unknown>();
+  let listeners = 0;
+  const realSet = saved.setTimeout as (fn: () => void, ms?: number) => unknown;
+  const realClear = saved.clearTimeout as (handle: unknown) => void;
+  const realSetInterval = saved.setInterval as (fn: () => void, ms?: number) => unknown;
+  const realClearInterval = saved.clearInterval as (handle: unknown) => void;
+  g.setTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const handle: unknown = realSet(() => {
+      live.delete(key(handle));
+      fn(...args);
+    }, ms);
+    live.add(key(handle));
+    return handle;
+  };
+  g.clearTimeout = (handle: unknown) => {
+    live.delete(key(handle));
+    realClear(handle);
+  };
+  g.setInterval = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const handle = realSetInterval(() => fn(...args), ms);
+    live.add(key(handle));
+    return handle;
+  };
+  g.clearInterval = (handle: unknown) => {
+    live.delete(key(handle));
+    realClearInterval(handle);
+  };
+  if (typeof saved.addEventListener === 'function') {
+    const add = saved.addEventListener as (...args: unknown[]) => void;
+    const remove = saved.removeEventListener as (...args: unknown[]) => void;
+    g.addEventListener = function (this: unknown, type: string, ...rest: unknown[]) {
+      if (type === 'online' || type === 'offline') listeners++;
+      return add.call(this ?? globalThis, type, ...rest);
+    };
+    g.removeEventListener = function (this: unknown, type: string, ...rest: unknown[]) {
+      if (type === 'online' || type === 'offline') listeners--;
+      return remove.call(this ?? globalThis, type, ...rest);
+    };
+  }
+  return {
+    get pending() {
+      return live.size;
+    },
+    get listeners() {
+      return listeners;
+    },
+    [Symbol.dispose]() {
+      Object.assign(g, saved);
+    },
+  };
+}
+
+/** A timer handle as a Set key: Deno's are numbers, Bun's and Node's objects (by identity). */
+function key(handle: unknown): unknown {
+  return handle;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// ---- the application and the harness ------------------------------------------------------
+
+/** A gate a handler waits on until the test opens it. */
+interface Gate {
+  wait: Promise<void>;
+  open: () => void;
+}
+
+function gate(): Gate {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => open = resolve);
+  return { wait, open };
+}
+
+/** What the application's handlers record. */
+interface AppState {
+  gates: Gate[];
+  /** Handler invocations so far, and how many run now (and the most at once). */
+  handled: number;
+  running: number;
+  maxRunning: number;
+  /** Per stream id: DATA messages a `write` handler has handed to the socket. */
+  written: Map<number, number>;
+  /** Per stream id: messages a `read` handler consumed. */
+  consumed: Map<number, number>;
+  /** Payloads every handler saw, in order. */
+  payloads: unknown[];
+}
+
+const SECRET = 'secret detail: /srv/app/db.sqlite password=hunter2';
+
+/**
+ * The application served in every row. The payload's `op` says what the handler does; a hello
+ * (stream 1 with a `user` payload) tags the peer.
+ */
+function application(state: AppState): (stream: Stream, peer: Peer) => unknown {
+  return (stream, peer) => {
+    state.handled++;
+    state.payloads.push(stream.payload);
+    const p = (stream.payload ?? {}) as Record<string, unknown>;
+    const op = typeof p === 'object' ? p.op : undefined;
+    if (op === 'throw-sync') throw new Error(SECRET);
+    if (op === 'throw-value') throw SECRET;
+    if (op === 'throw-async') return Promise.reject(new TypeError(SECRET));
+    state.running++;
+    state.maxRunning = Math.max(state.maxRunning, state.running);
+    const run = async (): Promise<unknown> => {
+      switch (op) {
+        case undefined:
+          return p;
+        case 'hello': {
+          if (p.token === 'bad') throw new StreamError('unauthorized', 'The token was refused');
+          for (const tag of (p.tags as string[] | undefined) ?? []) peer.tags.add(tag);
+          return { welcome: peer.id };
+        }
+        case 'echo':
+          return { echo: p.value };
+        case 'hold': {
+          const g = gate();
+          state.gates.push(g);
+          await Promise.race([g.wait, stream.closed.catch(() => {})]);
+          return 'released';
+        }
+        case 'write': {
+          const n = p.n as number;
+          const chunk = 'x'.repeat(p.size as number);
+          state.written.set(stream.id, 0);
+          for (let i = 0; i < n; i++) {
+            await stream.write(chunk);
+            state.written.set(stream.id, i + 1);
+          }
+          return 'done';
+        }
+        case 'read': {
+          let count = 0;
+          for await (const _ of stream) state.consumed.set(stream.id, ++count);
+          return count;
+        }
+        case 'proto': {
+          const payload = stream.payload as Record<string, unknown>;
+          return {
+            keys: Object.keys(payload).sort(),
+            plain: Object.getPrototypeOf(payload) === Object.prototype,
+            headerKeys: Object.keys(stream.headers ?? {}).sort(),
+            polluted: (({}) as Record<string, unknown>).polluted ?? null,
+            protoValue: Object.getOwnPropertyDescriptor(payload, '__proto__')?.value ?? null,
+          };
+        }
+        default:
+          return { unknown: op };
+      }
+    };
+    return run().finally(() => state.running--);
+  };
+}
+
+/** What a row's body gets. */
+interface Harness {
+  acceptor: Acceptor;
+  server: SuiteServer;
+  url: string;
+  state: AppState;
+  /** Errors reported to the acceptor's `onError`. */
+  errors: unknown[];
+  peers: Peer[];
+  peerCloses: PeerCloseInfo[];
+  /** A plain WebSocket speaking raw frames; closed after the row. */
+  raw(options?: { codec?: Codec; protocols?: string[] }): Promise<RawClient>;
+  /** A WebSocket over node:net that can stop reading; destroyed after the row. */
+  tcp(): Promise<TcpClient>;
+  /** A connect() dialer (reconnect and heartbeat off unless given); closed after the row. */
+  dial(options?: ConnectOptions, target?: Parameters<typeof connect>[0]): Promise<Connection>;
+  /** A fault proxy in front of the server; closed after the row. */
+  proxy(): Promise<FaultProxy>;
+  /** A fresh dialer's request succeeds: the acceptor keeps serving other peers. */
+  healthy(): Promise<void>;
+}
+
+async function withServer(
+  start: ServerFactory,
+  options: Partial<AcceptorOptions>,
+  body: (h: Harness) => Promise<void>,
+): Promise<void> {
+  const state: AppState = {
+    gates: [],
+    handled: 0,
+    running: 0,
+    maxRunning: 0,
+    written: new Map(),
+    consumed: new Map(),
+    payloads: [],
+  };
+  const errors: unknown[] = [];
+  const peers: Peer[] = [];
+  const peerCloses: PeerCloseInfo[] = [];
+  const acceptor = new Acceptor({
+    onStream: application(state),
+    onError: (error) => errors.push(error),
+    onPeer: (peer) => peers.push(peer),
+    onPeerClose: (_, info) => peerCloses.push(info),
+    idleTimeoutMs: false,
+    ...options,
+  });
+  const raws: RawClient[] = [];
+  const tcps: TcpClient[] = [];
+  const dialers: Connection[] = [];
+  const proxies: FaultProxy[] = [];
+  let server: SuiteServer | undefined;
+  try {
+    server = await within(start(acceptor), 10_000, 'the server start');
+    const url = `ws://127.0.0.1:${server.port}${server.path}`;
+    const codec = options.codec;
+    const h: Harness = {
+      acceptor,
+      server,
+      url,
+      state,
+      errors,
+      peers,
+      peerCloses,
+      async raw(rawOptions = {}) {
+        const client = await rawClient(url, { codec, ...rawOptions });
+        raws.push(client);
+        return client;
+      },
+      async tcp() {
+        const client = await tcpClient(server!.port, server!.path);
+        tcps.push(client);
+        return client;
+      },
+      async dial(dialOptions = {}, target = url) {
+        const c = await within(
+          connect(target, { codec, reconnect: false, heartbeat: false, ...dialOptions }),
+          5000,
+          'connect()',
+        );
+        dialers.push(c);
+        return c;
+      },
+      async proxy() {
+        const p = await startFaultProxy(server!.port);
+        proxies.push(p);
+        return p;
+      },
+      async healthy() {
+        const c = await within(
+          connect(url, { codec, reconnect: false, heartbeat: false }),
+          5000,
+          'a healthy dialer connecting',
+        );
+        try {
+          assert.deepEqual(
+            await within(c.request({ op: 'echo', value: 'still serving' }), 5000, 'echo'),
+            { echo: 'still serving' },
+          );
+        } finally {
+          await c.close();
+        }
+      },
+    };
+    await body(h);
+  } finally {
+    for (const g of state.gates) g.open();
+    for (const r of raws) r.close();
+    for (const t of tcps) t.destroy();
+    await Promise.allSettled(dialers.map((c) => within(c.close(), 5000, 'a dialer close')));
+    await within(acceptor.close({ drainMs: 0 }), 5000, 'acceptor.close()').catch(() => {});
+    await Promise.allSettled(proxies.map((p) => p.close()));
+    if (server) await within(server.close(), 5000, 'the server stop');
+  }
+}
+
+/** The frames of stream `id` received so far. */
+function framesOf(client: RawClient, id: number): unknown[][] {
+  return client.frames.filter((f): f is unknown[] =>
+    Array.isArray(f) && f[0] !== 6 && f[0] !== 7 && f[1] === id
+  );
+}
+
+/** Tracks how often each promise settled. */
+function settleCounter(): {
+  track(p: Promise<unknown>): void;
+  readonly outcomes: Array<{ ok: boolean; value: unknown; times: number }>;
+} {
+  const outcomes: Array<{ ok: boolean; value: unknown; times: number }> = [];
+  return {
+    track(p) {
+      const o = { ok: false, value: undefined as unknown, times: 0 };
+      outcomes.push(o);
+      p.then(
+        (value) => Object.assign(o, { ok: true, value, times: o.times + 1 }),
+        (error) => Object.assign(o, { ok: false, value: error, times: o.times + 1 }),
+      );
+    },
+    outcomes,
+  };
+}
+
+// ---- the rows --------------------------------------------------------------------------------
+
+/** Options of {@linkcode hostileRows}. */
+export interface HostileRowsOptions {
+  /**
+   * Starts the acceptor in a child process of this runtime on an ephemeral port; resolves with
+   * its port and a SIGKILL. Row 25 needs it.
+   */
+  spawnAcceptor: () => Promise<{ port: number; kill(): Promise<void> }>;
+}
+
+/**
+ * Registers the rows of issue 7 for one acceptor runtime.
+ *
+ * @param runtime Prefixed to every test name, e.g. `Deno`.
+ * @param start Serves an acceptor on 127.0.0.1 and an ephemeral port.
+ * @param rowOptions What a runtime supplies for the process-level rows.
+ */
+export function hostileRows(
+  runtime: string,
+  start: ServerFactory,
+  rowOptions: HostileRowsOptions,
+): void {
+  const name = (row: number, text: string) => `${runtime}: issue 7 row ${row} ${text}`;
+
+  test(
+    name(
+      1,
+      'WSM-ACC-003 a foreign Origin is refused with 403, no Peer exists, and the acceptor keeps serving',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        for (const origin of ['http://evil.example', 'null', `http://127.0.0.1.evil.example`]) {
+          const answer = await rawUpgrade(h.server.port, h.server.path, {
+            Origin: origin,
+            'Sec-WebSocket-Protocol': 'muxws.v1.json',
+          });
+          assert.equal(answer.status, 403, `Origin ${origin}`);
+        }
+        assert.equal(h.acceptor.stats.accepted, 0);
+        assert.equal(h.acceptor.stats.refused, 3);
+        assert.equal(h.peers.length, 0);
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(2, 'WSM-ACC-003 an upgrade without Origin (a non-browser client) is accepted'),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const answer = await rawUpgrade(h.server.port, h.server.path, {
+          'Sec-WebSocket-Protocol': 'muxws.v1.json',
+        });
+        assert.equal(answer.status, 101);
+        assert.equal(answer.headers['sec-websocket-protocol'], 'muxws.v1.json');
+        await eventually(() => h.acceptor.stats.accepted === 1, 5000, 'the peer');
+        assert.equal(h.acceptor.stats.refused, 0);
+      });
+    },
+  );
+
+  test(
+    name(
+      3,
+      'WSM-ACC-003 WSM-WIRE-001 offered subprotocols without muxws refuse the upgrade with 400 and no Peer',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        for (const offer of ['chat', 'chat, superchat', 'muxws.v1.msgpack', 'muxws.v2.json']) {
+          const answer = await rawUpgrade(h.server.port, h.server.path, {
+            'Sec-WebSocket-Protocol': offer,
+          });
+          assert.equal(answer.status, 400, `offer ${offer}`);
+        }
+        const noOffer = await rawUpgrade(h.server.port, h.server.path, {});
+        assert.equal(noOffer.status, 400);
+        // A WebSocket offering only foreign tokens never opens.
+        await assert.rejects(h.raw({ protocols: ['chat'] }), /failed to open/);
+        assert.equal(h.acceptor.stats.accepted, 0);
+        assert.equal(h.peers.length, 0);
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      4,
+      'WSM-DIAL-004 a credential rejected in the hello is a HelloRejectedError (not 1006), and a second rejection after a redial is terminal',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        // The first connect() with a bad token: ConnectError caused by HelloRejectedError.
+        const first = await connect(h.url, {
+          reconnect: false,
+          heartbeat: false,
+          hello: { payload: { op: 'hello', token: 'bad' } },
+        }).catch((e) => e);
+        assert.ok(first instanceof ConnectError, `got ${first}`);
+        assert.ok(first.cause instanceof HelloRejectedError);
+        assert.equal(first.cause.code, 'unauthorized');
+        assert.match(first.cause.message, /The token was refused/);
+
+        // An established connection whose redials are rejected twice: terminal, no third dial.
+        let token = 'good';
+        const dials: string[] = [];
+        const closes: CloseInfo[] = [];
+        const reconnecting: unknown[] = [];
+        const c = await h.dial({
+          reconnect: { initialDelayMs: 20, jitter: 0, maxAttempts: 10 },
+          hello: () => ({ payload: { op: 'hello', token } }),
+          onClose: (info) => closes.push(info),
+          onReconnecting: (info) => reconnecting.push(info.error),
+        }, (ctx) => {
+          dials.push(ctx.reason);
+          return h.url;
+        });
+        assert.equal(c.state, 'open');
+        token = 'bad';
+        h.peers.at(-1)!.close(4000, 'kicked');
+        await within(c.closed, 5000, 'the terminal close');
+        assert.deepEqual(dials, ['initial', 'reconnect', 'reconnect']);
+        assert.equal(closes.length, 2);
+        assert.equal(closes[0].code, 4000);
+        assert.equal(closes[0].willRetry, true);
+        assert.equal(closes[1].willRetry, false);
+        assert.ok(closes[1].error instanceof HelloRejectedError);
+        assert.equal((closes[1].error as HelloRejectedError).code, 'unauthorized');
+        assert.equal(c.state, 'closed');
+        await sleep(100);
+        assert.equal(dials.length, 3, 'no further dial');
+      });
+    },
+  );
+
+  test(
+    name(
+      5,
+      'WSM-ACC-007 a socket that never sends a hello keeps only its Peer and is closed with 1001 after idleTimeoutMs',
+    ),
+    async () => {
+      await withServer(start, { idleTimeoutMs: 300 }, async (h) => {
+        const startedAt = Date.now();
+        const silent = await h.raw();
+        await eventually(() => h.peers.length === 1, 5000, 'the peer');
+        const peer = h.peers[0];
+        assert.equal(peer.tags.size, 0);
+        assert.deepEqual(peer.data, {});
+        assert.equal(h.state.handled, 0);
+        const closed = await within(silent.closed, 5000, 'the idle close');
+        const elapsed = Date.now() - startedAt;
+        assert.equal(closed.code, 1001);
+        assert.ok(elapsed >= 280, `closed after ${elapsed} ms, not before idleTimeoutMs`);
+        assert.ok(elapsed < 1500, `closed after ${elapsed} ms`);
+        assert.equal(h.acceptor.stats.idleClosed, 1);
+        await eventually(() => h.acceptor.stats.peers === 0, 2000, 'the peer gone');
+        assert.equal(peer.isClosed, true);
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      6,
+      'WSM-WIRE-007 WSM-ACC-006 a message over maxMessageBytes closes with 1009 and the acceptor keeps serving',
+    ),
+    async () => {
+      await withServer(start, { limits: { maxMessageBytes: 4096 } }, async (h) => {
+        const ok = await h.raw();
+        ok.send(`[1,1,1,null,${JSON.stringify('y'.repeat(4000))}]`);
+        await ok.next((f) => f[1] === 1, 5000, 'the answer to a message under the limit');
+        const big = await h.raw();
+        big.send(`[1,1,1,null,${JSON.stringify('y'.repeat(5000))}]`);
+        assert.equal((await within(big.closed, 5000, 'the 1009 close')).code, 1009);
+        assert.equal(h.state.handled, 1, 'the oversized OPEN never reached a handler');
+        await ok.alive();
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      7,
+      'WSM-WIRE-007 16 non-frame messages are dropped and reported, the 17th closes with 1002',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        const garbage = [
+          'not json',
+          '{}',
+          '"a string"',
+          '42',
+          'null',
+          '[]',
+          '[99]',
+          '[0]',
+          '[-1,1]',
+          '["OPEN",1,0,null,1]',
+          '[1]',
+          '[2,1]',
+          '[6,[[[]]]',
+          '\u0000\u0001',
+          '{"kind":1,',
+          new Uint8Array([0xff, 0x00, 0x13]),
+        ];
+        assert.equal(garbage.length, 16);
+        for (const g of garbage) attacker.send(g);
+        await attacker.alive();
+        assert.equal(attacker.isClosed, false);
+        assert.equal(h.errors.length, 16);
+        for (const e of h.errors) assert.ok(e instanceof ProtocolError, `reported ${e}`);
+        assert.equal(
+          attacker.frames.filter((f) => !(Array.isArray(f) && f[0] === 7)).length,
+          0,
+          `nothing but the PONG was sent back: ${JSON.stringify(attacker.frames)}`,
+        );
+        attacker.send('{"seventeenth":true}');
+        assert.equal((await within(attacker.closed, 5000, 'the 1002 close')).code, 1002);
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      8,
+      'WSM-WIRE-004 WSM-WIRE-007 ids 0, negative, fractional, above 2^53, of the wrong parity or not increasing are protocol errors',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        attacker.send([1, 5, 1, null, { op: 'echo', value: 5 }]);
+        await attacker.next((f) => f[1] === 5, 5000, 'the answer on stream 5');
+        const bad = [
+          '[1,0,1,null,{"op":"echo"}]',
+          '[1,-3,1,null,{"op":"echo"}]',
+          '[1,7.5,1,null,{"op":"echo"}]',
+          '[1,9007199254740993,1,null,{"op":"echo"}]',
+          '[1,1e300,1,null,{"op":"echo"}]',
+          '[1,8,1,null,{"op":"echo"}]',
+          '[1,3,1,null,{"op":"echo"}]',
+          '[1,5,1,null,{"op":"echo"}]',
+          '[2,11,0,"never opened"]',
+          '[1,"7",1,null,{"op":"echo"}]',
+        ];
+        for (const [i, frame] of bad.entries()) {
+          attacker.send(frame);
+          await attacker.alive();
+          assert.equal(h.errors.length, i + 1, `${frame} is one protocol error`);
+          assert.ok(h.errors[i] instanceof ProtocolError);
+        }
+        assert.equal(h.state.handled, 1, 'no bad id reached a handler');
+        assert.deepEqual(
+          attacker.frames.filter((f) => Array.isArray(f) && f[0] !== 7 && f[1] !== 5),
+          [],
+          'nothing was answered to a bad id',
+        );
+        // The id space still works above the highest id seen.
+        attacker.send([1, 7, 1, null, { op: 'echo', value: 7 }]);
+        assert.deepEqual(
+          await attacker.next((f) => f[1] === 7, 5000, 'the answer on stream 7'),
+          [2, 7, 1, { echo: 7 }],
+        );
+      });
+    },
+  );
+
+  test(
+    name(9, 'WSM-WIRE-007 frames for a finished stream are ignored: no error, no answer'),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        attacker.send([1, 1, 1, null, { op: 'echo', value: 1 }]);
+        assert.deepEqual(
+          await attacker.next((f) => f[1] === 1, 5000, 'the answer'),
+          [2, 1, 1, { echo: 1 }],
+        );
+        for (
+          const late of [[2, 1, 0, 'late'], [2, 1, 1, 'late'], [3, 1], [5, 1, 1000], [
+            4,
+            1,
+            'cancel',
+            'late',
+          ], [1, 1, 1, null, 'reuse']]
+        ) {
+          attacker.send(late);
+        }
+        await attacker.alive();
+        // The reused OPEN is a protocol error (not above the highest id); the rest are ignored.
+        assert.equal(h.errors.length, 1);
+        assert.match(String(h.errors[0]), /not above the highest id/);
+        assert.equal(framesOf(attacker, 1).length, 1, 'nothing more was sent on stream 1');
+        assert.equal(h.state.handled, 1);
+      });
+    },
+  );
+
+  for (const codec of ['json', 'msgpack'] as const) {
+    test(
+      name(
+        10,
+        `WSM-WIRE-008 [${codec}] a payload nested 10,000 deep resets its stream with decode and no RangeError escapes`,
+      ),
+      async () => {
+        const options = codec === 'json' ? {} : { codec: msgpackCodec };
+        await withServer(start, options, async (h) => {
+          const attacker = await h.raw();
+          const deepOpen = codec === 'json'
+            ? `[1,1,1,null,${nestedJson(10_000)}]`
+            : msgpackDeep([0x95, 0x01, 0x01, 0x01, 0xc0], 10_000);
+          attacker.send(deepOpen);
+          const reset = await attacker.next((f) => f[1] === 1, 5000, 'the reset of stream 1');
+          assert.equal(reset[0], 4);
+          assert.equal(reset[2], 'decode');
+          // The same in a DATA on a live stream.
+          attacker.send([1, 3, 0, null, { op: 'hold' }]);
+          await eventually(() => h.state.gates.length === 1, 5000, 'the held stream');
+          attacker.send(
+            codec === 'json'
+              ? `[2,3,0,${nestedJson(10_000)}]`
+              : msgpackDeep([0x94, 0x02, 0x03, 0x00], 10_000),
+          );
+          const dataReset = await attacker.next((f) => f[1] === 3, 5000, 'the reset of stream 3');
+          assert.equal(dataReset[0], 4);
+          assert.equal(dataReset[2], 'decode');
+          await attacker.alive();
+          assert.equal(h.state.handled, 1, 'the deep OPEN never reached a handler');
+          assert.ok(h.errors.length >= 2);
+          for (const e of h.errors) {
+            assert.ok(e instanceof ProtocolError, `reported ${e}`);
+            assert.ok(!(e instanceof RangeError));
+          }
+          await h.healthy();
+        });
+      },
+    );
+
+    test(
+      name(
+        11,
+        `WSM-WIRE-008 [${codec}] __proto__, constructor and prototype keys stay plain data and pollute nothing`,
+      ),
+      async () => {
+        const options = codec === 'json' ? {} : { codec: msgpackCodec };
+        await withServer(start, options, async (h) => {
+          const attacker = await h.raw();
+          const json =
+            '[1,1,1,{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}},' +
+            '{"op":"proto","__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"prototype":{"polluted":"yes"}}]';
+          attacker.send(codec === 'json' ? json : msgpackFromJson(json));
+          const answer = await attacker.next((f) => f[1] === 1, 5000, 'the answer');
+          assert.equal(answer[0], 2);
+          assert.deepEqual(answer[3], {
+            keys: ['__proto__', 'constructor', 'op', 'prototype'],
+            plain: true,
+            headerKeys: ['__proto__', 'constructor'],
+            polluted: null,
+            protoValue: { polluted: 'yes' },
+          });
+          assert.equal((({}) as Record<string, unknown>).polluted, undefined);
+          assert.equal((Object.prototype as Record<string, unknown>).polluted, undefined);
+        });
+      },
+    );
+  }
+
+  test(
+    name(
+      12,
+      'WSM-WIRE-003 WSM-WIRE-007 a wrong type in every field of every frame kind is a protocol error, never a crash',
+    ),
+    async () => {
+      await withServer(start, { limits: { maxProtocolErrors: 1000 } }, async (h) => {
+        const attacker = await h.raw();
+        attacker.send([1, 1, 0, null, { op: 'hold' }]);
+        await eventually(() => h.state.gates.length === 1, 5000, 'the held stream');
+        const wrong: string[] = [
+          '["1",3,0,null,1]',
+          '[true,3,0,null,1]',
+          '[1,"3",0,null,1]',
+          '[1,3,"0",null,1]',
+          '[1,3,0.5,null,1]',
+          '[1,3,0,5,1]',
+          '[1,3,0,"h",1]',
+          '[1,3,0,[1],1]',
+          '[1,3,0,null]',
+          '[2,"1",0,"x"]',
+          '[2,1,"0","x"]',
+          '[2,1,null,"x"]',
+          '[2,1,0]',
+          '[3,"1"]',
+          '[3,null]',
+          '[4,"1","cancel",""]',
+          '[4,1,5,""]',
+          '[4,1,"Bad Code",""]',
+          '[4,1,"cancel",5]',
+          '[4,1,"cancel"]',
+          '[5,"1",100]',
+          '[5,1,"100"]',
+          '[5,1,-5]',
+          '[5,1,0.5]',
+          '[5,1]',
+          '[8,"0","restart","",0]',
+          '[8,0,5,"",0]',
+          '[8,0,"restart",5,0]',
+          '[8,0,"restart","",-1]',
+          '[8,0,"restart","","0"]',
+          '[9,"tag",null,1]',
+          '[9,5,null,1]',
+          '[null]',
+          '[{}]',
+        ];
+        for (const frame of wrong) attacker.send(frame);
+        await attacker.alive();
+        assert.equal(h.errors.length, wrong.length, 'each one is exactly one protocol error');
+        for (const e of h.errors) assert.ok(e instanceof ProtocolError, `reported ${e}`);
+        assert.deepEqual(framesOf(attacker, 1), [], 'stream 1 was neither reset nor answered');
+        assert.equal(h.acceptor.stats.peers, 1);
+        // Stream 1 is intact: a valid END now lets its handler finish.
+        h.state.gates[0].open();
+        attacker.send([3, 1]);
+        assert.deepEqual(await attacker.next((f) => f[1] === 1, 5000, 'the answer'), [
+          2,
+          1,
+          1,
+          'released',
+        ]);
+      });
+    },
+  );
+
+  test(
+    name(
+      13,
+      'WSM-ACC-006 101 concurrent streams: the 101st is refused with refused (safe to retry), the others complete',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const c = await h.dial();
+        const held = Array.from({ length: 100 }, () => c.request({ op: 'hold' }));
+        await eventually(() => h.state.gates.length === 100, 5000, '100 running handlers');
+        const extra = await within(c.request({ op: 'hold' }).catch((e) => e), 5000, 'the 101st');
+        assert.ok(extra instanceof StreamResetError, `got ${extra}`);
+        assert.equal(extra.code, 'refused');
+        assert.equal(extra.remote, true);
+        assert.equal(h.state.handled, 100);
+        for (const g of h.state.gates) g.open();
+        assert.deepEqual(
+          await within(Promise.all(held), 5000, 'the 100 answers'),
+          Array(100).fill('released'),
+        );
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+          echo: 1,
+        });
+      });
+    },
+  );
+
+  test(
+    name(
+      14,
+      'WSM-ACC-006 20,000 open+reset pairs close with 1008; the acceptor process spends at most 1 s of CPU and 10 MB of RSS on the flood',
+    ),
+    async () => {
+      // The acceptor runs in its own process, so its CPU time and RSS are its own, not the
+      // attacker's.
+      const child = await rowOptions.spawnAcceptor();
+      let attacker: RawClient | undefined;
+      try {
+        const stats = async (): Promise<ChildStats> => {
+          const response = await within(
+            fetch(`http://127.0.0.1:${child.port}/stats`),
+            5000,
+            'the child stats',
+          );
+          return await response.json() as ChildStats;
+        };
+        const url = `ws://127.0.0.1:${child.port}/ws`;
+        attacker = await rawClient(url);
+        const frames: string[] = [];
+        for (let i = 0; i < 20_000; i++) {
+          const id = 2 * i + 1;
+          frames.push(`[1,${id},0,null,{"op":"hold"}]`, `[4,${id},"cancel",""]`);
+        }
+        const before = await stats();
+        for (const f of frames) {
+          if (attacker.isClosed) break;
+          attacker.send(f);
+        }
+        const closed = await within(attacker.closed, 10_000, 'the close');
+        let after = await stats();
+        for (const deadline = Date.now() + 5000; after.peers > 0 && Date.now() < deadline;) {
+          await sleep(20);
+          after = await stats();
+        }
+        const cpuMs = (after.cpuUs - before.cpuUs) / 1000;
+        const rssGrowth = after.rss - before.rss;
+        // The acceptor closed with 1008. The attacker usually reads it too; while its own flood
+        // is still arriving the server's TCP stack may answer with RST, read as 1006.
+        assert.deepEqual(after.closes, [1008]);
+        assert.ok([1008, 1006].includes(closed.code), `the attacker saw ${closed.code}`);
+        assert.ok(cpuMs <= 1000, `the acceptor spent ${cpuMs.toFixed(0)} ms of CPU on the flood`);
+        assert.ok(
+          rssGrowth <= 10 * 1024 * 1024,
+          `the acceptor's RSS grew ${(rssGrowth / 1048576).toFixed(1)} MB`,
+        );
+        // It keeps serving.
+        const c = await within(
+          connect(url, { reconnect: false, heartbeat: false }),
+          5000,
+          'a healthy dialer',
+        );
+        try {
+          assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+            echo: 1,
+          });
+        } finally {
+          await c.close();
+        }
+        console.log(
+          `row 14: acceptor CPU ${cpuMs.toFixed(0)} ms, RSS growth ${
+            (rssGrowth / 1048576).toFixed(2)
+          } MB`,
+        );
+      } finally {
+        attacker?.close();
+        await child.kill();
+      }
+    },
+  );
+
+  test(
+    name(
+      15,
+      'WSM-ACC-006 WSM-WIRE-006 10,000 opens never read: 100 run, 9,900 are refused, and each holds at most one window',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        const rssBefore = await rssAfterGc();
+        for (let i = 0; i < 10_000; i++) {
+          attacker.send(`[1,${2 * i + 1},0,null,{"op":"write","n":1000,"size":4000}]`);
+        }
+        await attacker.alive(10_000);
+        await eventually(() => h.state.written.size === 100, 5000, '100 writing handlers');
+        // Let the writers run into their windows, then check they stopped there.
+        let total = -1;
+        for (let stable = 0; stable < 5;) {
+          await sleep(50);
+          const now = [...h.state.written.values()].reduce((a, b) => a + b, 0);
+          stable = now === total ? stable + 1 : 0;
+          total = now;
+        }
+        const refused = attacker.frames.filter((f) =>
+          Array.isArray(f) && f[0] === 4 && f[2] === 'refused'
+        );
+        assert.equal(refused.length, 9_900);
+        assert.equal(h.state.maxRunning, 100);
+        // Each DATA is 4,010 units: 16 fit in 65,536 and a 17th may overshoot; the 18th waits.
+        const most = Math.max(...h.state.written.values());
+        assert.ok(most <= 17, `a stream wrote ${most} messages without credit`);
+        assert.ok(total <= 1700, `${total} messages written in all`);
+        const rssGrowth = (await rssAfterGc()) - rssBefore;
+        assert.ok(rssGrowth <= 64 * 1024 * 1024, `RSS grew ${(rssGrowth / 1048576).toFixed(1)} MB`);
+        await h.healthy();
+      });
+    },
+  );
+}
+
+/** What the child acceptor's `/stats` answers. */
+interface ChildStats {
+  cpuUs: number;
+  rss: number;
+  heapUsed: number;
+  peers: number;
+  closes: number[];
+}
+
+/** A msgpack message: `prefix` bytes then `depth` one-element arrays around nil. */
+function msgpackDeep(prefix: number[], depth: number): Uint8Array {
+  const out = new Uint8Array(prefix.length + depth + 1);
+  out.set(prefix);
+  out.fill(0x91, prefix.length, prefix.length + depth);
+  out[prefix.length + depth] = 0xc0;
+  return out;
+}
+
+/** The msgpack encoding of a JSON text, keeping `__proto__` keys as data. */
+function msgpackFromJson(json: string): Uint8Array {
+  return msgpackCodec.encode(JSON.parse(json)) as Uint8Array;
+}
+
+export { sleep, trackTimers };
