@@ -1,0 +1,249 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { NotConnectedError, StreamResetError } from 'muxws';
+import type { Stream } from 'muxws';
+import { encodePublish, Session } from '../lib/_session.ts';
+import { fakeTime } from './_fake_time.ts';
+import { codecs } from './_codecs.ts';
+import { probe, sessionPair, settle } from './_session_pair.ts';
+
+for (const codec of codecs) {
+  const c = `[${codec.name}]`;
+
+  test(`WSM-STR-001 ${c} open() with end: true ends the opener's direction at once`, async () => {
+    let remoteDone: IteratorResult<unknown> | undefined;
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: async (s) => {
+          remoteDone = await s[Symbol.asyncIterator]().next();
+          return 'ok';
+        },
+      },
+    });
+    const stream = pair.dialer.open('only', { end: true });
+    await assert.rejects(stream.write('more'), TypeError);
+    await stream.end(); // a second end without a value does nothing
+    await assert.rejects(stream.end('value'), TypeError);
+    assert.deepEqual(await stream[Symbol.asyncIterator]().next(), { value: 'ok', done: false });
+    await stream.closed;
+    assert.deepEqual(remoteDone, { value: undefined, done: true });
+  });
+
+  test(`WSM-STR-001 ${c} open() checks its options and the encoded size before sending anything`, () => {
+    using p = probe('dialer', { codec, limits: { maxMessageBytes: 100 } });
+    assert.throws(() => p.session.open(1, { headers: [] as never }), TypeError);
+    assert.throws(() => p.session.open(1, { headers: new Map() as never }), TypeError);
+    assert.throws(() => p.session.open(1, { end: 'yes' as never }), TypeError);
+    assert.throws(() => p.session.open(1, { signal: {} as never }), TypeError);
+    assert.throws(() => p.session.open('x'.repeat(200)), RangeError);
+    if (!codec.binary) assert.throws(() => p.session.open(1n), TypeError);
+    assert.equal(p.sent.length, 0);
+    assert.equal(p.session.open(1).id, 1); // no id was used up by the failures
+  });
+
+  test(`WSM-STR-007 ${c} open() with an already aborted signal sends nothing and returns a reset stream`, async () => {
+    using p = probe('dialer', { codec });
+    const stream = p.session.open('x', { signal: AbortSignal.abort() });
+    await assert.rejects(stream.closed, { code: 'cancel', remote: false });
+    await assert.rejects(p.session.request('y', { signal: AbortSignal.abort() }), {
+      code: 'cancel',
+    });
+    assert.equal(p.sent.length, 0);
+    assert.equal(p.session.activeStreams, 0);
+    assert.equal(p.session.open('z').id, 1);
+  });
+
+  test(`WSM-STR-005 ${c} request() checks timeoutMs`, async () => {
+    using p = probe('dialer', { codec });
+    for (const timeoutMs of [-1, NaN, Infinity, '5']) {
+      await assert.rejects(p.session.request(1, { timeoutMs: timeoutMs as number }), RangeError);
+    }
+    assert.equal(p.sent.length, 0);
+  });
+
+  test(`WSM-STR-005 ${c} request() resolves with undefined when the other side ends without a message`, async () => {
+    using p = probe('dialer', { codec });
+    const answer = p.session.request('q');
+    p.session.receive(codec.encode([3, 1]) as string);
+    assert.equal(await answer, undefined);
+  });
+
+  test(`WSM-STR-005 ${c} request() resolves with the first DATA and discards the rest`, async () => {
+    using p = probe('dialer', { codec });
+    const answer = p.session.request('q');
+    p.session.receive(codec.encode([2, 1, 0, 'first']) as string);
+    p.session.receive(codec.encode([2, 1, 0, 'second']) as string);
+    p.session.receive(codec.encode([2, 1, 1, 'third']) as string);
+    assert.equal(await answer, 'first');
+    assert.equal(p.session.activeStreams, 0);
+    assert.equal(p.log.errors.length, 0);
+  });
+
+  test(`WSM-STR-005 ${c} a timed-out request keeps no timer and a later answer is ignored`, async () => {
+    using clock = fakeTime();
+    using p = probe('dialer', { codec });
+    const answer = p.session.request('q', { timeoutMs: 100 }).catch((e) => e);
+    await clock.tickAsync(100);
+    assert.equal((await answer as Error).name, 'TimeoutError');
+    assert.deepEqual(p.sent.at(-1), [4, 1, 'timeout', 'No answer within 100 ms']);
+    p.session.receive(codec.encode([2, 1, 1, 'late']) as string);
+    assert.equal(p.session.protocolErrors, 0);
+    assert.equal(clock.countTimers(), 0);
+    const answered = p.session.request('r', { timeoutMs: 100 });
+    p.session.receive(codec.encode([2, 3, 1, 'fast']) as string);
+    assert.equal(await answered, 'fast');
+    assert.equal(clock.countTimers(), 0);
+  });
+
+  test(`WSM-ACC-008 ${c} activeStreams, idle() and lastReceivedAt track the connection (session.md)`, async () => {
+    using clock = fakeTime();
+    let finish: (() => void) | undefined;
+    using pair = sessionPair({
+      codec,
+      acceptor: { onStream: () => new Promise<void>((resolve) => (finish = resolve)) },
+    });
+    assert.equal(pair.acceptor.lastReceivedAt, Date.now());
+    let idle = false;
+    await pair.acceptor.idle(); // nothing open: at once
+    const stream = pair.dialer.open('x', { end: true });
+    clock.tick(5000);
+    await clock.tickAsync(0);
+    assert.equal(pair.acceptor.lastReceivedAt, 1_700_000_005_000);
+    assert.equal(pair.acceptor.activeStreams, 1);
+    assert.equal(pair.dialer.activeStreams, 1);
+    const waiting = pair.acceptor.idle().then(() => (idle = true));
+    await clock.tickAsync(0);
+    assert.equal(idle, false);
+    finish!();
+    await waiting;
+    await stream.closed;
+    assert.equal(pair.dialer.activeStreams, 0);
+  });
+
+  test(`WSM-ACC-008 ${c} idle() resolves when the session ends with streams open (session.md)`, async () => {
+    using pair = sessionPair({ codec, acceptor: { onStream: () => new Promise(() => {}) } });
+    pair.dialer.open('x');
+    await settle();
+    const idle = pair.acceptor.idle();
+    pair.acceptor.close(1001, 'idle');
+    await idle;
+  });
+
+  test(`WSM-ACC-005 ${c} sendEncoded() returns false above highWaterMark and after the end`, () => {
+    using p = probe('acceptor', { codec, limits: { highWaterMark: 100 } });
+    const message = encodePublish(codec, 'room', { n: 1 });
+    assert.equal(p.session.sendEncoded(message), true);
+    p.buffered.amount = 101;
+    assert.equal(p.session.sendEncoded(message), false);
+    p.buffered.amount = 0;
+    p.session.close(1000, '');
+    assert.equal(p.session.sendEncoded(message), false);
+    assert.deepEqual(p.sent, [[9, 'room', null, { n: 1 }]]);
+  });
+
+  test(`WSM-ACC-004 ${c} encodePublish() checks the tag and headers`, () => {
+    assert.throws(() => encodePublish(codec, '', 1), TypeError);
+    assert.throws(() => encodePublish(codec, 'x'.repeat(257), 1), TypeError);
+    assert.throws(() => encodePublish(codec, 5 as never, 1), TypeError);
+    assert.throws(() => encodePublish(codec, 't', 1, [] as never), TypeError);
+    assert.deepEqual(codec.decode(encodePublish(codec, 'x'.repeat(256), 1, { h: 1 })), [
+      9,
+      'x'.repeat(256),
+      { h: 1 },
+      1,
+    ]);
+  });
+
+  test(`WSM-DIAL-008 ${c} throwing callbacks are contained; a throwing onError goes to console.error`, () => {
+    const logged: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      using p = probe('dialer', {
+        codec,
+        onPublish: () => {
+          throw new Error('publish handler');
+        },
+        onGoAway: () => {
+          throw new Error('goaway handler');
+        },
+      });
+      p.session.receive(codec.encode([9, 't', null, 1]) as string);
+      p.session.receive(codec.encode([8, 0, 'restart', '', 0]) as string);
+      assert.deepEqual(p.log.errors.map((e) => (e as Error).message), [
+        'publish handler',
+        'goaway handler',
+      ]);
+      const loud = new Session({ send() {}, close() {} }, {
+        side: 'acceptor',
+        codec,
+        onError: () => {
+          throw new Error('onError itself');
+        },
+        onClose: () => {
+          throw new Error('onClose');
+        },
+      });
+      loud.receive(codec.encode([0]) as string);
+      loud.close(1000, '');
+      assert.equal(logged.length, 2);
+      assert.equal(loud.isClosed, true);
+    } finally {
+      console.error = original;
+    }
+  });
+
+  test(`session.md ${c} the Session constructor checks side and codec`, () => {
+    const sink = { send() {}, close() {} };
+    assert.throws(() => new Session(sink, { side: 'server' as never, codec }), TypeError);
+    assert.throws(() => new Session(sink, { side: 'dialer', codec: {} as never }), TypeError);
+    assert.throws(
+      () => new Session(sink, { side: 'dialer', codec, limits: { maxStreams: 0 } }),
+      RangeError,
+    );
+  });
+
+  test(`WSM-STR-006 ${c} open(), request() and streams fail at once after the session ended`, async () => {
+    using p = probe('dialer', { codec });
+    const stream = p.session.open(1);
+    p.session.closed(1006, '');
+    assert.throws(() => p.session.open(2), NotConnectedError);
+    await assert.rejects(p.session.request(3), NotConnectedError);
+    await assert.rejects(
+      stream.write(4),
+      (e: unknown) => e instanceof StreamResetError && e.code === 'connection_lost',
+    );
+    await assert.rejects(stream.end(), StreamResetError);
+    stream.reset('cancel'); // nothing more to do: no throw, nothing sent
+    assert.equal(p.sent.length, 1);
+    const received = p.sent.length;
+    p.session.receive(codec.encode([6]) as string);
+    p.session.ping();
+    assert.equal(p.sent.length, received);
+  });
+
+  test(`WSM-STR-003 ${c} onStream runs once per stream and its stream is the one reads and writes go to`, async () => {
+    const seen: Stream[] = [];
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: async (s) => {
+          seen.push(s);
+          const first = await s[Symbol.asyncIterator]().next();
+          return first.value;
+        },
+      },
+    });
+    const a = pair.dialer.open('a');
+    const b = pair.dialer.open('b');
+    await b.end('to b');
+    await a.end('to a');
+    const answers = await Promise.all([a, b].map(async (s) => {
+      const r = await s[Symbol.asyncIterator]().next();
+      return r.value;
+    }));
+    assert.deepEqual(answers, ['to a', 'to b']);
+    assert.deepEqual(seen.map((s) => s.id), [1, 3]);
+  });
+}
