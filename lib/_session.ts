@@ -405,21 +405,21 @@ export class Session {
     let result: unknown;
     try {
       result = onStream(stream);
+      if (
+        result !== null && (typeof result === 'object' || typeof result === 'function') &&
+        typeof (result as PromiseLike<unknown>).then === 'function'
+      ) {
+        Promise.resolve(result as PromiseLike<unknown>).then(
+          (value) => control.settle(stream, value),
+          (error) => control.failHandler(stream, error),
+        );
+        return;
+      }
     } catch (error) {
       control.failHandler(stream, error);
       return;
     }
-    if (
-      result !== null && (typeof result === 'object' || typeof result === 'function') &&
-      typeof (result as PromiseLike<unknown>).then === 'function'
-    ) {
-      Promise.resolve(result as PromiseLike<unknown>).then(
-        (value) => control.settle(stream, value),
-        (error) => control.failHandler(stream, error),
-      );
-    } else {
-      control.settle(stream, result);
-    }
+    control.settle(stream, result);
   }
 
   #refuse(id: number, code: string, message: string): void {
@@ -677,7 +677,13 @@ export class Session {
     try {
       this.#sink.send(data);
     } catch (error) {
+      // The transport is broken: report, close it (best effort) and end with 1006.
       this.#report(error);
+      try {
+        this.#sink.close(this.side === 'acceptor' ? 1011 : 1000, 'send failed');
+      } catch {
+        // Already closed: nothing more to do.
+      }
       this.#end(1006, 'send failed', true);
     }
   }

@@ -247,3 +247,32 @@ for (const codec of codecs) {
     assert.deepEqual(seen.map((s) => s.id), [1, 3]);
   });
 }
+
+test('WSM-STR-004 [json] a handler result whose then getter throws resets with internal and is reported', () => {
+  using p = probe('acceptor', {
+    onStream: () =>
+      new Proxy({}, {
+        get(_, key) {
+          if (key === 'then') throw new Error('hostile then');
+          return undefined;
+        },
+      }),
+  });
+  p.session.receive('[1,1,1,null,"x"]');
+  assert.deepEqual(p.sent, [[4, 1, 'internal', 'The stream handler failed']]);
+  assert.equal((p.log.errors[0] as Error).message, 'hostile then');
+  assert.equal(p.session.activeStreams, 0);
+});
+
+test('WSM-STR-006 [json] a sink whose send throws closes the transport (1011 on the acceptor) and ends with 1006', () => {
+  const closes: number[] = [];
+  const session = new Session({
+    send() {
+      throw new Error('broken pipe');
+    },
+    close: (code) => void closes.push(code),
+  }, { side: 'acceptor', codec: codecs[0] });
+  session.ping();
+  assert.equal(session.isClosed, true);
+  assert.deepEqual(closes, [1011]);
+});
