@@ -727,7 +727,7 @@ export class Acceptor {
       },
     };
     const connecting = socket.readyState === 0;
-    const { handle, announce } = this.#attach(sink, {}, !connecting);
+    const { handle, announce } = this.#attach(sink, {}, socket.readyState === 1);
     const onMessage: SocketListener = (event) => handle.message(event.data);
     const onClose: SocketListener = (event) => {
       socket.removeEventListener('open', onOpen);
@@ -744,7 +744,7 @@ export class Acceptor {
     socket.addEventListener('message', onMessage);
     socket.addEventListener('close', onClose);
     if (connecting) socket.addEventListener('open', onOpen);
-    else if (socket.readyState !== 1) handle.closed(1006, '');
+    else if (socket.readyState !== 1) handle.closed(1006, ''); // already closing or closed
     return handle.peer;
   }
 

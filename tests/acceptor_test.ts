@@ -292,7 +292,7 @@ test('WSM-ACC-002 accept() of a connecting socket queues sends and fires onPeer 
   await acceptor.close();
 });
 
-test('WSM-ACC-002 accept() of a socket that closes while connecting ends its peer without onPeer', async () => {
+test('WSM-ACC-002 accept() of a socket that closes while connecting, or was closed, ends its peer without onPeer', async () => {
   const events: string[] = [];
   const acceptor = new Acceptor({
     idleTimeoutMs: 0,
@@ -304,7 +304,11 @@ test('WSM-ACC-002 accept() of a socket that closes while connecting ends its pee
   socket.readyState = 3;
   socket.dispatchEvent(new Event('close'));
   assert.deepEqual(await peer.closed, { code: 1006, reason: '' });
-  assert.deepEqual(events, []);
+  const closed = new ConnectingSocket();
+  closed.readyState = 3;
+  const late = acceptor.accept(closed);
+  assert.deepEqual(await late.closed, { code: 1006, reason: '' });
+  assert.deepEqual(events, [], 'no callback for a socket that never opened');
   assert.equal(acceptor.stats.peers, 0);
 });
 
