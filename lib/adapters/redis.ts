@@ -124,7 +124,8 @@ export interface RedisBackplane extends Backplane {
   ready(): Promise<void>;
   /**
    * Unsubscribes, removes its event listeners and drops every handler. The clients stay open:
-   * they are the caller's to close. Idempotent.
+   * they are the caller's to close, and keep the caller's own `error` listener (node-redis
+   * throws an `error` event nobody listens to). Idempotent.
    */
   close(): Promise<void>;
 }
@@ -144,7 +145,8 @@ function describe(value: unknown): string {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  // node-redis's TimeoutError has an empty message: its name says what happened.
+  return error instanceof Error ? error.message || error.name : String(error);
 }
 
 function toBase64(bytes: Uint8Array): string {
