@@ -714,7 +714,7 @@ export class Session {
   #finished(stream: Stream, resetByRemote: boolean): void {
     if (this.#streams.get(stream.id) !== stream) return;
     this.#streams.delete(stream.id);
-    this.#waiting.delete(stream);
+    if (this.#waiting.size > 0) this.#waiting.delete(stream);
     if (stream.id % 2 === this.#remoteParity) {
       this.#remoteActive--;
       if (resetByRemote) this.#countReset();
