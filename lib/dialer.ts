@@ -1282,7 +1282,7 @@ class DialerConnection implements Connection {
     }
     closeInfo.delayMs = delayMs;
     this.#state = 'reconnecting';
-    this.#schedule(delayMs, () => void this.#redial(fast), fast);
+    this.#schedule(delayMs, () => this.#redialContained(fast), fast);
     this.#emit(this.#options.onClose, closeInfo);
     if (this.#state !== 'reconnecting') return;
     this.#emit(this.#options.onReconnecting, {
@@ -1290,6 +1290,10 @@ class DialerConnection implements Connection {
       delayMs,
       error: this.#lastError,
     });
+  }
+
+  #redialContained(fast: boolean): void {
+    this.#redial(fast).catch((error) => this.#report(error));
   }
 
   async #redial(fast: boolean): Promise<void> {
@@ -1325,7 +1329,7 @@ class DialerConnection implements Connection {
       return;
     }
     const delayMs = backoffDelay(this.#attempts, o.reconnect, o.draw);
-    this.#schedule(delayMs, () => void this.#redial(false), false);
+    this.#schedule(delayMs, () => this.#redialContained(false), false);
     this.#emit(this.#options.onReconnecting, { attempt: this.#attempts, delayMs, error });
   }
 
