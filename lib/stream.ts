@@ -160,12 +160,29 @@ function noop(): void {}
  * queueing: later messages are discarded and their credit returned at once, so the other side is
  * never stuck. Breaking out does not reset the stream.
  *
- * @example A handler that echoes every message, driven over an in-memory pipe
- * ```ts ignore
- * // Streams come from connect() and the Acceptor; see their examples.
- * const stream = connection.open({ room: 'lobby' });
- * await stream.write('hello');
- * for await (const message of stream) console.log(message);
+ * @example A handler that answers each message of a stream, then returns a last one
+ * ```ts
+ * import { Acceptor } from 'muxws/acceptor';
+ * import type { Stream } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const acceptor = new Acceptor({
+ *   idleTimeoutMs: 0,
+ *   onStream: async (stream: Stream) => {
+ *     assert.equal(stream.payload, 'start');
+ *     for await (const message of stream) await stream.write(String(message).toUpperCase());
+ *     return 'bye'; // sent with END once the handler returns
+ *   },
+ * });
+ * const sent: unknown[] = [];
+ * const peer = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+ * // The dialer's side, written out frame by frame: OPEN stream 1, DATA, DATA with END.
+ * peer.message(JSON.stringify([1, 1, 0, null, 'start']));
+ * peer.message(JSON.stringify([2, 1, 0, 'a']));
+ * peer.message(JSON.stringify([2, 1, 1, 'b']));
+ * await new Promise((resolve) => setTimeout(resolve, 0));
+ * assert.deepEqual(sent, [[2, 1, 0, 'A'], [2, 1, 0, 'B'], [2, 1, 1, 'bye']]);
+ * await acceptor.close();
  * ```
  */
 export class Stream {
