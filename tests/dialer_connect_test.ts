@@ -431,3 +431,23 @@ test('WSM-DIAL-002 a binary codec sets binaryType arraybuffer and still decodes 
   await connection.close();
   assert.equal(clock.countTimers(), 0);
 });
+
+test('WSM-DIAL-001 replayLookbackMs is the outage plus 5000, rounded up and capped at 4294967295', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  serveFake(server, new TestAcceptor());
+  const contexts: DialContext[] = [];
+  const connection = await connect((ctx) => {
+    contexts.push(ctx);
+    return URL_;
+  }, { WebSocket: server.WebSocket, draw: () => 0, heartbeat: false });
+  server.connections[0].client.drop();
+  await clock.tickAsync(0);
+  clock.setSystemTime(Date.now() + 2 ** 33); // the device slept for months
+  await clock.tickAsync(250);
+  await connection.opened();
+  assert.equal(contexts[1].replayLookbackMs, 4294967295);
+  assert.equal(contexts[1].disconnectedAt, 1_700_000_000_000);
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
