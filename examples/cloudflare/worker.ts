@@ -6,12 +6,17 @@
  * - `GET /room/<name>` (WebSocket): the Durable Object `Room` of that name, on the hibernation
  *   API (`DurableObjectAcceptor`): tags, broadcast to the room's peers, peers restored after the
  *   object hibernates, and heartbeats answered by the runtime without waking it.
+ * - `POST /room/<name>/restart`: the room's acceptor closes gracefully (GOAWAY, drain, 1012) and
+ *   a new one takes over; dialers redial on the fast path.
  *
  * Both speak the same small protocol, one request per operation (`{ op, ... }`):
  * - the hello `{ op: 'hello', user, topics? }` tags the peer `user:<user>` and `topic:<t>` for
  *   each topic and returns the welcome `{ user, peer, where }`;
  * - `{ op: 'echo', value }` returns `{ echo: value }`;
  * - `{ op: 'ask', question }` asks the dialer back (`peer.request()`) and returns its answer;
+ * - `{ op: 'count', n }` streams 1..n then `'done'`; `{ op: 'sum' }` sums the numbers the dialer
+ *   streams; `{ op: 'push', words }` opens a stream to the dialer, writes the words, and returns
+ *   the dialer's replies; `{ op: 'wait', ms }` answers `'waited'` after up to 2 s;
  * - in a room only: `{ op: 'say', topic, text }` broadcasts `{ from, text }` to the peers holding
  *   `topic:<topic>` and returns how many it reached, and `{ op: 'who' }` lists the users;
  * - `{ op: 'stats' }` returns the peer count and the asking peer's id, tags and user (in a room
@@ -66,6 +71,31 @@ async function serve(
     }
     case 'echo':
       return { echo: request.value };
+    case 'count': {
+      // A stream the acceptor writes to: 1..n, then 'done' with END.
+      for (let i = 1; i <= Number(request.n ?? 0); i++) await stream.write(i);
+      return 'done';
+    }
+    case 'sum': {
+      // A stream the dialer writes to: the sum of every number it sends, once it ends.
+      let sum = 0;
+      for await (const value of stream) sum += Number(value);
+      return sum;
+    }
+    case 'push': {
+      // A stream the acceptor opens to the dialer, writes to and ends; the dialer's reply comes
+      // back as the answer.
+      const down = peer.open({ op: 'push' });
+      for (const word of Array.isArray(request.words) ? request.words : []) await down.write(word);
+      await down.end();
+      const replies: unknown[] = [];
+      for await (const reply of down) replies.push(reply);
+      return { replies };
+    }
+    case 'wait':
+      // Keeps a stream in flight for a while (at most 2 s): something for a drain to wait for.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Number(request.ms) || 0, 2000)));
+      return 'waited';
     case 'ask':
       return { answer: await peer.request({ question: request.question }, { timeoutMs: 5000 }) };
     case 'stats':
@@ -94,23 +124,40 @@ function echo(): Acceptor {
 
 /** A chat room: one Durable Object per room name. */
 export class Room {
-  readonly #acceptor: Acceptor;
-  readonly #muxws: DurableObjectAcceptor;
+  readonly #state: DurableObjectStateLike;
+  #acceptor!: Acceptor;
+  #muxws!: DurableObjectAcceptor;
   /** Changes every time the runtime constructs the object, i.e. after each hibernation. */
   readonly #instance: string = crypto.randomUUID();
 
   /** Restores the peers of the sockets the object still holds. */
   constructor(state: DurableObjectStateLike) {
-    this.#acceptor = new Acceptor({
-      // No idle sweep: a pending timer would keep the object from hibernating.
-      idleTimeoutMs: 0,
-      onStream: (stream, peer) => serve(stream, peer, this.#acceptor, this),
-    });
-    this.#muxws = new DurableObjectAcceptor(state, this.#acceptor);
+    this.#state = state;
+    this.#open();
   }
 
-  /** Upgrades a socket into the room; every peer starts with the tag `room`. */
-  fetch(request: Request): Response {
+  #open(): void {
+    const acceptor: Acceptor = new Acceptor({
+      // No idle sweep: a pending timer would keep the object from hibernating.
+      idleTimeoutMs: 0,
+      onStream: (stream, peer) => serve(stream, peer, acceptor, this),
+    });
+    this.#acceptor = acceptor;
+    this.#muxws = new DurableObjectAcceptor(this.#state, acceptor);
+  }
+
+  /**
+   * Upgrades a socket into the room (every peer starts with the tag `room`), or, for
+   * `POST /room/<name>/restart`, restarts the room's acceptor: GOAWAY to every peer, each closed
+   * with 1012 once its streams are done, dialers redialling spread over 200 ms. (An admin
+   * operation: protect it before deploying this example.)
+   */
+  async fetch(request: Request): Promise<Response> {
+    if (request.method === 'POST' && new URL(request.url).pathname.endsWith('/restart')) {
+      await this.#acceptor.close({ drainMs: 5000, spreadMs: 200 });
+      this.#open();
+      return new Response('restarted');
+    }
     return this.#muxws.upgrade(request, { tags: ['room'] });
   }
 
@@ -155,7 +202,7 @@ export class Room {
 async function fetch(request: Request, env: Env): Promise<Response> {
   const path = new URL(request.url).pathname;
   if (path === '/echo') return upgrade(request, echo());
-  const room = /^\/room\/([\w-]{1,64})$/.exec(path);
+  const room = /^\/room\/([\w-]{1,64})(\/restart)?$/.exec(path);
   if (room) return await env.ROOM.get(env.ROOM.idFromName(room[1])).fetch(request);
   return new Response('Not found', { status: 404 });
 }

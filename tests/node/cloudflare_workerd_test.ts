@@ -5,9 +5,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { connect, type Connection, type ConnectOptions } from '../../lib/dialer.ts';
-import type { DialerSocketConstructor } from '../../lib/dialer.ts';
-import { ConnectError } from '../../lib/errors.ts';
-import type { PublishMessage } from '../../lib/stream.ts';
+import type {
+  CloseInfo,
+  DialContext,
+  DialerSocketConstructor,
+  OpenInfo,
+} from '../../lib/dialer.ts';
+import { ConnectError, NotConnectedError } from '../../lib/errors.ts';
+import type { PublishMessage, Stream } from '../../lib/stream.ts';
 import { bundleWorker, startWorkerd, type WorkerdInstance } from '../_workerd.ts';
 
 let worker: WorkerdInstance;
@@ -55,7 +60,8 @@ function socketClass(
 interface Dialed {
   connection: Connection;
   published: PublishMessage[];
-  closes: unknown[];
+  closes: CloseInfo[];
+  opens: OpenInfo[];
 }
 
 /** connect() to `path` with a hello as `user` holding `topics`; no redial, bounded handshake. */
@@ -63,13 +69,22 @@ async function dial(
   path: string,
   user: string,
   topics: string[] = [],
-  options: ConnectOptions & { traffic?: Traffic; protocols?: string[] } = {},
+  options: ConnectOptions & {
+    traffic?: Traffic;
+    protocols?: string[];
+    contexts?: DialContext[];
+  } = {},
 ): Promise<Dialed> {
   const published: PublishMessage[] = [];
-  const closes: unknown[] = [];
-  const { traffic, protocols, ...rest } = options;
+  const closes: CloseInfo[] = [];
+  const opens: OpenInfo[] = [];
+  const { traffic, protocols, contexts, ...rest } = options;
   const url = worker.wsUrl(path);
-  const connection = await connect(() => ({ url, protocols: protocols ?? [] }), {
+  const target = (ctx: DialContext) => {
+    contexts?.push(ctx);
+    return { url, protocols: protocols ?? [] };
+  };
+  const connection = await connect(target, {
     WebSocket: socketClass({ traffic }),
     hello: { payload: { op: 'hello', user, topics }, timeoutMs: 5000 },
     reconnect: false,
@@ -77,10 +92,18 @@ async function dial(
     handshakeTimeoutMs: 5000,
     onPublish: (message) => void published.push(message),
     onClose: (info) => void closes.push(info),
-    onStream: (stream) => ({ from: user, heard: stream.payload }),
+    onOpen: (info) => void opens.push(info),
+    onStream: async (stream) => {
+      if ((stream.payload as { op?: string })?.op !== 'push') {
+        return { from: user, heard: stream.payload };
+      }
+      const got: unknown[] = [];
+      for await (const word of stream) got.push(word);
+      return { got };
+    },
     ...rest,
   });
-  return { connection, published, closes };
+  return { connection, published, closes, opens };
 }
 
 /** Opens a raw `ws` socket; resolves with its selected protocol, or the HTTP status it got. */
@@ -129,6 +152,44 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Every message of a stream's readable side, bounded. */
+async function collect(stream: Stream, ms = 5000): Promise<unknown[]> {
+  const out: unknown[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`stream ${stream.id} not done in ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([
+      (async () => {
+        for await (const value of stream) out.push(value);
+      })(),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+  return out;
+}
+
+/** Streams both ways: acceptor-written, dialer-written, and one the acceptor opens. */
+async function checkStreams(connection: Connection, label: string): Promise<void> {
+  assert.deepEqual(
+    await collect(connection.open({ op: 'count', n: 3 }, { end: true })),
+    [1, 2, 3, 'done'],
+    label,
+  );
+  const upload = connection.open({ op: 'sum' });
+  for (const n of [1, 2, 3, 4]) await upload.write(n);
+  await upload.end(5);
+  assert.deepEqual(await collect(upload), [15], label);
+  assert.deepEqual(
+    await connection.request({ op: 'push', words: ['x', 'y', 'z'] }, { timeoutMs: 5000 }),
+    { replies: [{ got: ['x', 'y', 'z'] }] },
+    label,
+  );
+}
+
 async function closeAll(...dialed: Array<Dialed | undefined>): Promise<void> {
   await Promise.all(dialed.map((d) => d?.connection.close()));
 }
@@ -149,7 +210,7 @@ test('WSM-ACC-003 a Worker upgrade in workerd answers 101 with the muxws subprot
   }
 });
 
-test('WSM-STR-005 requests work both ways between a dialer and a Worker in workerd', async () => {
+test('WSM-STR-005 requests and streams work both ways between a dialer and a Worker in workerd', async () => {
   let ada: Dialed | undefined;
   try {
     ada = await dial('/echo', 'ada');
@@ -164,6 +225,7 @@ test('WSM-STR-005 requests work both ways between a dialer and a Worker in worke
       await ada.connection.request({ op: 'ask', question: 'who?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'who?' } } },
     );
+    await checkStreams(ada.connection, 'Worker');
   } finally {
     await closeAll(ada);
   }
@@ -261,7 +323,7 @@ test('WSM-ACC-005 a broadcast in a Durable Object reaches exactly the peers hold
   }
 });
 
-test('WSM-STR-005 requests work both ways between a dialer and a Durable Object', async () => {
+test('WSM-STR-005 requests and streams work both ways between a dialer and a Durable Object', async () => {
   let ada: Dialed | undefined;
   try {
     ada = await dial('/room/ask', 'ada');
@@ -273,6 +335,7 @@ test('WSM-STR-005 requests work both ways between a dialer and a Durable Object'
       await ada.connection.request({ op: 'ask', question: 'name?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'name?' } } },
     );
+    await checkStreams(ada.connection, 'Durable Object');
   } finally {
     await closeAll(ada);
   }
@@ -358,5 +421,55 @@ test('WSM-WIRE-009 a close from the dialer is answered with a close frame by the
     assert.deepEqual(await cy.connection.request({ op: 'who' }, { timeoutMs: 5000 }), ['cy']);
   } finally {
     await closeAll(cy);
+  }
+});
+
+test("WSM-ACC-008 a Durable Object's acceptor.close() drains with GOAWAY and the dialer redials on the fast path", async () => {
+  const contexts: DialContext[] = [];
+  let ada: Dialed | undefined;
+  try {
+    ada = await dial('/room/deploy', 'ada', [], {
+      contexts,
+      serviceRestartDelayMs: 50,
+      reconnect: { initialDelayMs: 100, maxAttempts: 10 },
+    });
+    const firstPeer = (ada.connection.welcome as { peer: string }).peer;
+    const inFlight = ada.connection.request({ op: 'wait', ms: 400 }, { timeoutMs: 5000 });
+    await sleep(50); // the OPEN reaches the room before the restart does
+    const startedAt = Date.now();
+    const restart = fetch(worker.httpUrl('/room/deploy/restart'), { method: 'POST' });
+    // The GOAWAY reaches the dialer: it refuses new streams itself (WSM-DIAL-006).
+    for (let refused = false; !refused;) {
+      assert.ok(Date.now() - startedAt < 5000, 'no GOAWAY within 5000 ms');
+      refused = await ada.connection.request({ op: 'echo' }, { timeoutMs: 5000 }).then(
+        () => false,
+        (error) => error instanceof NotConnectedError,
+      );
+      if (!refused) await sleep(10);
+    }
+    assert.deepEqual(ada.closes, [], 'the busy connection stays open while draining');
+    assert.equal(await inFlight, 'waited');
+    const answer = await restart;
+    assert.equal(answer.status, 200);
+    assert.equal(await answer.text(), 'restarted');
+
+    // The dialer redials on the service-restart path, within the GOAWAY's 200 ms spread.
+    for (let waited = 0; ada.opens.length < 2; waited += 25) {
+      assert.ok(waited < 5000, `no redial within 5000 ms: ${JSON.stringify(ada.closes)}`);
+      await sleep(25);
+    }
+    const closed: CloseInfo = ada.closes[0];
+    assert.ok([1000, 1012].includes(closed.code), `closed with ${closed.code}`);
+    assert.equal(closed.willRetry, true);
+    assert.ok(closed.delayMs! < 200, `redial delay ${closed.delayMs} ms`);
+    assert.equal(contexts[1].reason, 'reconnect');
+    assert.equal(contexts[1].resumedFromServiceRestart, true);
+    assert.equal(ada.opens[1].reconnected, true);
+    // A new Peer on the new acceptor, holding only what its new hello gave it.
+    const you = (await stats(ada.connection)).you;
+    assert.notEqual(you.id, firstPeer);
+    assert.deepEqual(you.tags, ['room', 'user:ada']);
+  } finally {
+    await closeAll(ada);
   }
 });
