@@ -702,6 +702,11 @@ test(
         `gap start ${gap.startedAt - stoppedAt} ms from the stop`,
       );
       assert.ok(gap.endedAt >= backAt && gap.endedAt - gap.startedAt >= 3000);
+      console.log(
+        `Redis outage: ${rejected.length} publishes rejected, gap ${
+          gap.endedAt - gap.startedAt
+        } ms, delivery back ${resumed.at - backAt} ms after Redis answered PING`,
+      );
       // Delivery resumed within 1 s of Redis answering again.
       assert.ok(
         resumed.at - backAt <= 1000,
