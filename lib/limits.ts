@@ -16,6 +16,15 @@
  * (acceptor 1008, dialer 4002); an OPEN above `maxStreams` is refused with RESET `refused`; a
  * payload or headers value nested deeper than `maxDepth` resets its stream with `decode`. A
  * write waits while the socket's `bufferedAmount` is above `highWaterMark`.
+ *
+ * @example Tighter limits for an endpoint that only answers small requests
+ * ```ts
+ * import { type Limits, resolveLimits } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const limits: Limits = resolveLimits({ maxStreams: 10, maxMessageBytes: 16 * 1024 });
+ * assert.equal(limits.maxProtocolErrors, 16); // the rest keep their defaults
+ * ```
  */
 export interface Limits {
   /**

@@ -21,7 +21,20 @@ import {
   show,
 } from './_frame.ts';
 
-/** Options of `open()` (WSM-STR-001). */
+/**
+ * Options of `open()` (WSM-STR-001).
+ *
+ * @example Open with headers, keeping a way to cancel
+ * ```ts
+ * import type { OpenOptions } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const controller = new AbortController();
+ * const options: OpenOptions = { headers: { room: 'lobby' }, signal: controller.signal };
+ * // connection.open(payload, options); later controller.abort() resets the stream with `cancel`
+ * assert.equal(options.end ?? false, false);
+ * ```
+ */
 export interface OpenOptions {
   /** Sent with OPEN; the other side reads them as `stream.headers`. @default {null} */
   headers?: Record<string, unknown> | null;
@@ -31,7 +44,19 @@ export interface OpenOptions {
   signal?: AbortSignal;
 }
 
-/** Options of `request()` (WSM-STR-005). */
+/**
+ * Options of `request()` (WSM-STR-005).
+ *
+ * @example A request that gives up after five seconds
+ * ```ts
+ * import type { RequestOptions } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const options: RequestOptions = { headers: { trace: 'abc' }, timeoutMs: 5000 };
+ * // await connection.request({ op: 'get' }, options) rejects with TimeoutError after 5000 ms
+ * assert.equal(options.timeoutMs, 5000);
+ * ```
+ */
 export interface RequestOptions {
   /** Sent with OPEN; the other side reads them as `stream.headers`. @default {null} */
   headers?: Record<string, unknown> | null;
@@ -44,7 +69,20 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** A PUBLISH frame as the dialer's `onPublish` receives it. */
+/**
+ * A PUBLISH frame as the dialer's `onPublish` receives it.
+ *
+ * @example
+ * ```ts
+ * import type { PublishMessage } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const seen: PublishMessage[] = [];
+ * const onPublish = (message: PublishMessage) => void seen.push(message);
+ * onPublish({ tag: 'room:lobby', headers: null, payload: { text: 'hi' } });
+ * assert.equal(seen[0].tag, 'room:lobby');
+ * ```
+ */
 export interface PublishMessage {
   /** The tag the acceptor broadcast to. */
   tag: string;
