@@ -826,6 +826,11 @@ export class Acceptor {
     return this.#closing;
   }
 
+  /** `await using acceptor = new Acceptor(...)`: {@linkcode Acceptor.close} with the defaults. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   async #drain(code: number, drainMs: number, spreadMs: number): Promise<void> {
     const peers = [...this.#peers];
     if (peers.length === 0) return;

@@ -631,6 +631,15 @@ test('WSM-ACC-008 close() sends GOAWAY, closes idle peers at once, busy ones whe
   assert.equal(acceptor.close(), acceptor.close(), 'close() is idempotent');
 });
 
+test('WSM-ACC-008 an Acceptor is async-disposable: leaving its scope closes it', async () => {
+  let peer: Peer;
+  {
+    await using acceptor = new Acceptor({ idleTimeoutMs: 0 });
+    peer = dial(acceptor).peer;
+  }
+  assert.deepEqual(await peer.closed, { code: 1012, reason: 'service restart' });
+});
+
 test('WSM-ACC-008 close() validates its options and closes a late socket at once without onPeer', async () => {
   const peers: Peer[] = [];
   const closes: Peer[] = [];
