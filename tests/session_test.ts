@@ -321,4 +321,42 @@ for (const codec of codecs) {
     assert.equal(p.session.protocolErrors, 1);
     assert.equal(p.session.isClosed, false);
   });
+
+  test(`WSM-STR-005 ${c} over a socket with 50 ms latency a request answers in 100 ms and a 40 ms timeout fires first`, async () => {
+    using clock = fakeTime();
+    using pair = sessionPair({ codec, delayMs: 50, acceptor: { onStream: (s) => s.payload } });
+    const started = Date.now();
+    const answer = pair.dialer.request('slow road', { timeoutMs: 150 });
+    await clock.tickAsync(100);
+    assert.equal(await answer, 'slow road');
+    assert.equal(Date.now() - started, 100);
+    const early = pair.dialer.request('too slow', { timeoutMs: 40 }).catch((e) => e);
+    await clock.tickAsync(40);
+    assert.ok(await early instanceof TimeoutError);
+    await clock.tickAsync(200); // the late answer and the RESET cross: both ignored
+    assert.equal(pair.log.dialer.errors.length + pair.log.acceptor.errors.length, 0);
+    assert.equal(pair.dialer.activeStreams + pair.acceptor.activeStreams, 0);
+    pair.dialer.close(1000, '');
+    await clock.tickAsync(100);
+    assert.equal(clock.countTimers(), 0);
+  });
+
+  test(`WSM-WIRE-002 ${c} payloads arrive as the codec carries them (${codec.binary ? 'bytes as bytes' : 'JSON values'})`, async () => {
+    using pair = sessionPair({ codec, acceptor: { onStream: (s) => s.payload } });
+    const bytes = new Uint8Array([0, 1, 2, 255]);
+    const echoed = await pair.dialer.request({
+      bytes,
+      list: [1, 'two', null],
+      nested: { ok: true },
+    });
+    if (codec.binary) {
+      assert.deepEqual(echoed, { bytes, list: [1, 'two', null], nested: { ok: true } });
+    } else {
+      assert.deepEqual(echoed, {
+        bytes: { 0: 0, 1: 1, 2: 2, 3: 255 },
+        list: [1, 'two', null],
+        nested: { ok: true },
+      });
+    }
+  });
 }
