@@ -672,10 +672,11 @@ export class Session {
     for (const resolve of idle) resolve();
   }
 
-  #send(data: string | Uint8Array): void {
-    if (this.#closed) return;
+  #send(data: string | Uint8Array): boolean {
+    if (this.#closed) return false;
     try {
       this.#sink.send(data);
+      return true;
     } catch (error) {
       // The transport is broken: report, close it (best effort) and end with 1006.
       this.#report(error);
@@ -685,6 +686,7 @@ export class Session {
         // Already closed: nothing more to do.
       }
       this.#end(1006, 'send failed', true);
+      return false;
     }
   }
 

@@ -102,8 +102,11 @@ export interface StreamHost {
   readonly codec: Codec;
   /** The largest message this side sends. */
   readonly maxMessageBytes: number;
-  /** Sends one message; does nothing once the session ended. Never throws. */
-  send(data: string | Uint8Array): void;
+  /**
+   * Sends one message. Never throws: false when it was not handed to the socket (the session
+   * had ended, or the send failed and ended it).
+   */
+  send(data: string | Uint8Array): boolean;
   /** True while the socket's `bufferedAmount` is above the high-water mark. */
   congested(): boolean;
   /** A write of `stream` waits for the socket to drain: poll until it can go. */
@@ -429,9 +432,8 @@ export class Stream {
     if (this.#pending === undefined || this.#pending.length === 0) {
       const blocked = this.#blocked(costs);
       if (blocked === 0) {
-        this.#transmit(data, costs, end);
-        // Sending can end the session (a sink that throws): then the write failed too.
-        return this.#error === undefined ? RESOLVED : Promise.reject(this.#error);
+        // A send that fails ends the session, which fails this stream: the write fails too.
+        return this.#transmit(data, costs, end) ? RESOLVED : Promise.reject(this.#error);
       }
       if (blocked === 2) this.#host.waitForSocket(this);
     }
@@ -448,11 +450,12 @@ export class Stream {
     return 0;
   }
 
-  #transmit(data: string | Uint8Array, costs: boolean, end: boolean): void {
+  #transmit(data: string | Uint8Array, costs: boolean, end: boolean): boolean {
     if (costs) this.#sendCredit -= size(data);
     if (end) this.#endSent = true;
-    this.#host.send(data);
+    if (!this.#host.send(data)) return false;
     if (end) this.#finishIfDone();
+    return true;
   }
 
   #flush(): void {
@@ -466,8 +469,7 @@ export class Stream {
         return;
       }
       pending.shift();
-      this.#transmit(write.data, write.costs, write.end);
-      if (this.#error === undefined) write.resolve();
+      if (this.#transmit(write.data, write.costs, write.end)) write.resolve();
       else write.reject(this.#error);
     }
   }

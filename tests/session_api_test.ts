@@ -276,3 +276,26 @@ test('WSM-STR-006 [json] a sink whose send throws closes the transport (1011 on 
   assert.equal(session.isClosed, true);
   assert.deepEqual(closes, [1011]);
 });
+
+test('WSM-STR-002 [json] write() resolves once handed to the socket even if the other side reacts by closing at once', async () => {
+  // A synchronous pipe: the acceptor receives inside the dialer's send and closes (1009).
+  const dialer: Session = new Session({
+    send: (data) => acceptor.receive(data),
+    close: (code, reason) => acceptor.closed(code, reason),
+  }, { side: 'dialer', codec: codecs[0] });
+  const acceptor: Session = new Session({
+    send: (data) => dialer.receive(data),
+    close: (code, reason) => dialer.closed(code, reason),
+  }, {
+    side: 'acceptor',
+    codec: codecs[0],
+    limits: { maxMessageBytes: 100 },
+    onStream: () => new Promise(() => {}),
+  });
+  const stream = dialer.open('x');
+  await stream.write('y'.repeat(200)); // handed over: resolves
+  assert.equal(acceptor.isClosed, true);
+  assert.equal(dialer.isClosed, true);
+  await assert.rejects(stream.closed, { code: 'connection_lost' });
+  await assert.rejects(stream.write('z'), { code: 'connection_lost' });
+});
