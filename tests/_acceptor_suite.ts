@@ -23,6 +23,8 @@ import {
 } from '../lib/dialer.ts';
 import type { PublishMessage, Stream } from '../lib/stream.ts';
 import { NotConnectedError } from '../lib/errors.ts';
+import { type Codec, jsonCodec } from '../lib/codec.ts';
+import { msgpackCodec } from '../lib/msgpack.ts';
 
 /** A running server for one acceptor. */
 export interface SuiteServer {
@@ -207,11 +209,16 @@ async function withHarness(
   start: ServerFactory,
   suite: SuiteOptions,
   body: (h: Harness) => Promise<void>,
+  codec: Codec = jsonCodec,
 ): Promise<void> {
   const peers: Peer[] = [];
   const errors: unknown[] = [];
   const gates: Harness['gates'] = [];
-  const acceptor = new Acceptor({ ...appOptions(peers, errors, gates), idleTimeoutMs: 30_000 });
+  const acceptor = new Acceptor({
+    ...appOptions(peers, errors, gates),
+    idleTimeoutMs: 30_000,
+    codec,
+  });
   const dialers: Connection[] = [];
   let server: SuiteServer | undefined;
   try {
@@ -230,6 +237,7 @@ async function withHarness(
         d.connection = await within(
           connect(target, {
             WebSocket: suite.WebSocket,
+            codec,
             reconnect: false,
             heartbeat: false,
             onStream: dialerOnStream,
@@ -432,5 +440,23 @@ export function acceptorSuite(
         { echo: 'ok', headers: null },
       );
     });
+  });
+
+  test(`${runtime}: WSM-WIRE-002 a binary codec (msgpack) carries requests, bytes and broadcasts`, async () => {
+    await withHarness(start, suite, async (h) => {
+      const d = await h.dial({ hello: { payload: { user: 'ada', rooms: ['a'] } } });
+      assert.deepEqual(d.connection.welcome, { welcome: 'ada', peer: h.peers[0].id });
+      const bytes = new Uint8Array(300).map((_, i) => i % 251);
+      const answer = await within(d.connection.request({ op: 'echo', value: bytes }), 5000, 'echo');
+      assert.deepEqual((answer as { echo: Uint8Array }).echo, bytes);
+      const upload = d.connection.open({ op: 'sum' });
+      for (const n of [1, 2, 3]) await upload.write(n);
+      await upload.end(4);
+      assert.deepEqual(await within(collect(upload), 5000, 'the sum'), [10]);
+      assert.equal(await h.acceptor.broadcast('room:a', { blob: bytes.subarray(7, 19) }), 1);
+      await eventually(() => d.published.length === 1, 5000, 'the broadcast');
+      assert.deepEqual(d.published[0].payload, { blob: bytes.slice(7, 19) });
+      assert.deepEqual(h.errors, []);
+    }, msgpackCodec);
   });
 }
