@@ -705,6 +705,22 @@ test('WSM-ACC-007 a silent peer is closed exactly idleTimeoutMs after its last m
   await acceptor.close();
 });
 
+test('WSM-DIAL-009 the acceptor answers PING with PONG and never pings on its own', async () => {
+  using clock = fakeTime();
+  const acceptor = new Acceptor({ idleTimeoutMs: 60_000 });
+  const d = dial(acceptor);
+  for (let i = 0; i < 3; i++) {
+    await clock.tickAsync(50_000);
+    d.session.ping();
+    await clock.tickAsync(0);
+  }
+  await clock.tickAsync(59_999);
+  const frames = d.server.sent.map((m) => JSON.parse(String(m)));
+  assert.deepEqual(frames, [[7], [7], [7]], 'one PONG per PING, nothing else');
+  assert.equal(d.peer.isClosed, false);
+  await acceptor.close({ drainMs: 0 });
+});
+
 test('WSM-ACC-007 idleTimeoutMs 0 or false arms no timer at all, so a Durable Object can hibernate', async () => {
   using clock = fakeTime();
   for (const idleTimeoutMs of [0, false] as const) {
