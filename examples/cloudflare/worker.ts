@@ -2,7 +2,8 @@
  * muxws on Cloudflare Workers: a plain Worker acceptor and a Durable Object chat room.
  *
  * - `GET /echo` (WebSocket): a plain Worker; each socket is served by the request that upgraded
- *   it (`upgrade()` from `muxws/cloudflare`).
+ *   it (`upgrade()` from `muxws/cloudflare`). `GET /hono` is the same through a Hono app
+ *   (`muxws()` from `muxws/hono`).
  * - `GET /room/<name>` (WebSocket): the Durable Object `Room` of that name, on the hibernation
  *   API (`DurableObjectAcceptor`): tags, broadcast to the room's peers, peers restored after the
  *   object hibernates, and heartbeats answered by the runtime without waking it.
@@ -26,6 +27,8 @@
  *
  * @module
  */
+import { Hono } from 'hono';
+import { upgradeWebSocket } from 'hono/cloudflare-workers';
 import { Acceptor, type Peer } from '../../lib/acceptor.ts';
 import {
   DurableObjectAcceptor,
@@ -33,6 +36,7 @@ import {
   upgrade,
   type WorkersWebSocket,
 } from '../../lib/adapters/cloudflare.ts';
+import { muxws } from '../../lib/adapters/hono.ts';
 import { StreamError } from '../../lib/errors.ts';
 import type { Stream } from '../../lib/stream.ts';
 
@@ -198,10 +202,18 @@ export class Room {
   }
 }
 
-/** Routes `/echo` to the plain Worker acceptor and `/room/<name>` to that room's object. */
+/**
+ * The same plain Worker acceptor behind Hono: `muxws()` from `muxws/hono` answers with its own
+ * `WebSocketPair` 101 on Workers (Hono's Workers helper omits `Sec-WebSocket-Protocol`).
+ */
+const app = new Hono();
+app.get('/hono', (c, next) => muxws(echo(), { upgradeWebSocket })(c, next));
+
+/** Routes `/echo` (and `/hono`) to the plain Worker acceptor and `/room/<name>` to that room. */
 async function fetch(request: Request, env: Env): Promise<Response> {
   const path = new URL(request.url).pathname;
   if (path === '/echo') return upgrade(request, echo());
+  if (path === '/hono') return await app.fetch(request, env);
   const room = /^\/room\/([\w-]{1,64})(\/restart)?$/.exec(path);
   if (room) return await env.ROOM.get(env.ROOM.idFromName(room[1])).fetch(request);
   return new Response('Not found', { status: 404 });

@@ -194,26 +194,36 @@ async function closeAll(...dialed: Array<Dialed | undefined>): Promise<void> {
   await Promise.all(dialed.map((d) => d?.connection.close()));
 }
 
-test('WSM-ACC-003 a Worker upgrade in workerd answers 101 with the muxws subprotocol and the hello gets its welcome', async () => {
-  const raw = await rawUpgrade('/echo', ['muxws.v1.json']);
-  assert.equal(raw.protocol, 'muxws.v1.json');
-  let ada: Dialed | undefined;
-  try {
-    ada = await dial('/echo', 'ada');
-    const welcome = ada.connection.welcome as { user: string; peer: string; where: string };
-    assert.equal(welcome.user, 'ada');
-    assert.equal(welcome.where, 'worker');
-    assert.match(welcome.peer, /^[0-9a-f-]{36}$/);
-    assert.equal(ada.connection.state, 'open');
-  } finally {
-    await closeAll(ada);
+/** The plain Worker's routes: `upgrade()` from muxws/cloudflare, and `muxws()` in a Hono app. */
+const WORKER_PATHS = ['/echo', '/hono'];
+
+test('WSM-ACC-003 a Worker upgrade in workerd (plain and through Hono) answers 101 with the muxws subprotocol and the hello gets its welcome', async () => {
+  for (const path of WORKER_PATHS) {
+    // `ws` fails a handshake whose 101 lacks the offered subprotocol, as Chrome does.
+    const raw = await rawUpgrade(path, ['muxws.v1.json']);
+    assert.equal(raw.protocol, 'muxws.v1.json', path);
+    let ada: Dialed | undefined;
+    try {
+      ada = await dial(path, 'ada');
+      const welcome = ada.connection.welcome as { user: string; peer: string; where: string };
+      assert.equal(welcome.user, 'ada', path);
+      assert.equal(welcome.where, 'worker', path);
+      assert.match(welcome.peer, /^[0-9a-f-]{36}$/, path);
+      assert.equal(ada.connection.state, 'open', path);
+    } finally {
+      await closeAll(ada);
+    }
   }
 });
 
-test('WSM-STR-005 requests and streams work both ways between a dialer and a Worker in workerd', async () => {
+test('WSM-STR-005 requests and streams work both ways between a dialer and a Worker in workerd (plain and through Hono)', async () => {
+  for (const path of WORKER_PATHS) await requestsAndStreams(path);
+});
+
+async function requestsAndStreams(path: string): Promise<void> {
   let ada: Dialed | undefined;
   try {
-    ada = await dial('/echo', 'ada');
+    ada = await dial(path, 'ada');
     assert.deepEqual(
       await ada.connection.request({ op: 'echo', value: [1, 'two', { three: 3 }] }, {
         timeoutMs: 5000,
@@ -225,14 +235,14 @@ test('WSM-STR-005 requests and streams work both ways between a dialer and a Wor
       await ada.connection.request({ op: 'ask', question: 'who?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'who?' } } },
     );
-    await checkStreams(ada.connection, 'Worker');
+    await checkStreams(ada.connection, path);
   } finally {
     await closeAll(ada);
   }
-});
+}
 
 test('WSM-WIRE-001 a credential token offered after the muxws token: the Worker and the Durable Object select the muxws token', async () => {
-  for (const path of ['/echo', '/room/tokens']) {
+  for (const path of [...WORKER_PATHS, '/room/tokens']) {
     const raw = await rawUpgrade(path, ['muxws.v1.json', 'token.secret-123']);
     assert.equal(raw.protocol, 'muxws.v1.json', path);
     let ada: Dialed | undefined;
@@ -249,7 +259,7 @@ test('WSM-WIRE-001 a credential token offered after the muxws token: the Worker 
 });
 
 test('WSM-ACC-003 a foreign Origin is refused with 403 and no peer by the Worker and the Durable Object', async () => {
-  for (const path of ['/echo', '/room/origin']) {
+  for (const path of [...WORKER_PATHS, '/room/origin']) {
     let watcher: Dialed | undefined;
     try {
       watcher = await dial(path, 'watcher');
