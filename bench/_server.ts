@@ -7,6 +7,7 @@
  * - `goaway` (muxws: `acceptor.close()` with its defaults, a fresh acceptor taking the redials;
  *   the others have no GOAWAY and close as `close1012` does), `close1012` (every socket closed
  *   with a bare 1012; socket.io: every engine socket closed): print `EVENT <epoch ms>`.
+ * - `live`: prints `LIVE <open connections>`.
  * - `arrivals`: prints `ARRIVALS {"t0":…,"times":[…]}`, the first arrival of each dialer (the `c`
  *   query parameter) since the last event or, without one, since the server was ready, in ms.
  * - `quit`: exits.
@@ -53,11 +54,18 @@ let t0 = 0;
 const arrivals = new Map<string, number>();
 let live = 0;
 
-/** Records the arrival of dialer `id` (`?c=` of its URL), the first one after `t0` only. */
+/**
+ * Records the arrival of dialer `id` (`?c=` of its URL), the first one after `t0` only: on Node
+ * when its HTTP request (upgrade, or socket.io's first polling request) is parsed, before any
+ * handshake work, so a busy server does not push its own arrivals later.
+ */
 function arrive(url: string | undefined): void {
-  live++;
   const id = new URL(url ?? '/', 'http://x').searchParams.get('c');
   if (id !== null && !arrivals.has(id)) arrivals.set(id, Date.now());
+}
+
+function opened(): void {
+  live++;
 }
 
 function left(): void {
@@ -153,7 +161,7 @@ const muxwsSubject: Subject = {
 function socketIo(server: ReturnType<typeof createServer>): Subject {
   const io = new SocketIoServer(server, { cors: { origin: '*' } });
   io.on('connection', (socket) => {
-    arrive(socket.request.url);
+    opened();
     socket.join('all');
     socket.on('disconnect', left);
     socket.on('req', (value: unknown, ack: (value: unknown) => void) => ack(value));
@@ -210,7 +218,7 @@ function listenNode(): Promise<{ port: number; subject: Subject }> {
         return;
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
-        arrive(req.url);
+        opened();
         ws.on('close', left);
         acceptor.accept(ws as unknown as Parameters<Acceptor['accept']>[0]);
       });
@@ -218,8 +226,8 @@ function listenNode(): Promise<{ port: number; subject: Subject }> {
   } else {
     hooks = rawSubject;
     const wss = new WebSocketServer({ server });
-    wss.on('connection', (ws: WsSocket, req: IncomingMessage) => {
-      arrive(req.url);
+    wss.on('connection', (ws: WsSocket) => {
+      opened();
       rawSockets.add(ws);
       const state: RawState = { sinkLeft: 0 };
       ws.on('message', (data, isBinary) => rawMessage(ws, state, isBinary ? data : String(data)));
@@ -229,6 +237,8 @@ function listenNode(): Promise<{ port: number; subject: Subject }> {
       });
     });
   }
+  server.prependListener('upgrade', (req: IncomingMessage) => arrive(req.url));
+  server.prependListener('request', (req: IncomingMessage) => arrive(req.url));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(requestedPort, '127.0.0.1', () => {
@@ -248,14 +258,16 @@ function listenDeno(): Promise<{ port: number; subject: Subject }> {
         resolve({ port, subject: subject === 'muxws' ? muxwsSubject : rawSubject }),
     }, (request) => {
       if (subject === 'muxws') {
+        arrive(request.url);
         const response = denoUpgrade(request, acceptor);
-        if (response.status === 101) arrive(request.url);
+        if (response.status === 101) opened();
         return response;
       }
       const { socket, response } = deno.upgradeWebSocket(request);
       const state: RawState = { sinkLeft: 0 };
+      arrive(request.url);
       socket.onopen = () => {
-        arrive(request.url);
+        opened();
         rawSockets.add(socket);
       };
       socket.onmessage = (event) => rawMessage(socket, state, event.data);
@@ -295,8 +307,9 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
       hostname: '127.0.0.1',
       port: requestedPort,
       fetch(request, srv) {
+        arrive(request.url);
         const response = handlers.fetch(request, srv);
-        if (response === undefined) arrive(request.url);
+        if (response === undefined) opened();
         return response;
       },
       websocket: {
@@ -313,6 +326,7 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
     hostname: '127.0.0.1',
     port: requestedPort,
     fetch(request, srv) {
+      arrive(request.url);
       if (srv.upgrade(request, { data: { state: { sinkLeft: 0 }, url: request.url } })) {
         return undefined;
       }
@@ -320,7 +334,7 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
     },
     websocket: {
       open(ws: BunSocket) {
-        arrive(ws.data.url);
+        opened();
         rawSockets.add(ws);
       },
       message(ws: BunSocket, message: string | Uint8Array) {
@@ -356,6 +370,9 @@ async function main(): Promise<void> {
         if (line === 'goaway') hooks.goaway();
         else hooks.close1012();
         console.log(`EVENT ${t0}`);
+        break;
+      case 'live':
+        console.log(`LIVE ${live}`);
         break;
       case 'arrivals':
         console.log(

@@ -5,6 +5,10 @@
  * `bench/_server.ts` (muxws: the acceptor; socket.io-client: socket.io; the other two: the raw
  * `ws` server), each naming itself with the query parameter `c`. It prints `OPEN <count>` once
  * all are connected, then keeps them, redialling as each library does, until its stdin closes.
+ * It records when every dialer starts each attempt (a `ws` subclass handed to the library as its
+ * constructor; socket.io-client: its `reconnect_attempt` event); `attempts <t0>` prints
+ * `ATTEMPTS [ms…]`, each dialer's first attempt at or after epoch ms `t0`: the schedule as the
+ * dialers ran it, before any server work.
  *
  * The orchestrator then makes the event happen (`goaway`, `close1012`, or kills the server and
  * starts a new one on the same port 2 s later) and reads the arrivals the server recorded
@@ -22,20 +26,32 @@ import PartySocket from 'partysocket/ws';
 import ReconnectingWebSocket from 'reconnecting-websocket';
 import { connect } from '../mod.ts';
 import type { DialerSocketConstructor } from '../mod.ts';
-import { numberOption, option, within } from './_common.ts';
+import { numberOption, option, readLines, within } from './_common.ts';
 
 const subject = option('subject', 'muxws');
 const port = numberOption('port', 0);
 const count = numberOption('count', 1_000);
 
 const closers: Array<() => void> = [];
+/** Epoch ms of every connection attempt, per dialer. */
+const attempts: number[][] = Array.from({ length: count }, () => []);
+
+/** `ws`, recording when each dialer starts an attempt (the libraries take a constructor). */
+function recordingWebSocket(id: number): unknown {
+  return class extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      attempts[id].push(Date.now());
+      super(url, protocols);
+    }
+  };
+}
 
 function dial(id: number): Promise<void> {
   const url = `ws://127.0.0.1:${port}/herd?c=${id}`;
   return new Promise((resolve, reject) => {
     if (subject === 'muxws') {
       connect(url, {
-        WebSocket: WebSocket as unknown as DialerSocketConstructor,
+        WebSocket: recordingWebSocket(id) as DialerSocketConstructor,
         hello: { payload: { id } },
         onError: () => {},
       }).then((connection) => {
@@ -45,6 +61,8 @@ function dial(id: number): Promise<void> {
     } else if (subject === 'socket.io-client') {
       const socket = io(`http://127.0.0.1:${port}`, { query: { c: String(id) }, forceNew: true });
       closers.push(() => socket.close());
+      attempts[id].push(Date.now());
+      socket.io.on('reconnect_attempt', () => attempts[id].push(Date.now()));
       socket.once('connect', () => resolve());
     } else {
       const Ctor =
@@ -56,7 +74,7 @@ function dial(id: number): Promise<void> {
           addEventListener(type: string, listener: () => void, options?: unknown): void;
           close(): void;
         };
-      const socket = new Ctor(url, undefined, { WebSocket });
+      const socket = new Ctor(url, undefined, { WebSocket: recordingWebSocket(id) });
       closers.push(() => socket.close());
       socket.addEventListener('open', () => resolve(), { once: true });
       socket.addEventListener('error', () => {});
@@ -65,8 +83,8 @@ function dial(id: number): Promise<void> {
 }
 
 try {
-  for (let i = 0; i < count; i += 50) {
-    const batch = Array.from({ length: Math.min(50, count - i) }, (_, k) => dial(i + k));
+  for (let i = 0; i < count; i += 100) {
+    const batch = Array.from({ length: Math.min(100, count - i) }, (_, k) => dial(i + k));
     await within(Promise.all(batch), 60_000, `dialling ${count} ${subject} clients`);
   }
   console.log(`OPEN ${count}`);
@@ -74,10 +92,17 @@ try {
   console.error('herd client failed:', error);
   process.exit(1);
 }
-process.stdin.resume();
 const quit = () => {
   for (const close of closers) close();
   process.exit(0);
 };
+readLines((line) => {
+  if (line.startsWith('attempts ')) {
+    // The first attempt of each dialer at or after t0, in ms after t0.
+    const t0 = Number(line.slice(9));
+    const times = attempts.map((list) => list.find((t) => t >= t0)).filter((t) => t !== undefined)
+      .map((t) => t! - t0);
+    console.log(`ATTEMPTS ${JSON.stringify(times)}`);
+  } else if (line === 'quit') quit();
+});
 process.stdin.on('end', quit);
-process.stdin.on('data', quit);
