@@ -419,6 +419,11 @@ function originCheck(policy: OriginPolicy | undefined): OriginCheck {
   );
 }
 
+/** The GOAWAY code string for a close code: `restart` for 1012, `shutdown` otherwise. */
+function goAwayCodeFor(code: number): string {
+  return code === 1012 ? 'restart' : 'shutdown';
+}
+
 function refusal(status: number, message: string, headers?: Record<string, string>): Response {
   return new Response(message, {
     status,
@@ -569,6 +574,7 @@ export class Acceptor {
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
   #closeCode = 1012;
+  #closeSpreadMs = 0;
   #accepted = 0;
   #refused = 0;
   #idleClosed = 0;
@@ -818,6 +824,7 @@ export class Acceptor {
       return Promise.reject(error);
     }
     this.#closeCode = code;
+    this.#closeSpreadMs = Math.floor(spreadMs);
     // Peers still draining keep receiving other nodes' broadcasts; then the subscription ends.
     this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs)).finally(() => {
       this.#unsubscribeBackplane?.();
@@ -836,7 +843,7 @@ export class Acceptor {
     if (peers.length === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, drainMs));
-    const goAwayCode = code === 1012 ? 'restart' : 'shutdown';
+    const goAwayCode = goAwayCodeFor(code);
     try {
       await Promise.all(peers.map(async (peer) => {
         if (peer.isClosed) return;
@@ -897,7 +904,11 @@ export class Acceptor {
       if (this.#closing) {
         // Too late to serve: tell the dialer to redial elsewhere and close at once.
         try {
-          peer.session.goAway('restart', 'The acceptor is closing', 0);
+          peer.session.goAway(
+            goAwayCodeFor(this.#closeCode),
+            'The acceptor is closing',
+            this.#closeSpreadMs,
+          );
         } catch (error) {
           this.#report(error, peer);
         }

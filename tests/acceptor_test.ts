@@ -655,12 +655,17 @@ test('WSM-ACC-008 close() validates its options and closes a late socket at once
   );
   await assert.rejects(acceptor.close({ spreadMs: Infinity }), RangeError);
   assert.equal(acceptor.isClosing, false, 'a rejected close() leaves the acceptor open');
-  await acceptor.close({ code: 4000 });
+  await acceptor.close({ code: 4000, spreadMs: 300 });
   const late = dial(acceptor);
   await settle();
   assert.equal(late.peer.isClosed, true);
   assert.deepEqual(late.closes, [{ code: 4000, reason: 'service restart' }]);
-  assert.equal(late.goAways.length, 1);
+  assert.deepEqual(late.goAways, [{
+    lastId: 0,
+    code: 'shutdown',
+    message: 'The acceptor is closing',
+    spreadMs: 300,
+  }]);
   assert.deepEqual(peers, []);
   assert.deepEqual(closes, []);
 });
