@@ -112,16 +112,16 @@ function fail(message: string, pos: number): never {
  */
 function scan(bytes: Uint8Array): number {
   const end = bytes.length;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  // Items still expected by each open container, innermost last; a map's count is negative and
-  // counts keys and values, so an even count left means the next item is a key.
-  const open: number[] = [1];
+  // Items still expected by each open container, innermost at `top`; a map's count is negative
+  // and counts keys and values, so an even count left means the next item is a key.
+  const open = openItems;
+  let top = 0;
+  open[0] = 1;
   let owed = 1;
   let pos = 0;
   let flags = 0;
-  while (open.length > 0) {
+  while (top >= 0) {
     if (pos >= end) fail('the message ends inside a value', pos);
-    const top = open.length - 1;
     const left = open[top];
     const isKey = left < 0 && (-left & 1) === 0;
     open[top] = left < 0 ? left + 1 : left - 1;
@@ -159,11 +159,7 @@ function scan(bytes: Uint8Array): number {
         case 0xc5:
         case 0xc6:
           flags |= SAW_BIN;
-          size = head === 0xc4
-            ? bytes[pos]
-            : head === 0xc5
-            ? view.getUint16(pos)
-            : view.getUint32(pos);
+          size = head === 0xc4 ? bytes[pos] : head === 0xc5 ? u16(bytes, pos) : u32(bytes, pos);
           pos += need;
           break;
         case 0xc7:
@@ -172,10 +168,10 @@ function scan(bytes: Uint8Array): number {
           const length = head === 0xc7
             ? bytes[pos]
             : head === 0xc8
-            ? view.getUint16(pos)
-            : view.getUint32(pos);
+            ? u16(bytes, pos)
+            : u32(bytes, pos);
           pos += need;
-          checkExtension(view, pos, length, end, start);
+          checkExtension(bytes, pos, length, end, start);
           size = 1 + length;
           break;
         }
@@ -185,36 +181,32 @@ function scan(bytes: Uint8Array): number {
         case 0xd7:
         case 0xd8: {
           const length = 1 << (head - 0xd4);
-          checkExtension(view, pos, length, end, start);
+          checkExtension(bytes, pos, length, end, start);
           size = 1 + length;
           break;
         }
         case 0xd9:
         case 0xda:
         case 0xdb:
-          size = head === 0xd9
-            ? bytes[pos]
-            : head === 0xda
-            ? view.getUint16(pos)
-            : view.getUint32(pos);
+          size = head === 0xd9 ? bytes[pos] : head === 0xda ? u16(bytes, pos) : u32(bytes, pos);
           pos += need;
           if (isKey && isProtoKey(bytes, pos, size)) flags |= SAW_PROTO;
           break;
         case 0xdc:
-          items = view.getUint16(pos);
+          items = u16(bytes, pos);
           pos += need;
           break;
         case 0xdd:
-          items = view.getUint32(pos);
+          items = u32(bytes, pos);
           pos += need;
           break;
         case 0xde:
-          items = view.getUint16(pos) * 2;
+          items = u16(bytes, pos) * 2;
           isMap = true;
           pos += need;
           break;
         case 0xdf:
-          items = view.getUint32(pos) * 2;
+          items = u32(bytes, pos) * 2;
           isMap = true;
           pos += need;
           break;
@@ -232,17 +224,39 @@ function scan(bytes: Uint8Array): number {
       if (owed > end - pos) {
         fail(`a container declares ${items} items but only ${end - pos} bytes remain`, start);
       }
-      open.push(isMap ? -items : items);
+      open[++top] = isMap ? -items : items;
     }
-    while (open.length > 0 && open[open.length - 1] === 0) open.pop();
+    while (top >= 0 && open[top] === 0) top--;
   }
   if (pos !== end) fail(`${end - pos} extra bytes follow the value`, pos);
   return flags;
 }
 
-function checkExtension(view: DataView, pos: number, length: number, end: number, start: number) {
+/**
+ * The stack of {@linkcode scan}, reused across messages (scanning is synchronous). A deep message
+ * grows it; {@linkcode msgpackCodec}'s `decode` shrinks it back afterwards.
+ */
+const openItems: number[] = [1];
+
+/** A big-endian `uint 16` at `pos` (the caller checked the bytes exist). */
+function u16(bytes: Uint8Array, pos: number): number {
+  return (bytes[pos] << 8) | bytes[pos + 1];
+}
+
+/** A big-endian `uint 32` at `pos` (the caller checked the bytes exist). */
+function u32(bytes: Uint8Array, pos: number): number {
+  return bytes[pos] * 0x1000000 + ((bytes[pos + 1] << 16) | (bytes[pos + 2] << 8) | bytes[pos + 3]);
+}
+
+function checkExtension(
+  bytes: Uint8Array,
+  pos: number,
+  length: number,
+  end: number,
+  start: number,
+): void {
   if (pos >= end) fail('the message ends inside a value', start);
-  const type = view.getInt8(pos);
+  const type = (bytes[pos] << 24) >> 24;
   if (type !== EXT_TIMESTAMP) fail(`extension type ${type} is not supported`, start);
   if (length !== 4 && length !== 8 && length !== 12) {
     fail(`a timestamp must be 4, 8 or 12 bytes long, found ${length}`, start);
@@ -421,7 +435,12 @@ export const msgpackCodec: Codec = Object.freeze({
   },
   decode(data: string | Uint8Array): unknown {
     const bytes = toBytes(data);
-    const flags = scan(bytes);
+    let flags: number;
+    try {
+      flags = scan(bytes);
+    } finally {
+      if (openItems.length > 1024) openItems.length = 1024;
+    }
     let value: unknown;
     try {
       value = (flags & SAW_PROTO ? protoSafeDecoder : decoder).decode(bytes);
