@@ -30,7 +30,8 @@ interface DenoUpgrade {
  *
  * @param request The incoming request, e.g. from `Deno.serve`.
  * @param acceptor The acceptor that takes the socket.
- * @returns The 101 response to return from the handler, or the refusal.
+ * @returns The 101 response to return from the handler, or the refusal (400 as well for an
+ * upgrade `Deno.upgradeWebSocket` rejects, such as one without `Sec-WebSocket-Key`).
  * @throws {TypeError} When `Deno.upgradeWebSocket` does not exist (not running on Deno).
  *
  * @example A refused request: no upgrade header
@@ -52,7 +53,16 @@ export function upgrade(request: Request, acceptor: Acceptor): Response {
   if (typeof deno?.upgradeWebSocket !== 'function') {
     throw new TypeError('Cannot upgrade as Deno.upgradeWebSocket is not available: run on Deno');
   }
-  const { socket, response } = deno.upgradeWebSocket(request, { protocol: check.protocol });
-  acceptor.accept(socket);
-  return response;
+  let upgraded: { socket: ServerWebSocket; response: Response };
+  try {
+    upgraded = deno.upgradeWebSocket(request, { protocol: check.protocol });
+  } catch (error) {
+    // A malformed upgrade (no Sec-WebSocket-Key, a wrong version): the client's fault.
+    return new Response(`Bad WebSocket upgrade request: ${(error as Error)?.message ?? error}`, {
+      status: 400,
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    });
+  }
+  acceptor.accept(upgraded.socket);
+  return upgraded.response;
 }
