@@ -298,6 +298,8 @@ wss.close();
 
 const durations = outages.map((outage) => ({
   kind: outage.kind,
+  from: outage.from,
+  to: outage.to,
   ms: Math.round((outage.to ?? elapsed()) - outage.from),
 }));
 const longest = durations.reduce((a, b) => (b.ms > a.ms ? b : a), { kind: 'none', ms: 0 });
