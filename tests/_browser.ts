@@ -51,7 +51,7 @@ export interface LaunchOptions {
 export interface TestBrowser extends AsyncDisposable {
   /** The browser. */
   readonly browser: Browser;
-  /** A fresh browser context; open pages with `context.newPage()`. */
+  /** The browser's context (a fresh profile); open pages with `context.newPage()`. */
   readonly context: BrowserContext;
   /** Closes Chromium (idempotent, bounded, kills it if needed) and removes its profile. */
   close(): Promise<void>;
@@ -136,7 +136,8 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
     // Keep draining stderr so Chromium never blocks on a full pipe.
     child.stderr!.resume();
     browser = await chromium.connectOverCDP(endpoint, { timeout: launchTimeoutMs });
-    const context = await browser.newContext();
+    // The default context is as fresh as a new one (the profile directory is new), and cheaper.
+    const context = browser.contexts()[0] ?? await browser.newContext();
     return { browser, context, close, [Symbol.asyncDispose]: close };
   } catch (error) {
     await close();

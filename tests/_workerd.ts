@@ -44,8 +44,22 @@ export function repoRoot(): string {
  * workerd, the way wrangler would: esbuild, browser conditions, every import inlined.
  */
 export async function bundleWorker(entry: string): Promise<string> {
+  return await bundle({ entryPoints: [join(repoRoot(), entry)] });
+}
+
+/**
+ * Bundles a Worker given as TypeScript source, its imports resolved from the repository root
+ * (so `'./lib/adapters/cloudflare.ts'` or `'hono'` work), like {@linkcode bundleWorker}.
+ */
+export async function bundleWorkerSource(source: string): Promise<string> {
+  return await bundle({
+    stdin: { contents: source, resolveDir: repoRoot(), sourcefile: 'worker.ts', loader: 'ts' },
+  });
+}
+
+async function bundle(input: Pick<esbuild.BuildOptions, 'entryPoints' | 'stdin'>): Promise<string> {
   const result = await esbuild.build({
-    entryPoints: [join(repoRoot(), entry)],
+    ...input,
     bundle: true,
     write: false,
     format: 'esm',
