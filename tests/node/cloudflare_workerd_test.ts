@@ -356,7 +356,7 @@ test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernat
   let ada: Dialed | undefined;
   let bob: Dialed | undefined;
   try {
-    const heartbeat = { intervalMs: 1000, timeoutMs: 2000 };
+    const heartbeat = { intervalMs: 1000, timeoutMs: 5000 };
     ada = await dial('/room/sleepy', 'ada', ['x'], { heartbeat, traffic });
     bob = await dial('/room/sleepy', 'bob', ['y'], { heartbeat });
     const awake = await stats(ada.connection);
