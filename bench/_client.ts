@@ -5,13 +5,15 @@
  *
  * Each scenario runs one warm-up round, then `reps` rounds; every round runs each subject once,
  * in an order rotated per round, so drift in machine load hits every subject alike. It prints
- * one `ROW` per subject and metric: the median over the rounds, and its min and max.
+ * one `ROW` per subject and metric: the median over the rounds, and its min and max. Besides the
+ * wall-clock figures, every repetition measures `cpu`: the CPU time the client and the server
+ * process used, per operation (µs/op), which other load on the machine does not inflate.
  *
  * @module
  */
 import process from 'node:process';
 import { type BenchClient, openClient, type Subject, SUBJECTS } from './_clients.ts';
-import { emitRow, median, numberOption, option, runtime, within } from './_common.ts';
+import { cpuMicros, emitRow, median, numberOption, option, runtime, within } from './_common.ts';
 import { reqResp } from './req_resp.ts';
 import { oneWay } from './one_way.ts';
 import { connectRate } from './connect.ts';
@@ -29,11 +31,11 @@ const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,br
   .split(',');
 const subjects = SUBJECTS.filter((subject) => ports[subject] > 0);
 
-const REQ_1 = quick ? 400 : 3_000;
-const REQ_64 = quick ? 3_000 : 20_000;
-const ONE_WAY = quick ? 10_000 : 100_000;
-const CONNECT = quick ? 100 : 500;
-const PEERS = quick ? 200 : 1_000;
+const REQ_1 = quick ? 300 : 3_000;
+const REQ_64 = quick ? 2_000 : 20_000;
+const ONE_WAY = quick ? 5_000 : 100_000;
+const CONNECT = quick ? 50 : 500;
+const PEERS = quick ? 100 : 1_000;
 
 type Measure = (subject: Subject, warmUp: boolean) => Promise<Record<string, number>>;
 
@@ -76,8 +78,28 @@ async function interleave(
   }
 }
 
+const clients = new Map<Subject, BenchClient>();
+
+/**
+ * Runs `fn` and returns its result with the CPU time the client and the server process used
+ * meanwhile, per operation, in µs: unlike wall-clock rates, this does not move when other
+ * processes load the machine.
+ */
+async function withCpu<T>(
+  subject: Subject,
+  operations: number,
+  fn: () => Promise<T>,
+): Promise<[T, number]> {
+  const client = clients.get(subject)!;
+  const server0 = await client.serverCpu();
+  const client0 = cpuMicros();
+  const result = await fn();
+  const client1 = cpuMicros();
+  const server1 = await client.serverCpu();
+  return [result, (client1 - client0 + server1 - server0) / operations];
+}
+
 async function main(): Promise<void> {
-  const clients = new Map<Subject, BenchClient>();
   for (const subject of subjects) clients.set(subject, await openClient(subject, ports[subject]));
   const deadline = (what: string, ms: number) => <T>(p: Promise<T>) => within(p, ms, what);
   for (const inFlight of [1, 64]) {
@@ -86,28 +108,47 @@ async function main(): Promise<void> {
     const count = inFlight === 1 ? REQ_1 : REQ_64;
     await interleave(
       scenario,
-      { throughput: 'round trips/s', p50: 'µs', p99: 'µs' },
+      { throughput: 'round trips/s', cpu: 'µs/op', p50: 'µs', p99: 'µs' },
       async (subject, warmUp) => {
-        const result = await deadline(scenario, 60_000)(
-          reqResp(clients.get(subject)!, inFlight, warmUp ? count >> 2 : count),
+        const n = warmUp ? count >> 2 : count;
+        const [result, cpu] = await withCpu(
+          subject,
+          n,
+          () => deadline(scenario, 60_000)(reqResp(clients.get(subject)!, inFlight, n)),
         );
-        return { throughput: result.rate, p50: result.p50, p99: result.p99 };
+        return { throughput: result.rate, cpu, p50: result.p50, p99: result.p99 };
       },
     );
   }
   if (scenarios.includes('one-way')) {
-    await interleave('one-way', { throughput: 'messages/s' }, async (subject, warmUp) => ({
-      throughput: await deadline('one-way', 60_000)(
-        oneWay(clients.get(subject)!, warmUp ? ONE_WAY >> 2 : ONE_WAY),
-      ),
-    }));
+    await interleave(
+      'one-way',
+      { throughput: 'messages/s', cpu: 'µs/op' },
+      async (subject, warmUp) => {
+        const n = warmUp ? ONE_WAY >> 2 : ONE_WAY;
+        const [throughput, cpu] = await withCpu(
+          subject,
+          n,
+          () => deadline('one-way', 60_000)(oneWay(clients.get(subject)!, n)),
+        );
+        return { throughput, cpu };
+      },
+    );
   }
   if (scenarios.includes('connect')) {
-    await interleave('connect', { throughput: 'connections/s' }, async (subject, warmUp) => ({
-      throughput: await deadline('connect', 60_000)(
-        connectRate(subject, ports[subject], warmUp ? CONNECT >> 2 : CONNECT, 50),
-      ),
-    }));
+    await interleave(
+      'connect',
+      { throughput: 'connections/s', cpu: 'µs/op' },
+      async (subject, warmUp) => {
+        const n = warmUp ? CONNECT >> 2 : CONNECT;
+        const [throughput, cpu] = await withCpu(
+          subject,
+          n,
+          () => deadline('connect', 60_000)(connectRate(subject, ports[subject], n, 50)),
+        );
+        return { throughput, cpu };
+      },
+    );
   }
   if (scenarios.includes('broadcast')) {
     const peers = new Map<Subject, BenchClient[]>();
@@ -125,10 +166,14 @@ async function main(): Promise<void> {
       }
       await interleave(
         'broadcast',
-        { elapsed: 'ms', throughput: 'deliveries/s' },
+        { elapsed: 'ms', throughput: 'deliveries/s', cpu: 'µs/op' },
         async (subject) => {
-          const ms = await broadcastOnce(clients.get(subject)!, peers.get(subject)!);
-          return { elapsed: ms, throughput: PEERS / (ms / 1000) };
+          const [ms, cpu] = await withCpu(
+            subject,
+            PEERS,
+            () => broadcastOnce(clients.get(subject)!, peers.get(subject)!),
+          );
+          return { elapsed: ms, throughput: PEERS / (ms / 1000), cpu };
         },
       );
     } finally {

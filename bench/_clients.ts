@@ -24,6 +24,8 @@ export interface BenchClient {
   sink(count: number, value: (i: number) => unknown): Promise<void>;
   /** Asks the server to broadcast one message to every client; resolves with its count. */
   broadcast(): Promise<number>;
+  /** The server process's CPU time so far, in µs. */
+  serverCpu(): Promise<number>;
   /** Called for each broadcast message this client receives. */
   onBroadcast: (() => void) | undefined;
   /** Closes the client. */
@@ -76,6 +78,12 @@ function openRaw(port: number, id: number): Promise<BenchClient> {
         ws.send('#bcast');
       });
     },
+    serverCpu() {
+      return new Promise((resolve) => {
+        control = (text) => resolve(Number(text.slice(5)));
+        ws.send('#cpu');
+      });
+    },
     close() {
       ws.close();
     },
@@ -107,6 +115,9 @@ async function openMuxws(port: number, id: number): Promise<BenchClient> {
     },
     async broadcast() {
       return await connection.request(null, { headers: { op: 'bcast' } }) as number;
+    },
+    async serverCpu() {
+      return await connection.request(null, { headers: { op: 'cpu' } }) as number;
     },
     close() {
       connection.close().catch(() => {});
@@ -140,6 +151,7 @@ function openSocketIo(port: number, id: number): Promise<BenchClient> {
       });
     },
     broadcast: () => socket.emitWithAck('bcast'),
+    serverCpu: () => socket.emitWithAck('cpu'),
     close() {
       socket.close();
     },

@@ -124,6 +124,12 @@ export async function collectGarbage(): Promise<void> {
   }
 }
 
+/** CPU time this process used so far (user + system, all threads), in µs. */
+export function cpuMicros(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+}
+
 /** Resident set size and JS heap in use, in bytes. */
 export function memory(): { rss: number; heap: number } {
   const usage = process.memoryUsage();

@@ -37,6 +37,7 @@ import { bunHandlers } from '../lib/adapters/bun.ts';
 import type { Stream } from '../mod.ts';
 import {
   collectGarbage,
+  cpuMicros,
   memory,
   numberOption,
   option,
@@ -100,6 +101,7 @@ function rawMessage(socket: RawSocket, state: RawState, data: unknown): void {
   }
   if (text.charCodeAt(0) === 35 /* # */) {
     if (text.startsWith('#sink ')) state.sinkLeft = Number(text.slice(6));
+    else if (text === '#cpu') socket.send(`#cpu ${cpuMicros()}`);
     else if (text === '#bcast') {
       for (const other of rawSockets) other.send(BROADCAST_TEXT);
       socket.send(`#bdone ${rawSockets.size}`);
@@ -136,6 +138,7 @@ function makeAcceptor(): Acceptor {
         return count;
       }
       if (op === 'bcast') return await acceptor.broadcast('all', BROADCAST);
+      if (op === 'cpu') return cpuMicros();
       return stream.payload;
     },
     onError: (error) => console.error('acceptor error:', error),
@@ -172,6 +175,7 @@ function socketIo(server: ReturnType<typeof createServer>): Subject {
     socket.on('m', () => {
       if (--sinkLeft === 0) socket.emit('done');
     });
+    socket.on('cpu', (ack: (micros: number) => void) => ack(cpuMicros()));
     socket.on('bcast', (ack: (count: number) => void) => {
       io.to('all').emit('b', BROADCAST);
       ack(io.of('/').sockets.size);

@@ -44,12 +44,12 @@ const scenarios = listOption(
   'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle',
 );
 const BUDGET_MS = quick ? 60_000 : 480_000;
-const REPS = quick ? 3 : 5;
-const IDLE_CONNECTIONS = quick ? 500 : 5_000;
-const HERD_DIALERS = quick ? 200 : 1_000;
+const REPS = quick ? 1 : 5;
+const IDLE_CONNECTIONS = quick ? 200 : 5_000;
+const HERD_DIALERS = quick ? 100 : 1_000;
 const HERD_BOUND_MS = quick ? 6_000 : 15_000;
 const HERD_SUBJECTS = quick
-  ? ['muxws', 'socket.io-client']
+  ? ['muxws']
   : ['muxws', 'socket.io-client', 'partysocket', 'reconnecting-websocket'];
 const HERD_EVENTS = quick ? ['herd-1012'] : ['herd-goaway', 'herd-1012', 'herd-kill'];
 const SIDE_BY_SIDE = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast'];
@@ -199,12 +199,12 @@ function buildForNode(): void {
 async function sideBySide(runtime: string, wanted: string[]): Promise<void> {
   const servers: Child[] = [];
   try {
-    const ports: string[] = [];
-    for (const subject of ['muxws', 'raw', 'socketio']) {
-      const [child, port] = await startServer(runtime, subject);
+    const started = ['muxws', 'raw', 'socketio'].map((subject) => {
+      const child = start(runtime, '_server', ['--subject', subject, '--port', '0']);
       servers.push(child);
-      ports.push(`${subject}=${port}`);
-    }
+      return child.waitFor('READY', 30_000).then((port) => `${subject}=${Number(port)}`);
+    });
+    const ports = await Promise.all(started);
     const client = start(runtime, '_client', [
       '--ports',
       ports.join(','),
@@ -411,7 +411,19 @@ function addRatios(): void {
     const [scenario, runtime] = pair.split('|');
     const [metric, lowerBetter] = mainMetric(scenario);
     const ours = value(scenario, runtime, 'muxws', metric);
+    const oursCpu = value(scenario, runtime, 'muxws', 'cpu');
     for (const other of ['raw', 'socket.io']) {
+      const theirsCpu = value(scenario, runtime, other, 'cpu');
+      if (Number.isFinite(theirsCpu) && Number.isFinite(oursCpu)) {
+        rows.push({
+          scenario,
+          runtime,
+          subject: 'ratio',
+          metric: `cpu-vs-${other}`,
+          value: theirsCpu / oursCpu,
+          unit: '×',
+        });
+      }
       // socket.io has no GOAWAY: its restart close (herd-1012) stands beside muxws's GOAWAY.
       const theirScenario = scenario === 'herd-goaway' && other === 'socket.io'
         ? 'herd-1012'
@@ -465,9 +477,11 @@ function tables(): string {
     for (const runtime of runtimes) {
       const [metric] = mainMetric(scenario);
       const metrics = scenario.startsWith('req-resp')
-        ? [metric, 'p50', 'p99']
+        ? [metric, 'cpu', 'p50', 'p99']
         : scenario === 'broadcast'
-        ? [metric, 'elapsed']
+        ? [metric, 'cpu', 'elapsed']
+        : scenario === 'one-way' || scenario === 'connect'
+        ? [metric, 'cpu']
         : scenario === 'idle-memory'
         ? [metric, 'heap-per-connection']
         : [metric];
@@ -475,6 +489,7 @@ function tables(): string {
         const unit = rows.find((r) => r.scenario === scenario && r.metric === m)?.unit;
         if (unit === undefined) continue;
         const ratio = (other: string) => {
+          if (m === 'cpu') return `${fmt(value(scenario, runtime, 'ratio', `cpu-vs-${other}`))}×`;
           if (m !== metric) return '';
           const r = value(scenario, runtime, 'ratio', `vs-${other}`);
           const goal = GOALS[scenario];
