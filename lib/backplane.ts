@@ -301,9 +301,9 @@ function track(
 /** Options of {@linkcode broadcastChannelBackplane}. */
 export interface BroadcastChannelBackplaneOptions {
   /**
-   * Receives what no call waits for: a message that is not a {@linkcode BackplaneMessage} (or
-   * that could not be deserialized), and a subscriber that threw. Contained; absent,
-   * `console.error`.
+   * Receives what no call waits for: a {@linkcode BackplaneGapError} when a sender's sequence
+   * numbers were skipped (messages lost), a message that is not a backplane envelope (or that
+   * could not be deserialized), and a subscriber that threw. Contained; absent, `console.error`.
    */
   onError?: (error: BackplaneError) => void;
 }
@@ -333,8 +333,8 @@ export interface BroadcastChannelBackplane extends Backplane {
  * carries its publisher's sequence number: a receiver drops a repeat and reports skipped numbers
  * as a {@linkcode BackplaneGapError} counting the missed messages. That matters on Deno, whose
  * channel between isolates holds 256 messages for the whole process and silently drops what a
- * lagging isolate has not read yet (a burst of 1,000 to a busy worker loses some); on Bun and Node,
- * and within one isolate, nothing is lost. An open channel keeps the process alive: call
+ * lagging isolate has not read yet (a burst of 1,000 to a busy worker loses some); between Bun
+ * workers, and within one isolate on every runtime, nothing is lost. An open channel keeps the process alive: call
  * `close()` when done.
  *
  * @param name The channel name, shared by every node.
