@@ -334,8 +334,8 @@ export interface BroadcastChannelBackplane extends Backplane {
  * as a {@linkcode BackplaneGapError} counting the missed messages. That matters on Deno, whose
  * channel between isolates holds 256 messages for the whole process and silently drops what a
  * lagging isolate has not read yet (a burst of 1,000 to a busy worker loses some); between Bun
- * workers, and within one isolate on every runtime, nothing is lost. An open channel keeps the process alive: call
- * `close()` when done.
+ * workers, and within one isolate on every runtime, nothing is lost. An open channel keeps the
+ * process alive: call `close()` when done.
  *
  * @param name The channel name, shared by every node.
  * @param options `onError` for messages it cannot read and subscribers that throw.
