@@ -182,7 +182,7 @@ const connection = await connect((ctx: DialContext) => {
   line(
     ctx.reason === 'initial'
       ? 'dial'
-      : `redial${ctx.resumedFromServiceRestart ? ' (fast path: service restart)' : ''}`,
+      : `redial${ctx.resumedFromServiceRestart ? ' on the fast path (GOAWAY or 1012)' : ''}`,
   );
   return `ws://127.0.0.1:${port}/`;
 }, {
@@ -195,6 +195,8 @@ const connection = await connect((ctx: DialContext) => {
     const at = elapsed();
     opens.push({ at, ...info });
     state = 'open';
+    attempt = 0; // the count resets at establishment; info.attempts is the count before
+    nextDelayMs = undefined;
     const outage = outages.at(-1);
     if (info.reconnected && outage && outage.to === undefined) outage.to = at;
     line(
@@ -210,7 +212,7 @@ const connection = await connect((ctx: DialContext) => {
     nextDelayMs = info.delayMs;
     resumed = undefined; // known at the redial, from its DialContext
     const why = info.code === 1000 && info.reason === 'goaway'
-      ? ': the dialer closes by itself once the GOAWAY came and its streams are done'
+      ? ": the dialer's own close, after the GOAWAY, once no stream is left"
       : info.code === 1006
       ? ': the socket was dropped'
       : '';
@@ -226,12 +228,16 @@ const connection = await connect((ctx: DialContext) => {
     attempt = info.attempt;
     nextDelayMs = info.delayMs;
     line(
-      `redial scheduled${
-        info.attempt > 0 ? ` (previous one failed: ${describe(info.error)})` : ''
-      }`,
+      info.attempt === 0
+        ? 'redial scheduled'
+        : `redial scheduled, ${info.attempt} failed so far (${shortly(info.error)})`,
     );
   },
 });
+/** The error's message without the URL it names. */
+function shortly(error: unknown): string {
+  return describe(error).replace(/^The WebSocket to \S+ /, 'the socket ');
+}
 function describe(error: unknown): string {
   const cause = (error as { cause?: unknown })?.cause;
   const message = error instanceof Error ? error.message : String(error);
