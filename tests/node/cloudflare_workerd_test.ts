@@ -356,7 +356,9 @@ test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernat
   let ada: Dialed | undefined;
   let bob: Dialed | undefined;
   try {
-    const heartbeat = { intervalMs: 1000, timeoutMs: 5000 };
+    // A PING after 500 ms of silence, then the next check when its 2500 ms deadline is due:
+    // about one PING every 3 s.
+    const heartbeat = { intervalMs: 500, timeoutMs: 2500 };
     ada = await dial('/room/sleepy', 'ada', ['x'], { heartbeat, traffic });
     bob = await dial('/room/sleepy', 'bob', ['y'], { heartbeat });
     const awake = await stats(ada.connection);
@@ -372,7 +374,7 @@ test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernat
     }
     const pings = traffic.sent.filter((m) => m === '[6]').length - pingsBefore;
     const pongs = traffic.received.filter((m) => m === '[7]').length;
-    assert.ok(pings >= 5, `expected at least 5 PINGs in 12.5 s, got ${pings}`);
+    assert.ok(pings >= 3, `expected at least 3 PINGs in 12.5 s, got ${pings}`);
     assert.ok(pongs >= pings - 1, `expected a PONG per PING: ${pings} PINGs, ${pongs} PONGs`);
 
     const woken = await stats(ada.connection);
