@@ -693,7 +693,8 @@ export class Stream {
       this.#failHandler(error);
       return;
     }
-    this.#enqueue(data, value !== undefined, true).catch(noop);
+    const sent = this.#enqueue(data, value !== undefined, true);
+    if (sent !== RESOLVED) sent.catch(noop); // a reset or loss already reached everyone else
   }
 
   #failHandler(error: unknown): void {
