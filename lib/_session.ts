@@ -543,7 +543,11 @@ export class Session {
       );
     }
     const signal = options?.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    if (
+      signal !== undefined &&
+      (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean' ||
+        typeof signal.addEventListener !== 'function')
+    ) {
       throw new TypeError(
         `Cannot open a stream as "signal" must be an AbortSignal: current value is ${show(signal)}`,
       );
