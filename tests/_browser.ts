@@ -146,7 +146,7 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
 }
 
 /** The repository root: the nearest folder above this module with the package's deno.json. */
-function repoRoot(): string {
+export function repoRoot(): string {
   // Node runs this module bundled under .test-results/, so walk up rather than assume a depth.
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {

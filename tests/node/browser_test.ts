@@ -1,15 +1,19 @@
 // The dialer in a real browser: Debian's Chromium (playwright-core) loads examples/browser/ from a
 // local static server; its module (the dialer, bundled from the sources with esbuild) connects
-// to the project's Acceptor on Node (`ws`, on another port, so the acceptor allows the page's
-// origin), makes a request every 200 ms, and survives an acceptor restart: GOAWAY + 1012, a
-// second of downtime, then a new acceptor on the same port. The test reads the page's state.
+// to the project's Acceptor (on another port, so the acceptor allows the page's origin), makes a
+// request every 200 ms, and survives an acceptor restart: GOAWAY + 1012, a second of downtime,
+// then a new acceptor on the same port. The test reads the page's state. The acceptor is run on
+// Deno (`Deno.serve` + ./deno, a child process: tests/_browser_acceptor_deno.ts) and on Node
+// (`ws` + accept(), in this process).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createServer, type Server, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import { join } from 'node:path';
+import WebSocket, { WebSocketServer } from 'ws';
 import { Acceptor } from '../../lib/acceptor.ts';
-import { bundleForBrowser, launchBrowser, readRepoFile } from '../_browser.ts';
+import { bundleForBrowser, launchBrowser, readRepoFile, repoRoot } from '../_browser.ts';
 
 /** The page's state (examples/browser/app.ts `PageState`), as read from the page. */
 interface PageState {
@@ -24,7 +28,6 @@ interface PageState {
 }
 
 interface AcceptorServer {
-  acceptor: Acceptor;
   port: number;
   /** Closes the acceptor gracefully (GOAWAY, then 1012), then the server. */
   restart(): Promise<void>;
@@ -49,8 +52,77 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** Starts an acceptor for the page on `port` (0: ephemeral), answering with `generation`. */
+type AcceptorFactory = (
+  port: number,
+  generation: number,
+  pageOrigin: string,
+) => Promise<AcceptorServer>;
+
+/**
+ * The project's Acceptor on Deno, as a child process (`Deno.serve` + ./deno); SIGTERM restarts
+ * it gracefully (GOAWAY, drain, 1012), SIGKILL follows if it has not exited within 5 s.
+ */
+async function startDenoAcceptor(
+  port: number,
+  generation: number,
+  pageOrigin: string,
+): Promise<AcceptorServer> {
+  const root = repoRoot();
+  const child = spawn(join(root, 'node_modules', '.bin', 'deno'), [
+    'run',
+    '--allow-net',
+    '--allow-env',
+    '--no-check',
+    '--quiet',
+    'tests/_browser_acceptor_deno.ts',
+    String(port),
+    String(generation),
+    pageOrigin,
+  ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => output += chunk);
+  const end = async (signal: 'SIGTERM' | 'SIGKILL') => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(true), 5000));
+    const slow = await Promise.race([exited.then(() => false), late]);
+    clearTimeout(timer);
+    if (slow) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  try {
+    const bound = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`The Deno acceptor did not listen within 30 s: ${output}`)),
+        30_000,
+      );
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        const match = /listening (\d+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(Number(match[1]));
+        }
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`The Deno acceptor exited (${code ?? signal}): ${output}`));
+      });
+    });
+    return { port: bound, restart: () => end('SIGTERM'), stop: () => end('SIGKILL') };
+  } catch (error) {
+    await end('SIGKILL');
+    throw error;
+  }
+}
+
 /** The project's Acceptor behind Node's http server and `ws`, allowing `pageOrigin`. */
-async function startAcceptor(
+async function startNodeAcceptor(
   port: number,
   generation: number,
   pageOrigin: string,
@@ -89,17 +161,26 @@ async function startAcceptor(
     wss.handleUpgrade(request, socket, head, (ws) => acceptor.accept(ws));
   });
   const bound = await listen(server, port);
-  const stop = async () => {
+  const stop = async (graceMs = 0) => {
+    // Let closing handshakes finish (at most graceMs) before cutting what is left.
+    const open = [...wss.clients].filter((client) => client.readyState !== WebSocket.CLOSED);
+    if (graceMs > 0 && open.length > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all(open.map((client) => new Promise((resolve) => client.once('close', resolve)))),
+        new Promise((resolve) => timer = setTimeout(resolve, graceMs)),
+      ]);
+      clearTimeout(timer);
+    }
     for (const client of wss.clients) client.terminate();
     wss.close();
     await closeServer(server);
   };
   return {
-    acceptor,
     port: bound,
     restart: async () => {
       await acceptor.close({ drainMs: 2000, spreadMs: 200 });
-      await stop();
+      await stop(1000);
     },
     stop: async () => {
       await acceptor.close({ drainMs: 0, spreadMs: 0 }).catch(() => {});
@@ -126,7 +207,7 @@ async function startStatic(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${port}` };
 }
 
-test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials through an acceptor restart (GOAWAY + 1012)', async () => {
+async function restartScenario(startAcceptor: AcceptorFactory): Promise<void> {
   let site: { server: Server; origin: string } | undefined;
   let first: AcceptorServer | undefined;
   let second: AcceptorServer | undefined;
@@ -181,7 +262,6 @@ test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials thro
         .muxwsRequest({ from: 'test' })
     );
     assert.deepEqual(answer, { echo: { from: 'test' }, generation: 2 });
-    assert.equal(second.acceptor.stats.peers, 1);
     assert.equal(await page.textContent('#state'), 'open');
   } finally {
     await browser?.close();
@@ -189,4 +269,12 @@ test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials thro
     await second?.stop();
     if (site) await closeServer(site.server);
   }
+}
+
+test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials through a Deno acceptor restart (GOAWAY + 1012)', async () => {
+  await restartScenario(startDenoAcceptor);
+});
+
+test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials through a Node acceptor restart (GOAWAY + 1012)', async () => {
+  await restartScenario(startNodeAcceptor);
 });
