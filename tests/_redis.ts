@@ -41,6 +41,18 @@ export interface StartRedisOptions {
 
 const STOP_TIMEOUT_MS = 5000;
 
+/** Servers still running; killed if the test process exits without stopping them (a crash). */
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killOnExit(proc: ChildProcess): void {
+  live.add(proc);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of live) child.kill('SIGKILL');
+  });
+}
+
 /** A port nothing listens on right now, found by binding port 0 on 127.0.0.1. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -105,6 +117,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       'warning',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
+    killOnExit(proc);
     proc.stdout?.on('data', (chunk) => (output += chunk));
     proc.stderr?.on('data', (chunk) => (output += chunk));
     exited = new Promise((resolve) => {
@@ -117,6 +130,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     let gone = false;
     void exited.then(() => {
       gone = true;
+      live.delete(proc);
       if (child === proc) child = undefined;
     });
     const deadline = Date.now() + startTimeoutMs;
