@@ -1,10 +1,12 @@
 /**
  * The client process of the side-by-side scenarios on one runtime:
  * `<runtime> bench/_client.ts --ports muxws=P1,raw=P2,socketio=P3 --reps 5 [--quick 1]
- * [--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast]`.
+ * [--budget 90000] [--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast]`.
  *
- * Each scenario runs one warm-up round, then `reps` rounds; every round runs each subject once,
- * in an order rotated per round, so drift in machine load hits every subject alike. It prints
+ * Each scenario runs one warm-up round, then up to `reps` rounds; every round runs each subject
+ * once, in an order rotated per round, so drift in machine load hits every subject alike. Each
+ * scenario gets an equal share of what is left of `--budget` ms and starts no round past it
+ * (always at least one; the `rounds` row says how many ran). It prints
  * one `ROW` per subject and metric: the median over the rounds, and its min and max. Besides the
  * wall-clock figures, every repetition measures `cpu`: the CPU time the client and the server
  * process used, per operation (µs/op), which other load on the machine does not inflate.
@@ -31,11 +33,16 @@ const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,br
   .split(',');
 const subjects = SUBJECTS.filter((subject) => ports[subject] > 0);
 
-const REQ_1 = quick ? 300 : 3_000;
-const REQ_64 = quick ? 2_000 : 20_000;
-const ONE_WAY = quick ? 5_000 : 100_000;
-const CONNECT = quick ? 50 : 500;
+const budgetMs = numberOption('budget', quick ? 15_000 : 90_000);
+const started = Date.now();
+
+const REQ_1 = quick ? 300 : 1_000;
+const REQ_64 = quick ? 2_000 : 6_000;
+const ONE_WAY = quick ? 5_000 : 20_000;
+const CONNECT = quick ? 50 : 200;
 const PEERS = quick ? 100 : 1_000;
+
+let done = 0;
 
 type Measure = (subject: Subject, warmUp: boolean) => Promise<Record<string, number>>;
 
@@ -45,15 +52,21 @@ async function interleave(
   units: Record<string, string>,
   measure: Measure,
 ): Promise<void> {
+  // This scenario's share of what is left of the budget; a round is started only while the
+  // share lasts (at least one), so a loaded machine gets fewer rounds, never an unbounded run.
+  const share = (budgetMs - (Date.now() - started)) / (scenarios.length - done);
+  const deadline = Date.now() + share;
+  done++;
   for (const subject of subjects) await measure(subject, true);
   const results = new Map<Subject, Record<string, number>[]>(subjects.map((s) => [s, []]));
-  for (let round = 0; round < reps; round++) {
+  for (let round = 0; round < reps && (round === 0 || Date.now() < deadline); round++) {
     for (let k = 0; k < subjects.length; k++) {
       const subject = subjects[(k + round) % subjects.length];
       results.get(subject)!.push(await measure(subject, false));
     }
   }
   for (const [subject, list] of results) {
+    emitRow({ scenario, runtime, subject, metric: 'rounds', value: list.length, unit: 'count' });
     for (const metric of Object.keys(units)) {
       const values = list.map((r) => r[metric]);
       const unit = units[metric];
