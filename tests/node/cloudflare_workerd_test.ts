@@ -13,7 +13,13 @@ import type {
 } from '../../lib/dialer.ts';
 import { ConnectError, NotConnectedError } from '../../lib/errors.ts';
 import type { PublishMessage, Stream } from '../../lib/stream.ts';
-import { bundleWorker, startWorkerd, type WorkerdInstance } from '../_workerd.ts';
+import { msgpackCodec } from '../../lib/msgpack.ts';
+import {
+  bundleWorker,
+  bundleWorkerSource,
+  startWorkerd,
+  type WorkerdInstance,
+} from '../_workerd.ts';
 
 let worker: WorkerdInstance;
 
@@ -111,9 +117,10 @@ function rawUpgrade(
   path: string,
   protocols: string[],
   origin?: string,
+  on: WorkerdInstance = worker,
 ): Promise<{ protocol?: string; status?: number }> {
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(worker.wsUrl(path), protocols, origin ? { origin } : {});
+    const socket = new WebSocket(on.wsUrl(path), protocols, origin ? { origin } : {});
     const timer = setTimeout(() => {
       socket.terminate();
       reject(new Error(`No answer to the upgrade of ${path} within 5000 ms`));
@@ -483,5 +490,79 @@ test("WSM-ACC-008 a Durable Object's acceptor.close() drains with GOAWAY and the
     assert.deepEqual(you.tags, ['room', 'user:ada']);
   } finally {
     await closeAll(ada);
+  }
+});
+
+const MSGPACK_WORKER = `
+import { Acceptor } from './lib/acceptor.ts';
+import { DurableObjectAcceptor, upgrade } from './lib/adapters/cloudflare.ts';
+import { msgpackCodec } from './lib/msgpack.ts';
+
+const onStream = (stream) => ({ echo: stream.payload, bytes: stream.payload?.data instanceof Uint8Array });
+let workerAcceptor;
+export class Room {
+  constructor(state) {
+    this.acceptor = new Acceptor({ codec: msgpackCodec, idleTimeoutMs: 0, onStream });
+    this.muxws = new DurableObjectAcceptor(state, this.acceptor);
+  }
+  async fetch(request) {
+    if (request.method === 'POST') {
+      return Response.json(await this.acceptor.broadcast('all', { bytes: new Uint8Array([9, 8]) }));
+    }
+    return this.muxws.upgrade(request, { tags: ['all'] });
+  }
+  webSocketMessage(ws, message) { this.muxws.webSocketMessage(ws, message); }
+  webSocketClose(ws, code, reason) { this.muxws.webSocketClose(ws, code, reason); }
+}
+export default {
+  fetch(request, env) {
+    if (new URL(request.url).pathname === '/worker') {
+      workerAcceptor ??= new Acceptor({ codec: msgpackCodec, idleTimeoutMs: 0, onStream });
+      return upgrade(request, workerAcceptor);
+    }
+    return env.ROOM.get(env.ROOM.idFromName('binary')).fetch(request);
+  },
+};
+`;
+
+test('WSM-WIRE-002 the msgpack codec runs through workerd: binary messages in the Worker and the Durable Object', async () => {
+  await using binary = await startWorkerd({
+    script: await bundleWorkerSource(MSGPACK_WORKER),
+    durableObjects: { ROOM: 'Room' },
+  });
+  for (const path of ['/worker', '/room']) {
+    assert.equal(
+      (await rawUpgrade(path, ['muxws.v1.msgpack'], undefined, binary)).protocol,
+      'muxws.v1.msgpack',
+    );
+    const published: PublishMessage[] = [];
+    const connection = await connect(binary.wsUrl(path), {
+      codec: msgpackCodec,
+      WebSocket: socketClass(),
+      reconnect: false,
+      heartbeat: false,
+      handshakeTimeoutMs: 5000,
+      onPublish: (message) => void published.push(message),
+    });
+    try {
+      const data = new Uint8Array([0, 1, 2, 254, 255]);
+      assert.deepEqual(
+        await connection.request({ data, n: 1.5 }, { timeoutMs: 5000 }),
+        { echo: { data, n: 1.5 }, bytes: true },
+        path,
+      );
+      if (path === '/room') {
+        const answer = await fetch(binary.httpUrl('/room'), { method: 'POST' });
+        assert.equal(await answer.json(), 1);
+        await connection.request({ data }, { timeoutMs: 5000 }); // the PUBLISH came before
+        assert.deepEqual(published, [{
+          tag: 'all',
+          headers: null,
+          payload: { bytes: new Uint8Array([9, 8]) },
+        }]);
+      }
+    } finally {
+      await connection.close();
+    }
   }
 });
