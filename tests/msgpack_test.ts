@@ -118,6 +118,27 @@ test('WSM-WIRE-003 msgpackCodec keeps Uint8Array payloads as bytes with their ow
   assert.equal((top[3] as Uint8Array).buffer.byteLength, small.length);
 });
 
+test('WSM-WIRE-003 msgpackCodec decodes a view into a larger buffer and copies bytes out of it', () => {
+  // Server libraries (ws) may hand a message over as a view into a pooled buffer they reuse.
+  const message = msgpackCodec.encode([2, 1, 0, { blob: new Uint8Array([1, 2, 3]) }]) as Uint8Array;
+  const pool = new Uint8Array(message.length + 8).fill(0xc1);
+  pool.set(message, 3);
+  const view = pool.subarray(3, 3 + message.length);
+  const [, , , payload] = msgpackCodec.decode(view) as [
+    number,
+    number,
+    number,
+    { blob: Uint8Array },
+  ];
+  assert.deepEqual(payload.blob, new Uint8Array([1, 2, 3]));
+  pool.fill(0); // the library reuses its buffer for the next message
+  assert.deepEqual(payload.blob, new Uint8Array([1, 2, 3]));
+  // A DataView or an ArrayBuffer is accepted as well.
+  assert.deepEqual(msgpackCodec.decode(new DataView(message.buffer) as never), [2, 1, 0, {
+    blob: new Uint8Array([1, 2, 3]),
+  }]);
+});
+
 test('WSM-WIRE-003 msgpackCodec sends any ArrayBufferView as its bytes and a Date as a timestamp', () => {
   const words = new Uint16Array([1, 0xffff]);
   const when = new Date(Date.UTC(2026, 10, 30, 5, 0, 0, 123));
