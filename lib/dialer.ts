@@ -182,6 +182,13 @@ export interface DialerSocket {
   addEventListener(type: string, listener: (event: Event) => void): void;
   /** Removes an event listener. */
   removeEventListener(type: string, listener: (event: Event) => void): void;
+  /**
+   * Set by the dialer to a no-op for the socket's whole life: an EventEmitter-based socket
+   * (`ws` on Node) throws an `error` event that has no listener, and it emits one after an
+   * abandoned handshake or a transport failure, when the dialer's own listeners are gone. The
+   * close event that follows is what the dialer acts on.
+   */
+  onerror?: ((event: Event) => void) | null;
 }
 
 /** A constructor with the `WebSocket` signature, e.g. `globalThis.WebSocket` or `ws`. */
@@ -636,6 +643,9 @@ function race<T>(promises: Promise<T>[]): Promise<T> {
   return Promise.race(promises);
 }
 
+/** See {@linkcode DialerSocket.onerror}. */
+function ignoreSocketError(): void {}
+
 function closeQuietly(socket: DialerSocket, code?: number, reason?: string): void {
   try {
     if (socket.readyState === 0 || code === undefined) socket.close();
@@ -954,6 +964,7 @@ class DialerConnection implements Connection {
       const hello = await race([this.#resolveHello(ctx), aborted]);
       const expected = subprotocol(o.codec);
       socket = new o.WebSocket(target.url, [expected, ...target.protocols]);
+      socket.onerror = ignoreSocketError;
       try {
         socket.binaryType = 'arraybuffer';
       } catch {

@@ -1,0 +1,97 @@
+// The dialer over the `ws` package (an EventEmitter socket): an `error` event must never escape
+// as an uncaught exception, whether the dialer abandons a handshake or the transport fails
+// while open. Runs on Node against dist/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import WebSocket from 'ws';
+import { type CloseInfo, connect, ConnectError, TimeoutError } from 'muxws';
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+/** Collects uncaught exceptions while `body` runs (a listener keeps them from killing Node). */
+async function uncaughtDuring(body: () => Promise<void>): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  const onUncaught = (error: unknown) => seen.push(error);
+  process.on('uncaughtException', onUncaught);
+  try {
+    await body();
+    // ws emits its error on a later tick; give it a few
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  } finally {
+    process.off('uncaughtException', onUncaught);
+  }
+  return seen;
+}
+
+test('WSM-DIAL-003 a handshake abandoned at its deadline over ws rejects with ConnectError and throws nothing uncaught', async () => {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => sockets.push(socket)); // never answers the upgrade
+  const port = await listen(server);
+  try {
+    const uncaught = await uncaughtDuring(async () => {
+      await assert.rejects(
+        connect(`ws://127.0.0.1:${port}/`, {
+          WebSocket: WebSocket as never,
+          handshakeTimeoutMs: 100,
+        }),
+        (error: unknown) => error instanceof ConnectError && error.cause instanceof TimeoutError,
+      );
+    });
+    assert.deepEqual(uncaught, []);
+  } finally {
+    for (const s of sockets) s.destroy();
+    server.close();
+  }
+});
+
+test('WSM-DIAL-008 a transport error on an open ws socket is a loss reported through onClose, never an uncaught exception', async () => {
+  const sockets: Socket[] = [];
+  // A hand-rolled upgrade that selects the muxws subprotocol, then sends a frame with reserved
+  // bits set, which ws rejects with an `error` event followed by close 1002.
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    let head = '';
+    socket.on('data', (chunk) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      const key = /sec-websocket-key: *(.+)\r\n/i.exec(head)?.[1]?.trim() ?? '';
+      const accept = createHash('sha1')
+        .update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+        .digest('base64');
+      socket.write(
+        'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+          `Sec-WebSocket-Accept: ${accept}\r\nSec-WebSocket-Protocol: muxws.v1.json\r\n\r\n`,
+      );
+      setTimeout(() => socket.write(Buffer.from([0xf1, 0x00])), 20);
+      head = '';
+    });
+  });
+  const port = await listen(server);
+  const closes: CloseInfo[] = [];
+  try {
+    const uncaught = await uncaughtDuring(async () => {
+      const connection = await connect(`ws://127.0.0.1:${port}/`, {
+        WebSocket: WebSocket as never,
+        reconnect: false,
+        heartbeat: false,
+        onClose: (info) => closes.push(info),
+      });
+      await Promise.race([
+        connection.closed,
+        new Promise((_, reject) => setTimeout(() => reject(new Error('no close in 2 s')), 2000)),
+      ]);
+    });
+    assert.deepEqual(uncaught, []);
+    assert.equal(closes.length, 1);
+    assert.equal(closes[0].willRetry, false);
+  } finally {
+    for (const s of sockets) s.destroy();
+    server.close();
+  }
+});
