@@ -45,6 +45,20 @@ test('STYLE layout: package.json has the version and license of deno.json', () =
   assert.match(String(deno.version), /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
 });
 
+test('STYLE layout: package.json exports every deno.json entry: the source on Deno and Bun, dist/ with types elsewhere', () => {
+  const denoExports = read('deno.json').exports as Record<string, string>;
+  const pkgExports = read('package.json').exports as Record<string, Record<string, string>>;
+  assert.deepEqual(Object.keys(pkgExports).sort(), Object.keys(denoExports).sort());
+  for (const [entry, source] of Object.entries(denoExports)) {
+    const built = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '.js');
+    assert.deepEqual(
+      pkgExports[entry],
+      { types: built.replace(/\.js$/, '.d.ts'), bun: source, deno: source, default: built },
+      `package.json exports["${entry}"]`,
+    );
+  }
+});
+
 test('STYLE layout: every deno.json export names a file that exists and is doc-linted by the doc and ok tasks', () => {
   const deno = read('deno.json');
   const exports = deno.exports as Record<string, string>;
