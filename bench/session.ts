@@ -17,12 +17,13 @@
  *   so writes queue behind credit and flow control does the pacing.
  * - the same three with the msgpack codec, against the bare `@msgpack/msgpack` Encoder/Decoder.
  *
- * Runs are interleaved (muxws, bare, muxws, bare, …), after one warm-up round, so drift in
- * machine load hits both sides alike. Time is the process's CPU time (`process.cpuUsage()`, which
+ * Runs are interleaved (muxws, bare, bare, muxws, muxws, bare, …: the order alternates), after
+ * one warm-up round, so drift in machine load hits both sides alike. Time is the process's CPU time (`process.cpuUsage()`, which
  * Deno and Bun provide), so other processes on a busy machine do not inflate it; `--wall` measures
  * wall-clock time instead. CPU time includes the engine's helper threads (concurrent GC), which is
  * a real cost of either side. Printed per case: median and min–max throughput over the
- * repetitions, and the ratio muxws ÷ bare of the medians (goal ≥ 0.7 for the JSON cases).
+ * repetitions, and the ratio muxws ÷ bare: the median (and range) of the ratios of each muxws run
+ * to the bare run beside it (goal ≥ 0.7 for the JSON cases).
  *
  * @module
  */
@@ -259,8 +260,11 @@ const results = new Map<string, { muxws: number[]; bare: number[] }>();
 for (const c of cases) results.set(c.name, { muxws: [], bare: [] });
 for (let rep = -1; rep < REPS; rep++) {
   for (const c of cases) {
-    const muxws = await time(c.ops, c.muxws);
-    const bare = await time(c.ops, c.bare);
+    // Alternate which side goes first, so neither always runs on a warmer or cooler machine.
+    const muxwsFirst = rep % 2 === 0;
+    const first = await time(c.ops, muxwsFirst ? c.muxws : c.bare);
+    const second = await time(c.ops, muxwsFirst ? c.bare : c.muxws);
+    const [muxws, bare] = muxwsFirst ? [first, second] : [second, first];
     if (rep >= 0) {
       results.get(c.name)!.muxws.push(muxws);
       results.get(c.name)!.bare.push(bare);
@@ -270,15 +274,24 @@ for (let rep = -1; rep < REPS; rep++) {
 
 const rows = cases.map((c) => {
   const r = results.get(c.name)!;
-  const ratio = median(r.muxws) / median(r.bare);
+  // Each muxws run is paired with the bare run next to it: the median of the paired ratios
+  // resists drift in machine speed better than a ratio of medians.
+  const ratios = r.muxws.map((value, i) => value / r.bare[i]);
+  const ratio = median(ratios);
   return [
     c.name,
     `${k(median(r.muxws))} ${c.unit} (${k(Math.min(...r.muxws))}–${k(Math.max(...r.muxws))})`,
     `${k(median(r.bare))} ${c.unit} (${k(Math.min(...r.bare))}–${k(Math.max(...r.bare))})`,
-    ratio.toFixed(2) + (c.goal ? (ratio >= GOAL ? '' : `  below ${GOAL}`) : ''),
+    `${ratio.toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})` +
+    (c.goal ? (ratio >= GOAL ? '' : `  below ${GOAL}`) : ''),
   ];
 });
-const header = ['case', 'muxws median (min–max)', 'bare median (min–max)', 'muxws ÷ bare'];
+const header = [
+  'case',
+  'muxws median (min–max)',
+  'bare median (min–max)',
+  'muxws ÷ bare, paired median (min–max)',
+];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
 for (const row of [header, ...rows]) {
   console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  '));
