@@ -64,15 +64,27 @@ export async function workerRoundTrip(count: number): Promise<RoundTrip> {
     type: 'module',
   });
   try {
+    // A worker that fails (its module, its handler) fails the wait at once instead of timing out.
+    let failed: (error: unknown) => void = () => {};
+    const failure = new Promise<never>((_, reject) => (failed = reject));
+    failure.catch(() => {});
+    worker.addEventListener('error', (event: Event) => {
+      event.preventDefault();
+      failed(new Error(`The worker failed: ${(event as ErrorEvent).message}`));
+    });
     const fromWorker = (predicate: (data: Record<string, unknown>) => boolean) =>
-      new Promise<Record<string, unknown>>((resolve) => {
-        worker.addEventListener('message', (event: MessageEvent) => {
-          if (predicate(event.data)) resolve(event.data);
-        });
-      });
+      Promise.race([
+        failure,
+        new Promise<Record<string, unknown>>((resolve) => {
+          worker.addEventListener('message', (event: MessageEvent) => {
+            if (predicate(event.data)) resolve(event.data);
+          });
+        }),
+      ]);
     const ready = fromWorker((data) => data.ready === true);
     worker.postMessage({ name });
-    await within(ready, 10_000, 'the worker to join the channel');
+    // Generous: starting a worker loads (and on Deno type-checks) its modules, slow on a busy CI.
+    await within(ready, 60_000, 'the worker to join the channel');
 
     const echoes: BackplaneMessage[] = [];
     let lastAt = Date.now();
