@@ -328,7 +328,10 @@ export class DurableObjectAcceptor {
     for (const ws of state.getWebSockets()) this.#handle(ws);
   }
 
-  /** How many peers the constructor restored from sockets that outlived a hibernation. */
+  /**
+   * How many peers were restored from sockets that outlived a hibernation: by the constructor,
+   * or later for a socket first seen in a handler.
+   */
   get restored(): number {
     return this.#restored;
   }
