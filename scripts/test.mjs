@@ -74,7 +74,10 @@ function countJUnit(file) {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
-  const cases = xml.match(/<testcase\b[^>]*?(\/>|>[\s\S]*?<\/testcase>)/g) ?? [];
+  // Attribute values are matched as quoted strings, since Node's reporter leaves a `>` in a
+  // test name unescaped.
+  const cases = xml.match(/<testcase\b(?:\s+[\w:.-]+="[^"]*")*\s*(\/>|>[\s\S]*?<\/testcase>)/g) ??
+    [];
   for (const c of cases) {
     if (/<(failure|error)\b/.test(c)) failed++;
     else if (/<skipped\b/.test(c)) skipped++;
