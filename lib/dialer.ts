@@ -1161,15 +1161,21 @@ class DialerConnection implements Connection {
       },
     });
     (link as { session: Session }).session = session;
+    const feed = (data: string | ArrayBuffer | ArrayBufferView) => {
+      session.receive(data);
+      // An answer to an outstanding PING: the next PING is due intervalMs of silence from now,
+      // not when the answered PING's deadline would have passed (WSM-DIAL-009).
+      if (link.pingSentAt !== undefined) this.#heartbeatCheck(link);
+    };
     const onMessage = (event: Event) => {
       const data = (event as MessageEvent).data as unknown;
       if (typeof data === 'string' || data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
-        if (link.chain === undefined) session.receive(data);
-        else link.chain = link.chain.then(() => session.receive(data));
+        if (link.chain === undefined) feed(data);
+        else link.chain = link.chain.then(() => feed(data));
       } else if (typeof Blob !== 'undefined' && data instanceof Blob) {
         link.chain = (link.chain ?? Promise.resolve())
           .then(() => data.arrayBuffer())
-          .then((buffer) => session.receive(buffer), (error) => this.#report(error));
+          .then(feed, (error) => this.#report(error));
       } else {
         this.#report(
           new ProtocolError(`Expected a string or binary message: found ${typeof data}`),

@@ -58,6 +58,26 @@ test('WSM-DIAL-009 a PING goes out after intervalMs of silence and a live accept
   assert.equal(clock.countTimers(), 0);
 });
 
+test('WSM-DIAL-009 after an answered PING the next one goes out intervalMs after the answer, even when timeoutMs is longer', async () => {
+  using clock = fakeTime();
+  const h = harness();
+  const connection = await connect(
+    URL_,
+    h.options({ heartbeat: { intervalMs: 1000, timeoutMs: 5000 } }),
+  );
+  await clock.tickAsync(1000);
+  assert.equal(h.pings(0), 1); // answered by PONG at once (the pair delivers on microtasks)
+  await clock.tickAsync(999);
+  assert.equal(h.pings(0), 1);
+  await clock.tickAsync(1);
+  assert.equal(h.pings(0), 2); // not at 6000, when the first PING's deadline would have passed
+  await clock.tickAsync(8000);
+  assert.equal(h.pings(0), 10);
+  assert.equal(connection.state, 'open');
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
 test('WSM-DIAL-009 no answer within timeoutMs of a PING loses the connection with 4000 heartbeat timeout', async () => {
   using clock = fakeTime();
   const h = harness();
