@@ -373,6 +373,7 @@ async function main(): Promise<void> {
         arrivals.clear();
         if (line === 'goaway') hooks.goaway();
         else hooks.close1012();
+        console.error(`closing took ${Date.now() - t0} ms`);
         console.log(`EVENT ${t0}`);
         break;
       case 'live':

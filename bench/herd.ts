@@ -8,7 +8,11 @@
  * It records when every dialer starts each attempt (a `ws` subclass handed to the library as its
  * constructor; socket.io-client: its `reconnect_attempt` event); `attempts <t0>` prints
  * `ATTEMPTS [ms…]`, each dialer's first attempt at or after epoch ms `t0`: the schedule as the
- * dialers ran it, before any server work.
+ * dialers ran it, before any server work. `scheduled <t0>` prints `SCHEDULED [ms…]`, the first
+ * redial each dialer scheduled for t0 or later (when the library chose its delay, plus the delay:
+ * muxws `onReconnecting`, socket.io-client's backoff `duration()`, partysocket's and
+ * reconnecting-websocket's `_getNextDelay()`), the schedule itself, which a busy event loop does
+ * not delay; `closes <t0>` prints `CLOSES [ms…]`, when each dialer's socket saw its close.
  *
  * The orchestrator then makes the event happen (`goaway`, `close1012`, or kills the server and
  * starts a new one on the same port 2 s later) and reads the arrivals the server recorded
@@ -35,6 +39,21 @@ const count = numberOption('count', 1_000);
 const closers: Array<() => void> = [];
 /** Epoch ms of every connection attempt, per dialer. */
 const attempts: number[][] = Array.from({ length: count }, () => []);
+/** Epoch ms each redial was scheduled for: when the library chose a delay, plus that delay. */
+const scheduled: number[][] = Array.from({ length: count }, () => []);
+/** Epoch ms of every socket close the dialers saw (not socket.io-client). */
+const closes: number[][] = Array.from({ length: count }, () => []);
+
+/** Wraps `owner[method]`, a delay chooser, to record when the delay it returns ends. */
+function recordDelays(owner: unknown, method: string, id: number): void {
+  const target = owner as Record<string, () => number>;
+  const original = target[method].bind(target);
+  target[method] = () => {
+    const delay = original();
+    scheduled[id].push(Date.now() + delay);
+    return delay;
+  };
+}
 
 /** `ws`, recording when each dialer starts an attempt (the libraries take a constructor). */
 function recordingWebSocket(id: number): unknown {
@@ -42,6 +61,7 @@ function recordingWebSocket(id: number): unknown {
     constructor(url: string, protocols?: string | string[]) {
       attempts[id].push(Date.now());
       super(url, protocols);
+      this.on('close', () => closes[id].push(Date.now()));
     }
   };
 }
@@ -53,6 +73,7 @@ function dial(id: number): Promise<void> {
       connect(url, {
         WebSocket: recordingWebSocket(id) as DialerSocketConstructor,
         hello: { payload: { id } },
+        onReconnecting: ({ delayMs }) => scheduled[id].push(Date.now() + delayMs),
         onError: () => {},
       }).then((connection) => {
         closers.push(() => connection.close().catch(() => {}));
@@ -63,6 +84,7 @@ function dial(id: number): Promise<void> {
       closers.push(() => socket.close());
       attempts[id].push(Date.now());
       socket.io.on('reconnect_attempt', () => attempts[id].push(Date.now()));
+      recordDelays((socket.io as unknown as { backoff: unknown }).backoff, 'duration', id);
       socket.once('connect', () => resolve());
     } else {
       const Ctor =
@@ -75,6 +97,7 @@ function dial(id: number): Promise<void> {
           close(): void;
         };
       const socket = new Ctor(url, undefined, { WebSocket: recordingWebSocket(id) });
+      recordDelays(socket, '_getNextDelay', id);
       closers.push(() => socket.close());
       socket.addEventListener('open', () => resolve(), { once: true });
       socket.addEventListener('error', () => {});
@@ -97,12 +120,14 @@ const quit = () => {
   process.exit(0);
 };
 readLines((line) => {
-  if (line.startsWith('attempts ')) {
-    // The first attempt of each dialer at or after t0, in ms after t0.
-    const t0 = Number(line.slice(9));
-    const times = attempts.map((list) => list.find((t) => t >= t0)).filter((t) => t !== undefined)
-      .map((t) => t! - t0);
-    console.log(`ATTEMPTS ${JSON.stringify(times)}`);
+  const [what, at] = line.split(' ');
+  const lists: Record<string, number[][]> = { attempts, closes, scheduled };
+  if (lists[what] && at !== undefined) {
+    // The first attempt (close, scheduled redial) of each dialer at or after t0, ms after t0.
+    const t0 = Number(at);
+    const times = lists[what].map((list) => list.find((t) => t >= t0))
+      .filter((t) => t !== undefined).map((t) => t! - t0);
+    console.log(`${what.toUpperCase()} ${JSON.stringify(times)}`);
   } else if (line === 'quit') quit();
 });
 process.stdin.on('end', quit);

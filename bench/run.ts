@@ -352,14 +352,21 @@ async function herdSubject(subject: string): Promise<void> {
       }
       dialers.send(`attempts ${arrivals.t0}`);
       const attemptTimes = JSON.parse(await dialers.waitFor('ATTEMPTS', 5_000)) as number[];
+      dialers.send(`scheduled ${arrivals.t0}`);
+      const scheduledTimes = JSON.parse(await dialers.waitFor('SCHEDULED', 5_000)) as number[];
       const name = subject === 'socket.io-client' ? 'socket.io' : subject;
       const base = { scenario, runtime: 'node', subject: name };
-      for (const [prefix, times] of [['', arrivals.times], ['attempt-', attemptTimes]] as const) {
+      const measured = [
+        ['', 'server', arrivals.times],
+        ['attempt-', 'dialer attempts', attemptTimes],
+        ['schedule-', 'dialer schedule', scheduledTimes],
+      ] as const;
+      for (const [prefix, where, times] of measured) {
         const stats = herdStats(times, HERD_DIALERS);
         herdRuns.push({
           scenario,
           subject: name,
-          measured: prefix ? 'dialers' : 'server',
+          measured: where,
           ...stats,
         });
         rows.push(
