@@ -1,0 +1,113 @@
+// A smoke test of the benchmark harness of issue 8 (bench/run.ts): one short side-by-side
+// scenario on Node (three server processes and a client process on 127.0.0.1) and the bundle
+// sizes, written to a temporary directory. It checks the shape of latest.json, not the speed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+interface Row {
+  scenario: string;
+  runtime: string;
+  subject: string;
+  metric: string;
+  value: number;
+  unit: string;
+}
+
+/** The repository root (this file runs bundled under .test-results/, so walk up). */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'deno.json');
+    if (
+      existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === '@muxws/core'
+    ) {
+      return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
+    }
+    dir = parent;
+  }
+}
+
+test('issue 8 bench: a quick run writes rows for muxws, raw and socket.io, ratios and bundle sizes', async () => {
+  const root = repoRoot();
+  const out = mkdtempSync(join(tmpdir(), 'muxws-bench-'));
+  const child = spawn(join(root, 'node_modules', '.bin', 'deno'), [
+    'run',
+    '-A',
+    'bench/run.ts',
+    '--quick',
+    '--runtimes',
+    'node',
+    '--scenarios',
+    'req-resp-1,bundle',
+    '--out',
+    out,
+  ], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  child.stdout.resume();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`bench/run.ts took over 25 s:\n${stderr}`)),
+        25_000,
+      );
+      child.on('error', reject);
+      child.on('exit', (exitCode) => resolve(exitCode));
+    });
+    assert.equal(code, 0, stderr);
+    const rows = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as Row[];
+    for (const row of rows) {
+      assert.deepEqual(Object.keys(row).sort(), [
+        'metric',
+        'runtime',
+        'scenario',
+        'subject',
+        'unit',
+        'value',
+      ]);
+    }
+    const find = (subject: string, metric: string, scenario = 'req-resp-1') =>
+      rows.find((r) =>
+        r.scenario === scenario && r.subject === subject && r.metric === metric &&
+        (scenario === 'bundle' || r.runtime === 'node')
+      );
+    for (const subject of ['muxws', 'raw', 'socket.io']) {
+      const row = find(subject, 'throughput');
+      assert.ok(row && row.value > 0 && row.unit === 'round trips/s', `${subject}: ${stderr}`);
+      const min = find(subject, 'throughput-min')!.value;
+      const max = find(subject, 'throughput-max')!.value;
+      assert.ok(min <= row.value && row.value <= max);
+      assert.ok(find(subject, 'p99')!.value >= find(subject, 'p50')!.value);
+    }
+    const vsRaw = find('ratio', 'vs-raw')!;
+    assert.ok(
+      Math.abs(
+        vsRaw.value - find('muxws', 'throughput')!.value / find('raw', 'throughput')!.value,
+      ) <
+        1e-9,
+    );
+    assert.ok(find('ratio', 'vs-socket.io')!.value > 0);
+    const dialer = find('muxws', 'min+gzip', 'bundle')!;
+    const socketIo = find('socket.io', 'min+gzip', 'bundle')!;
+    assert.ok(dialer.value > 1000 && dialer.value < find('muxws', 'min', 'bundle')!.value);
+    // Smaller is better for size, so the ratio is socket.io ÷ muxws.
+    assert.equal(find('ratio', 'vs-socket.io', 'bundle')!.value, socketIo.value / dialer.value);
+    assert.match(readFileSync(join(out, 'latest.md'), 'utf8'), /\| req-resp-1 \| node \|/);
+  } finally {
+    clearTimeout(timer);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(out, { recursive: true, force: true });
+  }
+});
