@@ -13,14 +13,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import process from 'node:process';
+import { connect as tcpConnect } from 'node:net';
 import { Acceptor, type AcceptorOptions, type Peer, type PeerCloseInfo } from '../lib/acceptor.ts';
 import { type CloseInfo, connect, type Connection, type ConnectOptions } from '../lib/dialer.ts';
 import type { Stream } from '../lib/stream.ts';
 import type { Codec } from '../lib/codec.ts';
 import { msgpackCodec } from '../lib/msgpack.ts';
+import { createClient } from 'redis';
+import { BackplaneError, BackplaneGapError } from '../lib/backplane.ts';
+import { type RedisBackplane, redisBackplane } from '../lib/adapters/redis.ts';
+import { startRedis } from './_redis.ts';
 import {
   ConnectError,
   HelloRejectedError,
+  NotConnectedError,
   ProtocolError,
   StreamError,
   StreamResetError,
@@ -113,23 +119,23 @@ function trackTimers(): TimerTracker {
   const realClearInterval = saved.clearInterval as (handle: unknown) => void;
   g.setTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
     const handle: unknown = realSet(() => {
-      live.delete(key(handle));
+      live.delete(handle);
       fn(...args);
     }, ms);
-    live.add(key(handle));
+    live.add(handle);
     return handle;
   };
   g.clearTimeout = (handle: unknown) => {
-    live.delete(key(handle));
+    live.delete(handle);
     realClear(handle);
   };
   g.setInterval = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
     const handle = realSetInterval(() => fn(...args), ms);
-    live.add(key(handle));
+    live.add(handle);
     return handle;
   };
   g.clearInterval = (handle: unknown) => {
-    live.delete(key(handle));
+    live.delete(handle);
     realClearInterval(handle);
   };
   if (typeof saved.addEventListener === 'function') {
@@ -155,11 +161,6 @@ function trackTimers(): TimerTracker {
       Object.assign(g, saved);
     },
   };
-}
-
-/** A timer handle as a Set key: Deno's are numbers, Bun's and Node's objects (by identity). */
-function key(handle: unknown): unknown {
-  return handle;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -412,7 +413,9 @@ export interface HostileRowsOptions {
    * Starts the acceptor in a child process of this runtime on an ephemeral port; resolves with
    * its port and a SIGKILL. Row 25 needs it.
    */
-  spawnAcceptor: () => Promise<{ port: number; kill(): Promise<void> }>;
+  spawnAcceptor: (
+    options?: { idleTimeoutMs?: number },
+  ) => Promise<{ port: number; kill(): Promise<void> }>;
 }
 
 /**
@@ -877,14 +880,7 @@ export function hostileRows(
       const child = await rowOptions.spawnAcceptor();
       let attacker: RawClient | undefined;
       try {
-        const stats = async (): Promise<ChildStats> => {
-          const response = await within(
-            fetch(`http://127.0.0.1:${child.port}/stats`),
-            5000,
-            'the child stats',
-          );
-          return await response.json() as ChildStats;
-        };
+        const stats = (gc = true) => childStats(child.port, gc);
         const url = `ws://127.0.0.1:${child.port}/ws`;
         attacker = await rawClient(url);
         const frames: string[] = [];
@@ -976,6 +972,866 @@ export function hostileRows(
       });
     },
   );
+
+  test(
+    name(
+      16,
+      'WSM-DIAL-009 100,000 PINGs from a peer that never reads: the acceptor keeps nothing per PING on its heap (+2 MB at most), stays within 64 MB of RSS and keeps serving',
+    ),
+    async () => {
+      const child = await rowOptions.spawnAcceptor();
+      let flooder: TcpClient | undefined;
+      try {
+        const stats = (gc = true) => childStats(child.port, gc);
+        const url = `ws://127.0.0.1:${child.port}/ws`;
+        flooder = await tcpClient(child.port, '/ws');
+        flooder.pause();
+        // Sends `count` PINGs and waits until the acceptor stopped working on them (its CPU
+        // time stands still).
+        const flood = async (count: number) => {
+          for (let i = 0; i < count; i++) flooder!.send('[6]');
+          let last = await stats(false);
+          for (let stable = 0, deadline = Date.now() + 20_000; stable < 3;) {
+            assert.ok(Date.now() < deadline, 'the acceptor kept busy for 20 s');
+            await sleep(100);
+            const now = await stats(false);
+            stable = now.cpuUs - last.cpuUs < 5000 ? stable + 1 : 0;
+            last = now;
+          }
+          return await stats();
+        };
+        const before = await stats();
+        const after = await flood(100_000);
+        // Nothing is kept per PING in the JS heap. RSS also counts the runtime's native write
+        // queue for the PONGs the flooder does not read and the allocator's high-water mark
+        // (measured: Deno 14 to 38 MB, Bun about 10 MB); 64 MB is the bound asserted.
+        const heapGrowth = after.heapUsed - before.heapUsed;
+        const rssGrowth = after.rss - before.rss;
+        const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
+        assert.ok(heapGrowth <= 2 * 1024 * 1024, `the acceptor's heap grew ${mb(heapGrowth)} MB`);
+        assert.ok(rssGrowth <= 64 * 1024 * 1024, `the acceptor's RSS grew ${mb(rssGrowth)} MB`);
+        // Other peers are served while the flooder's PONGs are stuck.
+        const c = await within(
+          connect(url, { reconnect: false, heartbeat: false }),
+          5000,
+          'a healthy dialer',
+        );
+        try {
+          assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+            echo: 1,
+          });
+        } finally {
+          await c.close();
+        }
+        // Reading again, the flooder gets PONGs and nothing else.
+        flooder.resume();
+        let count = -1;
+        for (let stable = 0; stable < 3 && count < 100_000;) {
+          await sleep(50);
+          stable = flooder.texts.length === count ? stable + 1 : 0;
+          count = flooder.texts.length;
+        }
+        assert.ok(count > 0, 'PONGs arrived');
+        assert.ok(count <= 100_000);
+        assert.ok(flooder.texts.every((t) => t === '[7]'), 'every answer is a PONG');
+        console.log(
+          `row 16: acceptor RSS +${mb(rssGrowth)} MB, heap +${mb(heapGrowth)} MB, ${count} PONGs`,
+        );
+      } finally {
+        flooder?.destroy();
+        await child.kill();
+      }
+    },
+  );
+
+  test(
+    name(
+      17,
+      'WSM-WIRE-006 DATA beyond the window (past one overshooting message) resets the stream with flow',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        attacker.send([1, 1, 0, null, { op: 'hold' }]);
+        await eventually(() => h.state.gates.length === 1, 5000, 'the held stream');
+        // Each DATA is [2,1,0,"…"] around 10,000 characters: 10,010 units. Six leave 5,476 of the
+        // 65,536; the seventh may overshoot; the eighth exceeds the window.
+        const data = `[2,1,0,${JSON.stringify('f'.repeat(10_000))}]`;
+        assert.equal(data.length, 10_010);
+        for (let i = 0; i < 7; i++) attacker.send(data);
+        await attacker.alive();
+        assert.deepEqual(framesOf(attacker, 1), [], 'seven messages fit (one overshoot)');
+        attacker.send(data);
+        const reset = await attacker.next((f) => f[1] === 1, 5000, 'the flow reset');
+        assert.equal(reset[0], 4);
+        assert.equal(reset[2], 'flow');
+        await attacker.alive();
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      18,
+      'WSM-WIRE-006 a CREDIT dribble of 1 unit never produces a partial or 1-unit send, and the acceptor grants credit only in half windows',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        attacker.send([1, 1, 0, null, { op: 'write', n: 100, size: 1000 }]);
+        // Each DATA is 1,010 units: 64 leave 896 of the window, the 65th overshoots to -114.
+        await eventually(() => h.state.written.get(1) === 65, 5000, '65 messages');
+        await attacker.alive();
+        await sleep(50);
+        assert.equal(framesOf(attacker, 1).length, 65);
+        for (let i = 0; i < 114; i++) attacker.send([5, 1, 1]);
+        await attacker.alive();
+        assert.equal(
+          framesOf(attacker, 1).length,
+          65,
+          '114 one-unit credits bring it to 0: no send',
+        );
+        attacker.send([5, 1, 1]);
+        await attacker.next(
+          (f) => f[1] === 1 && framesOf(attacker, 1).length === 66,
+          5000,
+          'one more',
+        );
+        await attacker.alive();
+        assert.equal(
+          framesOf(attacker, 1).length,
+          66,
+          'one unit of credit releases one whole message',
+        );
+        for (const f of framesOf(attacker, 1)) assert.deepEqual(f, [2, 1, 0, 'x'.repeat(1000)]);
+
+        // The acceptor as receiver: 5,000 one-character messages (55,000 units) get one CREDIT of
+        // at least half the window, never a trickle.
+        attacker.send([1, 3, 0, null, { op: 'read' }]);
+        for (let i = 0; i < 5000; i++) attacker.send('[2,3,0,"x"]');
+        await eventually(() => h.state.consumed.get(3) === 5000, 5000, 'every message read');
+        await attacker.alive();
+        const credits = attacker.frames.filter((f) => Array.isArray(f) && f[0] === 5) as number[][];
+        assert.equal(credits.length, 1);
+        assert.equal(credits[0][1], 3);
+        assert.ok(credits[0][2] >= 32_768, `granted ${credits[0][2]} units`);
+      });
+    },
+  );
+
+  test(
+    name(
+      19,
+      'WSM-WIRE-006 WSM-STR-002 a slow reader holds the writer at the window: at most one window of messages is ever unread',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const c = await h.dial();
+        const stream = c.open({ op: 'write', n: 300, size: 1000 }, { end: true });
+        await eventually(() => (h.state.written.get(1) ?? 0) >= 65, 5000, 'the first window');
+        await sleep(200);
+        assert.equal(h.state.written.get(1), 65, 'the writer waits at the window');
+        const got: unknown[] = [];
+        for await (const value of stream) {
+          got.push(value);
+          const unread = (h.state.written.get(1) ?? 0) - got.length;
+          assert.ok(unread <= 66, `${unread} messages written but not yet read`);
+          if (got.length % 50 === 0) await sleep(10);
+        }
+        assert.equal(got.length, 301);
+        assert.equal(got.at(-1), 'done');
+      });
+    },
+  );
+
+  test(
+    name(
+      20,
+      'WSM-ACC-005 one paused peer in a 1,000-peer broadcast: the other 999 get every message at once, the paused peer is skipped and counted',
+    ),
+    async () => {
+      const tagged: Peer[] = [];
+      const options: Partial<AcceptorOptions> = {
+        limits: { highWaterMark: 64 * 1024 },
+        onPeer: (peer) => {
+          peer.tags.add('all');
+          tagged.push(peer);
+        },
+      };
+      await withServer(start, options, async (h) => {
+        const slow = await h.tcp();
+        await eventually(() => tagged.length === 1, 5000, 'the slow peer');
+        const slowPeer = tagged[0];
+        slowPeer.tags.add('slow');
+        slow.pause();
+        const others: RawClient[] = [];
+        for (let batch = 0; batch < 999; batch += 111) {
+          others.push(...await Promise.all(Array.from({ length: 111 }, () => h.raw())));
+        }
+        await eventually(() => tagged.length === 1000, 10_000, '1,000 peers');
+        // Fill the paused peer's socket until the acceptor sees it over the high-water mark.
+        const big = 'b'.repeat(256 * 1024);
+        for (let i = 0; h.acceptor.stats.dropped === 0; i++) {
+          assert.ok(i < 400, 'the paused peer never went over the high-water mark');
+          await h.acceptor.broadcast('slow', big);
+          await sleep(5);
+        }
+        const droppedBefore = h.acceptor.stats.dropped;
+        const startedAt = Date.now();
+        for (let n = 1; n <= 10; n++) assert.equal(await h.acceptor.broadcast('all', { n }), 999);
+        const elapsed = Date.now() - startedAt;
+        assert.equal(h.acceptor.stats.dropped - droppedBefore, 10);
+        assert.ok(elapsed < 1000, `10 broadcasts took ${elapsed} ms`);
+        await eventually(
+          () =>
+            others.every((o) =>
+              o.frames.filter((f) => Array.isArray(f) && f[0] === 9).length === 10
+            ),
+          10_000,
+          'every broadcast at every other peer',
+        );
+        for (const o of others) {
+          assert.deepEqual(
+            o.frames.map((f) => (f as unknown[])[3]),
+            Array.from({ length: 10 }, (_, i) => ({ n: i + 1 })),
+          );
+        }
+        assert.equal(slowPeer.isClosed, false, 'the paused peer is skipped, not closed');
+        console.log(`row 20: 10 broadcasts to 999 peers in ${elapsed} ms`);
+      });
+    },
+  );
+
+  test(
+    name(
+      21,
+      'WSM-STR-004 WSM-WIRE-005 a handler that throws (sync, async, a non-Error) resets with internal and a message carrying no stack or detail',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        attacker.send([1, 1, 1, null, { op: 'throw-sync' }]);
+        attacker.send([1, 3, 1, null, { op: 'throw-async' }]);
+        attacker.send([1, 5, 1, null, { op: 'throw-value' }]);
+        for (const id of [1, 3, 5]) {
+          const reset = await attacker.next((f) => f[1] === id, 5000, `the reset of ${id}`);
+          assert.equal(reset[0], 4);
+          assert.equal(reset[2], 'internal');
+          const message = String(reset[3]);
+          for (const leak of ['secret', 'hunter2', '/srv', 'at ', 'Error', 'TypeError']) {
+            assert.ok(!message.includes(leak), `the reset message "${message}" leaks "${leak}"`);
+          }
+        }
+        assert.equal(h.errors.length, 3, 'each failure is reported locally');
+        await attacker.alive();
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      22,
+      'WSM-DIAL-008 WSM-ACC-009 onError, onPeer, onPeerClose, onOpen, onClose and onPublish that throw are contained',
+    ),
+    async () => {
+      const printed: unknown[] = [];
+      const original = console.error;
+      console.error = (...args: unknown[]) => void printed.push(args);
+      const reported: unknown[] = [];
+      const boom = (where: string) => () => {
+        throw new Error(`${where} threw`);
+      };
+      try {
+        await withServer(start, {
+          onError: (error) => {
+            reported.push(error);
+            throw new Error('acceptor onError threw');
+          },
+          onPeer: (peer) => {
+            peer.tags.add('all');
+            throw new Error('onPeer threw');
+          },
+          onPeerClose: boom('onPeerClose'),
+        }, async (h) => {
+          const dialerErrors: unknown[] = [];
+          const c = await h.dial({
+            onOpen: boom('onOpen'),
+            onClose: boom('onClose'),
+            onPublish: boom('onPublish'),
+            onError: (error) => {
+              dialerErrors.push(error);
+              throw new Error('dialer onError threw');
+            },
+          });
+          assert.equal(await h.acceptor.broadcast('all', 'news'), 1);
+          await eventually(() => dialerErrors.length >= 2, 5000, 'the dialer reports');
+          await assert.rejects(c.request({ op: 'throw-sync' }), StreamResetError);
+          assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+            echo: 1,
+          });
+          await c.close();
+          await eventually(
+            () => reported.some((e) => String(e).includes('onPeerClose threw')),
+            5000,
+            'the onPeerClose report',
+          );
+          assert.ok(reported.some((e) => String(e).includes('onPeer threw')));
+          assert.ok(reported.some((e) => String(e).includes(SECRET)));
+          assert.ok(dialerErrors.some((e) => String(e).includes('onOpen threw')));
+          assert.ok(dialerErrors.some((e) => String(e).includes('onPublish threw')));
+          assert.ok(dialerErrors.some((e) => String(e).includes('onClose threw')));
+          // Each throwing onError went to console.error instead.
+          assert.ok(printed.length >= reported.length + dialerErrors.length - 1);
+          await h.healthy();
+        });
+      } finally {
+        console.error = original;
+      }
+    },
+  );
+
+  test(
+    name(
+      23,
+      'WSM-STR-006 WSM-DIAL-011 a TCP reset mid-stream settles every request once with connection_lost, and the dialer redials',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const proxy = await h.proxy();
+        const closes: CloseInfo[] = [];
+        const c = await h.dial({
+          reconnect: { initialDelayMs: 20, jitter: 0 },
+          onClose: (info) => closes.push(info),
+        }, `ws://127.0.0.1:${proxy.port}/ws`);
+        const settled = settleCounter();
+        for (let i = 0; i < 20; i++) settled.track(c.request({ op: 'hold' }));
+        const download = c.open({ op: 'write', n: 1000, size: 100 }, { end: true });
+        const reads: unknown[] = [];
+        settled.track((async () => {
+          for await (const value of download) reads.push(value);
+        })());
+        await eventually(() => h.state.gates.length === 20 && reads.length > 0, 5000, 'traffic');
+        proxy.reset();
+        await eventually(() => settled.outcomes.every((o) => o.times > 0), 5000, 'every settle');
+        await sleep(50);
+        for (const o of settled.outcomes) {
+          assert.equal(o.times, 1, 'settled once');
+          assert.equal(o.ok, false, `settled with ${JSON.stringify(o.value)}`);
+          assert.ok(o.value instanceof StreamResetError, `settled with ${o.value}`);
+          assert.equal(o.value.code, 'connection_lost');
+          assert.equal(o.value.remote, false);
+        }
+        assert.ok(reads.length < 1001, 'the download was cut mid-stream');
+        assert.equal(closes.length, 1, `closes ${JSON.stringify(closes)}`);
+        assert.equal(closes[0].willRetry, true);
+        await within(c.opened(), 5000, 'the redial');
+        assert.equal(proxy.accepted, 2, 'one redial');
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 2 }), 5000, 'echo'), {
+          echo: 2,
+        });
+      });
+    },
+  );
+
+  test(
+    name(
+      24,
+      'WSM-DIAL-009 a blackholed connection is declared lost (4000) within heartbeat interval + timeout',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const proxy = await h.proxy();
+        const closes: { info: CloseInfo; at: number }[] = [];
+        const c = await h.dial({
+          heartbeat: { intervalMs: 300, timeoutMs: 300 },
+          onClose: (info) => closes.push({ info, at: Date.now() }),
+        }, `ws://127.0.0.1:${proxy.port}/ws`);
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+          echo: 1,
+        });
+        const pending = c.request({ op: 'hold' }).catch((e) => e);
+        proxy.mode = { kind: 'blackhole' };
+        const startedAt = Date.now();
+        await eventually(() => closes.length === 1, 5000, 'the heartbeat loss');
+        const elapsed = closes[0].at - startedAt;
+        assert.equal(closes[0].info.code, 4000);
+        assert.equal(closes[0].info.reason, 'heartbeat timeout');
+        assert.ok(elapsed >= 290, `declared lost after ${elapsed} ms: not before the timeout`);
+        assert.ok(elapsed <= 600 + 150, `declared lost after ${elapsed} ms`);
+        const error = await within(pending, 1000, 'the pending request');
+        assert.ok(error instanceof StreamResetError);
+        assert.equal(error.code, 'connection_lost');
+      });
+    },
+  );
+
+  test(
+    name(
+      25,
+      'WSM-RCN-001 WSM-STR-006 an acceptor killed with SIGKILL and restarted: every dialer is back and no promise hangs',
+    ),
+    async () => {
+      let child = await rowOptions.spawnAcceptor();
+      const proxy = await startFaultProxy(child.port);
+      const dialers: Connection[] = [];
+      try {
+        const url = `ws://127.0.0.1:${proxy.port}/ws`;
+        const closes: CloseInfo[][] = [];
+        for (let i = 0; i < 10; i++) {
+          const mine: CloseInfo[] = [];
+          closes.push(mine);
+          dialers.push(
+            await within(
+              connect(url, {
+                reconnect: { initialDelayMs: 50, maxDelayMs: 200, jitter: 0.2 },
+                heartbeat: false,
+                onClose: (info) => mine.push(info),
+              }),
+              5000,
+              'connect()',
+            ),
+          );
+        }
+        const settled = settleCounter();
+        for (const c of dialers) {
+          for (let i = 0; i < 5; i++) settled.track(c.request({ op: 'hold', ms: 60_000 }));
+        }
+        await child.kill();
+        await eventually(() => settled.outcomes.every((o) => o.times > 0), 5000, 'every settle');
+        for (const o of settled.outcomes) {
+          assert.equal(o.ok, false);
+          assert.ok(o.value instanceof StreamResetError, `settled with ${o.value}`);
+          assert.equal(o.value.code, 'connection_lost');
+        }
+        await eventually(() => closes.every((c) => c.length === 1), 5000, 'every loss');
+        for (const [first] of closes) assert.equal(first.willRetry, true);
+        // While it is down, requests fail at once instead of queueing.
+        await assert.rejects(dialers[0].request({ op: 'echo' }), /not|closed|connect/i);
+        await sleep(300);
+        child = await rowOptions.spawnAcceptor();
+        proxy.target = child.port;
+        await within(Promise.all(dialers.map((c) => c.opened())), 10_000, 'every dialer back');
+        const answers = await within(
+          Promise.all(dialers.map((c, i) => c.request({ op: 'echo', value: i }))),
+          5000,
+          'the answers',
+        );
+        assert.deepEqual(answers, dialers.map((_, i) => ({ echo: i })));
+        for (const o of settled.outcomes) assert.equal(o.times, 1);
+      } finally {
+        await Promise.allSettled(dialers.map((c) => within(c.close(), 5000, 'a dialer close')));
+        await proxy.close();
+        await child.kill();
+      }
+    },
+  );
+
+  test(
+    name(
+      26,
+      'WSM-DIAL-007 WSM-DIAL-009 a close handshake that never completes does not hold the dialer: it redials and close() settles at once',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const proxy = await h.proxy();
+        const dials: number[] = [];
+        const closes: CloseInfo[] = [];
+        const c = await h.dial({
+          heartbeat: { intervalMs: 200, timeoutMs: 200 },
+          reconnect: { initialDelayMs: 10, jitter: 0 },
+          onClose: (info) => closes.push(info),
+        }, () => {
+          dials.push(Date.now());
+          return `ws://127.0.0.1:${proxy.port}/ws`;
+        });
+        // The dialer's close frame (4000) vanishes and no answer ever comes back on that socket.
+        proxy.mode = { kind: 'blackhole' };
+        const startedAt = Date.now();
+        await eventually(() => closes.length === 1, 5000, 'the heartbeat loss');
+        proxy.mode = { kind: 'pass' };
+        await eventually(() => dials.length === 2, 2000, 'the redial');
+        assert.ok(
+          dials[1] - startedAt <= 400 + 10 + 300,
+          `redialled after ${dials[1] - startedAt} ms`,
+        );
+        await within(c.opened(), 5000, 'the new connection');
+        // close() on a blackholed socket: the closing handshake never completes, close() settles.
+        proxy.mode = { kind: 'blackhole' };
+        const closing = Date.now();
+        const info = await within(c.close(4000, 'bye'), 1000, 'close() on a blackholed socket');
+        assert.ok(Date.now() - closing < 1000);
+        assert.equal(info.willRetry, false);
+        assert.equal(c.state, 'closed');
+      });
+    },
+  );
+
+  test(
+    name(
+      27,
+      'WSM-WIRE-002 a connection cut at every byte offset of a 3-message exchange never delivers half a message, and every promise settles',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const proxy = await h.proxy();
+        const url = `ws://127.0.0.1:${proxy.port}/ws`;
+        const hello = { op: 'hello', tags: ['cut'] };
+        const question = { op: 'echo', value: 'v'.repeat(40) };
+        const attempt = async (): Promise<'answered' | 'failed'> => {
+          let c: Connection;
+          try {
+            c = await connect(url, {
+              reconnect: false,
+              heartbeat: false,
+              handshakeTimeoutMs: 3000,
+              hello: { payload: hello, timeoutMs: 3000 },
+            });
+          } catch (error) {
+            assert.ok(error instanceof ConnectError, `connect() rejected with ${error}`);
+            return 'failed';
+          }
+          try {
+            const answer = await c.request(question, { timeoutMs: 3000 });
+            assert.deepEqual(answer, { echo: question.value });
+            return 'answered';
+          } catch (error) {
+            assert.ok(
+              (error instanceof StreamResetError && error.code === 'connection_lost') ||
+                error instanceof NotConnectedError,
+              `the request failed with ${error}`,
+            );
+            return 'failed';
+          } finally {
+            await c.close();
+          }
+        };
+        // The exchange's size, uncut: upgrade, hello, request one way; 101, welcome, answer back.
+        assert.equal(await within(attempt(), 5000, 'the uncut exchange'), 'answered');
+        const total = { ...proxy.forwarded };
+        const outcomes = { answered: 0, failed: 0 };
+        for (const direction of ['up', 'down'] as const) {
+          // Every offset inside the exchange, and a few past it (the close handshake's bytes).
+          for (let n = 0; n <= total[direction] + 4; n++) {
+            proxy.mode = { kind: 'cut', afterBytes: n, direction };
+            outcomes[await within(attempt(), 10_000, `the exchange cut at ${direction} ${n}`)]++;
+          }
+        }
+        proxy.mode = { kind: 'pass' };
+        // Every payload a handler saw was whole.
+        for (const p of h.state.payloads) {
+          assert.ok(
+            JSON.stringify(p) === JSON.stringify(hello) ||
+              JSON.stringify(p) === JSON.stringify(question),
+            `a handler saw ${JSON.stringify(p)}`,
+          );
+        }
+        assert.ok(outcomes.failed >= total.up + total.down, 'every cut inside the exchange failed');
+        assert.ok(outcomes.answered >= 1, 'cuts past the exchange do not disturb it');
+        console.log(
+          `row 27: ${total.up} + ${total.down} offsets, ${outcomes.answered} answered, ${outcomes.failed} failed cleanly`,
+        );
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    name(
+      28,
+      'WSM-DIAL-007 close() in the middle of a backoff wait, a dial attempt or a hello leaves zero timers',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const proxy = await h.proxy();
+        using timers = trackTimers();
+        // Mid-backoff: the acceptor closes with 1011 and the backoff is 60 s.
+        const a = await h.dial({
+          reconnect: { initialDelayMs: 60_000, jitter: 0 },
+          heartbeat: { intervalMs: 20_000, timeoutMs: 10_000 },
+        });
+        assert.ok(timers.pending > 0, 'the heartbeat timer is seen');
+        h.peers.at(-1)!.close(1011, 'oops');
+        await eventually(() => a.state === 'reconnecting', 5000, 'the backoff');
+        assert.ok(timers.pending > 0, 'the backoff timer is seen');
+        await a.close();
+        await eventually(() => h.acceptor.stats.peers === 0, 5000, 'the peers gone');
+        assert.equal(timers.pending, 0, 'timers left after close() mid-backoff');
+
+        // Mid-attempt: the redial's upgrade is swallowed by a blackhole.
+        const signals: AbortSignal[] = [];
+        const b = await h.dial({ reconnect: { initialDelayMs: 10, jitter: 0 } }, (ctx) => {
+          signals.push(ctx.signal);
+          return `ws://127.0.0.1:${proxy.port}/ws`;
+        });
+        proxy.mode = { kind: 'blackhole' };
+        proxy.reset();
+        await eventually(() => signals.length === 2, 5000, 'the redial attempt');
+        await sleep(20);
+        assert.ok(timers.pending > 0, 'the handshake deadline is seen');
+        await b.close();
+        assert.equal(signals[1].aborted, true, "the attempt's signal aborts");
+        proxy.reset();
+        proxy.mode = { kind: 'pass' };
+        await eventually(() => h.acceptor.stats.peers === 0, 5000, 'the peers gone');
+        assert.equal(timers.pending, 0, 'timers left after close() mid-attempt');
+
+        // Mid-hello: the redial's hello is never answered.
+        let helloOp = 'hello';
+        const c = await h.dial({
+          reconnect: { initialDelayMs: 10, jitter: 0 },
+          hello: () => ({ payload: { op: helloOp }, timeoutMs: 30_000 }),
+        });
+        helloOp = 'hold';
+        h.peers.at(-1)!.close(1011, 'oops');
+        await eventually(() => h.state.gates.length === 1, 5000, 'the unanswered hello');
+        await c.close();
+        await eventually(() => h.acceptor.stats.peers === 0, 5000, 'the peers gone');
+        assert.equal(timers.pending, 0, 'timers left after close() mid-hello');
+        assert.equal(timers.listeners, 0);
+      });
+    },
+  );
+
+  test(
+    name(
+      29,
+      'WSM-DIAL-007 1,000 connect/drop cycles leave listeners and timers at zero and the heap within 5 % of its baseline',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        using timers = trackTimers();
+        const cycle = async (i: number) => {
+          const c = await connect(h.url, {
+            reconnect: { initialDelayMs: 10 },
+            heartbeat: { intervalMs: 20_000, timeoutMs: 10_000 },
+          });
+          assert.deepEqual(await c.request({ op: 'echo', value: i }), { echo: i });
+          // Half close from the dialer, half are dropped by the acceptor and closed mid-backoff.
+          if (i % 2 === 0) await c.close();
+          else {
+            h.peers.at(-1)!.close(1011, 'drop');
+            await c.opened().catch(() => {});
+            await c.close();
+          }
+        };
+        for (let i = 0; i < 100; i++) await cycle(i);
+        await eventually(() => h.acceptor.stats.peers === 0, 5000, 'the peers gone');
+        h.peers.length = 0;
+        h.state.payloads.length = 0;
+        const baseline = await heapAfterGc();
+        const startedAt = Date.now();
+        for (let i = 0; i < 1000; i++) await cycle(i);
+        const elapsed = Date.now() - startedAt;
+        await eventually(() => h.acceptor.stats.peers === 0, 5000, 'the peers gone');
+        h.peers.length = 0;
+        h.state.payloads.length = 0;
+        h.peerCloses.length = 0;
+        await sleep(50);
+        const after = await heapAfterGc();
+        assert.equal(timers.pending, 0, 'timers left');
+        assert.equal(timers.listeners, 0, 'online/offline listeners left');
+        const ratio = after / baseline;
+        console.log(
+          `row 29: 1,000 cycles in ${elapsed} ms, heap ${(baseline / 1048576).toFixed(2)} → ${
+            (after / 1048576).toFixed(2)
+          } MB (${((ratio - 1) * 100).toFixed(1)} %)`,
+        );
+        assert.ok(ratio <= 1.05, `the heap grew ${((ratio - 1) * 100).toFixed(1)} %`);
+      });
+    },
+  );
+
+  test(
+    name(
+      30,
+      'WSM-ACC-004 a tag longer than 256 characters, empty or not a string throws TypeError; the peer keeps working',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const c = await h.dial();
+        await eventually(() => h.peers.length === 1, 5000, 'the peer');
+        const peer = h.peers[0];
+        for (const bad of ['x'.repeat(257), '', 5, null, undefined, { toString: () => 'x' }]) {
+          assert.throws(() => peer.tags.add(bad as string), TypeError, `tag ${String(bad)}`);
+        }
+        assert.equal(peer.tags.size, 0, 'nothing was added');
+        peer.tags.add('x'.repeat(256)).add('y');
+        assert.equal(peer.tags.size, 2);
+        await assert.rejects(h.acceptor.broadcast('x'.repeat(257), 1), TypeError);
+        await assert.rejects(h.acceptor.broadcast('', 1), TypeError);
+        await assert.rejects(h.acceptor.broadcast('y', 1, { except: [''] }), TypeError);
+        assert.equal(await h.acceptor.broadcast('x'.repeat(256), 1), 1);
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+          echo: 1,
+        });
+      });
+    },
+  );
+
+  test(
+    name(
+      31,
+      'WSM-WIRE-009 dialer close() with a code outside 1000 and 3000-4999 or a reason over 123 bytes throws RangeError before anything is sent',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const c = await h.dial();
+        for (const code of [999, 1001, 1002, 1006, 1011, 1012, 1015, 2999, 5000, 3000.5, NaN]) {
+          assert.throws(() => c.close(code), RangeError, `code ${code}`);
+        }
+        assert.throws(() => c.close(1000, 'é'.repeat(62)), RangeError, '124 bytes');
+        assert.equal(c.state, 'open');
+        assert.equal(h.peerCloses.length, 0, 'nothing reached the acceptor');
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+          echo: 1,
+        });
+        const info = await c.close(4999, 'é'.repeat(61) + 'a');
+        assert.equal(info.code, 4999);
+        await eventually(() => h.peerCloses.length === 1, 5000, 'the close at the acceptor');
+        assert.equal(h.peerCloses[0].code, 4999);
+        assert.equal(h.peerCloses[0].reason, 'é'.repeat(61) + 'a');
+      });
+    },
+  );
+
+  test(
+    name(
+      32,
+      'WSM-BP-004 Redis down during broadcasts: local delivery continues without a gap, the failures and the gap are reported',
+    ),
+    { timeout: 60_000 },
+    async () => {
+      const redis = await startRedis();
+      const clients: Array<{ destroy(): void }> = [];
+      const backplaneErrors: unknown[] = [];
+      let backplane: RedisBackplane | undefined;
+      try {
+        const publisher = createClient({
+          url: redis.url,
+          socket: { reconnectStrategy: () => 100 },
+        });
+        const subscriber = publisher.duplicate();
+        for (const client of [publisher, subscriber]) {
+          client.on('error', () => {});
+          clients.push(client);
+        }
+        await within(Promise.all([publisher.connect(), subscriber.connect()]), 5000, 'Redis');
+        backplane = redisBackplane({
+          publisher,
+          subscriber,
+          channel: 'muxws-hostile',
+          onError: (error) => backplaneErrors.push(error),
+        });
+        await within(backplane.ready(), 5000, 'the subscription');
+        await withServer(start, { backplane }, async (h) => {
+          const received: unknown[] = [];
+          await h.dial({
+            hello: { payload: { op: 'hello', tags: ['room'] } },
+            onPublish: (m) => void received.push(m.payload),
+          });
+          let n = 0;
+          const counts: number[] = [];
+          const tick = async () => counts.push(await h.acceptor.broadcast('room', ++n));
+          for (let i = 0; i < 20; i++) {
+            await tick();
+            await sleep(10);
+          }
+          await redis.stop();
+          for (let i = 0; i < 100; i++) {
+            await tick();
+            await sleep(10);
+          }
+          await redis.start();
+          for (let i = 0; i < 20; i++) {
+            await tick();
+            await sleep(10);
+          }
+          assert.deepEqual(counts, Array(n).fill(1), 'every broadcast reached the local peer');
+          await eventually(() => received.length === n, 5000, 'every local delivery');
+          assert.deepEqual(received, Array.from({ length: n }, (_, i) => i + 1));
+          assert.ok(
+            h.errors.some((e) => e instanceof BackplaneError),
+            'the failed publishes were reported through onError',
+          );
+          await eventually(
+            () => backplaneErrors.some((e) => e instanceof BackplaneGapError),
+            10_000,
+            'the gap report',
+          );
+        });
+      } finally {
+        await backplane?.close().catch(() => {});
+        for (const client of clients) {
+          try {
+            client.destroy();
+          } catch {
+            // already closed
+          }
+        }
+        await redis.stop();
+      }
+    },
+  );
+
+  test(
+    name(
+      33,
+      'WSM-ACC-007 an upgrade request followed at once by a TCP reset leaves no Peer beyond idleTimeoutMs',
+    ),
+    async () => {
+      // In a child process: Deno 2.9 keeps such a socket without any event, and its server's
+      // shutdown() then never resolves (docs/security.md); a child can be killed.
+      const child = await rowOptions.spawnAcceptor({ idleTimeoutMs: 300 });
+      try {
+        const upgrade = [
+          'GET /ws HTTP/1.1',
+          `Host: 127.0.0.1:${child.port}`,
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          'Sec-WebSocket-Version: 13',
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Protocol: muxws.v1.json',
+        ].join('\r\n') + '\r\n\r\n';
+        for (let i = 0; i < 20; i++) {
+          await new Promise<void>((resolve) => {
+            const socket = tcpConnect({ host: '127.0.0.1', port: child.port });
+            socket.on('error', () => {});
+            socket.on('connect', () => {
+              socket.write(upgrade);
+              const s = socket as typeof socket & { resetAndDestroy?: () => void };
+              if (typeof s.resetAndDestroy === 'function') s.resetAndDestroy();
+              else s.destroy();
+              resolve();
+            });
+          });
+        }
+        const startedAt = Date.now();
+        let stats = await childStats(child.port, false);
+        while (stats.peers > 0) {
+          assert.ok(Date.now() - startedAt < 3000, `${stats.peers} peers left after 3000 ms`);
+          await sleep(50);
+          stats = await childStats(child.port, false);
+        }
+        const url = `ws://127.0.0.1:${child.port}/ws`;
+        const c = await within(
+          connect(url, { reconnect: false, heartbeat: false }),
+          5000,
+          'a healthy dialer',
+        );
+        try {
+          assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+            echo: 1,
+          });
+        } finally {
+          await c.close();
+        }
+      } finally {
+        await child.kill();
+      }
+    },
+  );
 }
 
 /** What the child acceptor's `/stats` answers. */
@@ -985,6 +1841,16 @@ interface ChildStats {
   heapUsed: number;
   peers: number;
   closes: number[];
+}
+
+/** Asks the child acceptor for its CPU time and memory (after a collection unless `gc` is false). */
+async function childStats(port: number, gc: boolean): Promise<ChildStats> {
+  const response = await within(
+    fetch(`http://127.0.0.1:${port}/stats${gc ? '' : '?nogc'}`),
+    5000,
+    'the child stats',
+  );
+  return await response.json() as ChildStats;
 }
 
 /** A msgpack message: `prefix` bytes then `depth` one-element arrays around nil. */

@@ -15,11 +15,18 @@ export interface ChildAcceptor {
 
 const script = new URL('./serve_acceptor.ts', import.meta.url).pathname;
 
+/** Options of {@linkcode spawnAcceptor}. */
+export interface SpawnOptions {
+  /** The child acceptor's `idleTimeoutMs`. @default {30000} */
+  idleTimeoutMs?: number;
+}
+
 /** Spawns the child acceptor; rejects when it prints no port within 10 s. */
-export function spawnAcceptor(): Promise<ChildAcceptor> {
+export function spawnAcceptor(options: SpawnOptions = {}): Promise<ChildAcceptor> {
   const isBun = 'Bun' in globalThis;
   const args = isBun ? [script] : ['run', '-A', '--quiet', script];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = { ...process.env, MUXWS_IDLE_MS: String(options.idleTimeoutMs ?? 30_000) };
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let out = '';
