@@ -26,7 +26,8 @@
  *
  * @module
  */
-import type { Acceptor, AttachedPeer, IncomingData, ServerWebSocket } from '../acceptor.ts';
+import type { Acceptor, AttachedPeer, IncomingData } from '../acceptor.ts';
+import { upgrade as workersUpgrade } from './cloudflare.ts';
 
 /** The part of Hono's `Context` the handler reads. */
 export interface HonoContext {
@@ -79,10 +80,6 @@ export type MuxwsHandler = (
   c: HonoContext,
   next: () => Promise<void>,
 ) => Promise<Response | void>;
-
-interface WorkersPairSocket extends ServerWebSocket {
-  accept(): void;
-}
 
 function sinkFor(ws: HonoWSContext) {
   const raw = ws.raw as { bufferedAmount?: unknown; getBufferedAmount?: unknown } | undefined;
@@ -148,20 +145,13 @@ export function muxws(acceptor: Acceptor, options: MuxwsHonoOptions): MuxwsHandl
     },
   };
   return async (c, next) => {
+    // On Workers, the ./cloudflare upgrade: its own 101 with Sec-WebSocket-Protocol, and a reply
+    // to the dialer's close frame (which a bare WebSocketPair never sends).
+    if (typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair === 'function') {
+      return workersUpgrade(c.req.raw, acceptor);
+    }
     const check = acceptor.checkUpgrade(c.req.raw);
     if (check instanceof Response) return check;
-    const Pair = (globalThis as { WebSocketPair?: new () => Record<0 | 1, WorkersPairSocket> })
-      .WebSocketPair;
-    if (typeof Pair === 'function') {
-      const pair = new Pair();
-      pair[1].accept();
-      acceptor.accept(pair[1]);
-      return new Response(null, {
-        status: 101,
-        headers: { 'Sec-WebSocket-Protocol': check.protocol },
-        webSocket: pair[0],
-      } as ResponseInit);
-    }
     const middleware = upgradeWebSocket(() => events, { protocol: check.protocol });
     const result = await middleware(c, next);
     return result instanceof Response ? result : undefined;

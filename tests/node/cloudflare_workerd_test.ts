@@ -407,8 +407,8 @@ test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernat
   }
 });
 
-test('WSM-WIRE-009 a close from the dialer is answered with a close frame by the Worker and the Durable Object', async () => {
-  for (const path of ['/echo', '/room/bye']) {
+test('WSM-WIRE-009 a close from the dialer is answered with a close frame by the Worker (plain and through Hono) and the Durable Object', async () => {
+  for (const path of ['/echo', '/hono', '/room/bye']) {
     const socket = new WebSocket(worker.wsUrl(path), ['muxws.v1.json']);
     try {
       const closed = new Promise<{ code: number; reason: string }>((resolve, reject) => {
