@@ -12,6 +12,9 @@
  * drain deadline, only while {@linkcode Acceptor.close} runs. With `idleTimeoutMs: 0` an idle
  * acceptor holds no timer at all, so a Durable Object can hibernate.
  *
+ * This entry also re-exports the backplane (`broadcastChannelBackplane`, the `Backplane` types;
+ * SPEC §7), so a server imports both from `muxws/acceptor`; `muxws/redis` stays its own entry.
+ *
  * @example A hello answered with a welcome, over a sink that records what is sent
  * ```ts
  * import { Acceptor } from 'muxws/acceptor';
@@ -41,6 +44,9 @@ import { resolveLimits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import { encodePublish, Session } from './_session.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
+
+// A server needs the backplane beside the acceptor: one import serves both.
+export * from './backplane.ts';
 
 /**
  * Which `Origin` an upgrade may come from (WSM-ACC-003):

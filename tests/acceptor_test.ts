@@ -918,3 +918,15 @@ test('WSM-BP-001 a broadcast encoded by another codec is reported, its own messa
   assert.throws(() => new Acceptor({ nodeId: '' }), /"nodeId" must be a non-empty string/);
   await acceptor.close({ drainMs: 0 });
 });
+
+test('WSM-BP-002 the acceptor entry re-exports the backplane, so a server imports both from one place', async () => {
+  const entry = await import('../lib/acceptor.ts');
+  const backplane = await import('../lib/backplane.ts');
+  for (const name of ['broadcastChannelBackplane', 'BackplaneError', 'BackplaneGapError']) {
+    assert.equal(
+      (entry as Record<string, unknown>)[name],
+      (backplane as Record<string, unknown>)[name],
+      name,
+    );
+  }
+});
