@@ -522,27 +522,35 @@ export class Session {
    * @throws {RangeError} When the OPEN is larger than `maxMessageBytes`.
    */
   open(payload: unknown, options?: OpenOptions): Stream {
+    return this.#open(payload, options?.headers, options?.end, options?.signal);
+  }
+
+  #open(
+    payload: unknown,
+    headersOption: Record<string, unknown> | null | undefined,
+    endOption: boolean | undefined,
+    signal: AbortSignal | undefined,
+  ): Stream {
     if (this.#closed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
     if (this.#goAway !== undefined) {
       throw new NotConnectedError('Cannot open a stream: the other side sent GOAWAY');
     }
-    const headers = options?.headers ?? null;
-    if (!isHeaders(headers)) {
+    const headers = headersOption ?? null;
+    if (headers !== null && !isHeaders(headers)) {
       throw new TypeError(
         `Cannot open a stream as "headers" must be a plain object or null: current value is ${
           show(headers)
         }`,
       );
     }
-    const end = options?.end ?? false;
+    const end = endOption ?? false;
     if (typeof end !== 'boolean') {
       throw new TypeError(
         `Cannot open a stream as "end" must be a boolean: current value is ${show(end)}`,
       );
     }
-    const signal = options?.signal;
     if (
       signal !== undefined &&
       (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean' ||
@@ -599,11 +607,7 @@ export class Session {
     }
     let stream: Stream;
     try {
-      stream = this.open(payload, {
-        headers: options?.headers,
-        end: true,
-        signal: options?.signal,
-      });
+      stream = this.#open(payload, options?.headers, true, options?.signal);
     } catch (error) {
       return Promise.reject(error);
     }

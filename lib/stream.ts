@@ -242,9 +242,11 @@ export class Stream {
   #recvAllowed = INITIAL_WINDOW;
   #unacked = 0;
   #recvEnded: boolean;
+  /** Unread messages as pairs: value, then its units; `#head` indexes the next value. */
   #queue: unknown[] | undefined;
-  #sizes: number[] | undefined;
   #head = 0;
+  /** The first waiting reader (the common case: one `for await`), then any others. */
+  #reader: Reader | undefined;
   #readers: Reader[] | undefined;
   #mode = MODE_QUEUE;
   #error: StreamResetError | undefined;
@@ -482,23 +484,33 @@ export class Stream {
     }
     if (this.#recvEnded || this.#mode !== MODE_QUEUE) return DONE_PROMISE;
     return new Promise((resolve, reject) => {
-      (this.#readers ??= []).push({ resolve, reject });
+      const reader: Reader = { resolve, reject };
+      if (this.#reader === undefined) this.#reader = reader;
+      else (this.#readers ??= []).push(reader);
     });
   }
 
+  /** The oldest waiting reader, removed from the waiting list. */
+  #takeReader(): Reader | undefined {
+    const reader = this.#reader;
+    if (reader !== undefined) {
+      const readers = this.#readers;
+      this.#reader = readers !== undefined && readers.length > 0 ? readers.shift() : undefined;
+    }
+    return reader;
+  }
+
   #shift(queue: unknown[]): unknown {
-    const sizes = this.#sizes!;
-    const value = queue[this.#head];
-    const units = sizes[this.#head];
-    queue[this.#head] = undefined;
-    this.#head++;
+    const head = this.#head;
+    const value = queue[head];
+    const units = queue[head + 1] as number;
+    queue[head] = undefined;
+    this.#head = head + 2;
     if (this.#head === queue.length) {
       queue.length = 0;
-      sizes.length = 0;
       this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= queue.length) {
+    } else if (this.#head >= 2048 && this.#head * 2 >= queue.length) {
       queue.splice(0, this.#head);
-      sizes.splice(0, this.#head);
       this.#head = 0;
     }
     this.#consume(units);
@@ -515,10 +527,13 @@ export class Stream {
   }
 
   #wakeReaders(): void {
+    const first = this.#reader;
+    if (first === undefined) return;
     const readers = this.#readers;
-    if (readers === undefined) return;
+    this.#reader = undefined;
     this.#readers = undefined;
-    for (const reader of readers) reader.resolve(DONE);
+    first.resolve(DONE);
+    if (readers !== undefined) { for (const reader of readers) reader.resolve(DONE); }
   }
 
   /** The application took `units` worth of messages: return credit at half the window. */
@@ -549,14 +564,12 @@ export class Stream {
     this.#recvAllowed -= units;
     if (end) this.#recvEnded = true;
     if (this.#mode === MODE_QUEUE) {
-      const readers = this.#readers;
-      if (readers !== undefined && readers.length > 0) {
-        const reader = readers.shift()!;
+      const reader = this.#takeReader();
+      if (reader !== undefined) {
         this.#consume(units);
         reader.resolve({ value, done: false });
       } else {
-        (this.#queue ??= []).push(value);
-        (this.#sizes ??= []).push(units);
+        (this.#queue ??= []).push(value, units);
       }
     } else {
       this.#consume(units);
@@ -617,17 +630,19 @@ export class Stream {
     this.#unwatch();
     const pending = this.#pending;
     this.#pending = undefined;
+    const first = this.#reader;
     const readers = this.#readers;
+    this.#reader = undefined;
     this.#readers = undefined;
     const request = this.#request;
     this.#request = undefined;
     if (this.#queue !== undefined) {
       this.#queue.length = 0;
-      this.#sizes!.length = 0;
       this.#head = 0;
     }
     this.#host.finished(this, resetByRemote);
     if (pending !== undefined) { for (const write of pending) write.reject(error); }
+    first?.reject(error);
     if (readers !== undefined) { for (const reader of readers) reader.reject(error); }
     if (request !== undefined) {
       if (request.timer !== undefined) clearTimeout(request.timer);
