@@ -492,9 +492,17 @@ export class Session {
     this.#end(code, reason, true);
   }
 
-  /** The transport closed. Every open stream fails with `connection_lost`; `onClose` fires. */
+  /**
+   * The transport closed. Every open stream fails with `connection_lost`; `onClose` fires. A
+   * code of 0 or none (some runtimes report a failed connection so) counts as 1006
+   * (WSM-WIRE-009).
+   */
   closed(code: number, reason: string): void {
-    this.#end(code, reason, false);
+    this.#end(
+      typeof code === 'number' && code > 0 ? code : 1006,
+      typeof reason === 'string' ? reason : '',
+      false,
+    );
   }
 
   #end(code: number, reason: string, local: boolean): void {

@@ -299,3 +299,11 @@ test('WSM-STR-002 [json] write() resolves once handed to the socket even if the 
   await assert.rejects(stream.closed, { code: 'connection_lost' });
   await assert.rejects(stream.write('z'), { code: 'connection_lost' });
 });
+
+test('WSM-WIRE-009 [json] a close event with code 0 or none is reported as 1006', () => {
+  for (const code of [0, undefined]) {
+    using p = probe('dialer');
+    p.session.closed(code as unknown as number, undefined as unknown as string);
+    assert.deepEqual(p.log.closes, [{ code: 1006, reason: '', local: false }]);
+  }
+});
