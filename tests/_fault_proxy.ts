@@ -6,20 +6,23 @@
  * await using proxy = await startFaultProxy(acceptorPort);
  * const connection = await connect(`ws://127.0.0.1:${proxy.port}/ws`);
  * proxy.reset(); // every live connection is destroyed mid-stream
- * proxy.mode = { kind: 'blackhole' }; // bytes are swallowed, sockets stay open
+ * proxy.mode = { kind: 'blackhole' }; // nothing moves, the sockets stay open
  * ```
  *
  * Modes apply to bytes in both directions, to live and to new connections:
  * - `pass`: forward everything;
- * - `blackhole`: stop forwarding and keep both sockets (a silent network, a sleeping NAT);
+ * - `blackhole`: stop forwarding and stop reading, keeping both sockets (a silent network, a
+ *   sleeping NAT); what was held moves on once the mode changes, as TCP would deliver it;
  * - `slow`: forward at most `bytesPerSecond` per direction and connection;
- * - `cut`: forward `afterBytes` bytes of the chosen direction(s) of each connection, then destroy
+ * - `cut`: forward `afterBytes` bytes of the chosen direction(s) of each connection, then end
  *   both sockets (a cut at an exact byte offset);
- * - `delay`: forward each chunk `ms` milliseconds after it arrived, in order.
+ * - `delay`: forward each chunk `ms` milliseconds after it arrived.
  *
- * `reset()` destroys every live connection at once; `target` may be changed to point new
- * connections at a restarted acceptor. `close()` destroys everything and stops listening; every
- * timer the proxy starts belongs to a connection and ends with it.
+ * Like TCP, the proxy never loses, duplicates or reorders bytes within a connection: every
+ * direction is one ordered queue, so a fault only delays, stalls or ends a stream. `reset()`
+ * destroys every live connection at once (an RST where the runtime can send one); `target` may
+ * be changed to point new connections at a restarted acceptor. `close()` destroys everything and
+ * stops listening; every timer the proxy starts belongs to a connection and ends with it.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { connect as tcpConnect } from 'node:net';
@@ -38,7 +41,7 @@ export interface FaultProxy extends AsyncDisposable {
   readonly port: number;
   /** The acceptor port new connections are forwarded to. */
   target: number;
-  /** The current mode; changing it affects live connections from their next chunk. */
+  /** The current mode; changing it affects live connections at once. */
   mode: FaultMode;
   /** Connections accepted so far. */
   readonly accepted: number;
@@ -52,14 +55,25 @@ export interface FaultProxy extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+type Direction = 'up' | 'down';
+
+/** One direction of a connection: an ordered queue of bytes and when each may leave. */
+interface Lane {
+  from: Socket;
+  to: Socket;
+  queue: Array<{ bytes: Uint8Array; at: number }>;
+  /** The time the last queued bytes may leave, so later bytes never overtake them. */
+  lastAt: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  sent: number;
+}
+
 interface Pipe {
-  client: Socket;
-  upstream: Socket;
-  timers: Set<ReturnType<typeof setTimeout>>;
-  sent: { up: number; down: number };
+  lanes: Record<Direction, Lane>;
   destroyed: boolean;
   /** A `cut` happened: nothing more is forwarded. */
   cut: boolean;
+  cutTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /**
@@ -80,10 +94,13 @@ export function startFaultProxy(
   const destroy = (pipe: Pipe) => {
     if (pipe.destroyed) return;
     pipe.destroyed = true;
-    for (const timer of pipe.timers) clearTimeout(timer);
-    pipe.timers.clear();
+    clearTimeout(pipe.cutTimer);
+    for (const lane of Object.values(pipe.lanes)) {
+      clearTimeout(lane.timer);
+      lane.queue.length = 0;
+    }
     // resetAndDestroy sends an RST where the runtime supports it; destroy() otherwise.
-    for (const socket of [pipe.client, pipe.upstream]) {
+    for (const socket of [pipe.lanes.up.from, pipe.lanes.up.to]) {
       const s = socket as Socket & { resetAndDestroy?: () => void };
       try {
         if (typeof s.resetAndDestroy === 'function') s.resetAndDestroy();
@@ -95,96 +112,116 @@ export function startFaultProxy(
     pipes.delete(pipe);
   };
 
-  /** Forwards one chunk in direction `dir` according to the mode at this moment. */
-  const carry = (pipe: Pipe, dir: 'up' | 'down', chunk: Uint8Array, to: Socket) => {
-    if (pipe.destroyed || pipe.cut) return;
-    const m = state.mode;
-    const write = (bytes: Uint8Array) => {
-      if (pipe.destroyed || bytes.byteLength === 0) return;
-      pipe.sent[dir] += bytes.byteLength;
+  /** Sends what may leave now, in order; arms one timer for the next; holds in a blackhole. */
+  const pump = (pipe: Pipe, dir: Direction) => {
+    const lane = pipe.lanes[dir];
+    clearTimeout(lane.timer);
+    lane.timer = undefined;
+    if (pipe.destroyed) return;
+    if (state.mode.kind === 'blackhole') {
+      lane.from.pause();
+      return;
+    }
+    const now = Date.now();
+    while (lane.queue.length > 0 && lane.queue[0].at <= now) {
+      const { bytes } = lane.queue.shift()!;
+      lane.sent += bytes.byteLength;
       forwarded[dir] += bytes.byteLength;
-      to.write(bytes);
-    };
-    switch (m.kind) {
-      case 'pass':
-        write(chunk);
-        return;
-      case 'blackhole':
-        return;
-      case 'cut': {
-        const applies = (m.direction ?? 'both') === 'both' || m.direction === dir;
-        if (!applies) {
-          write(chunk);
-          return;
-        }
-        const budget = m.afterBytes - pipe.sent[dir];
-        if (budget > chunk.byteLength) {
-          write(chunk);
-          return;
-        }
-        // The cut: the bytes up to the offset leave with a FIN, and both sockets go 20 ms later.
-        // (Not at once: Deno 2.9 loses an upgraded socket whose RST follows the request at
-        // once, see docs/security.md.)
-        write(chunk.subarray(0, Math.max(0, budget)));
-        pipe.cut = true;
-        to.end();
-        setTimeoutFor(pipe, () => destroy(pipe), 20);
-        return;
-      }
-      case 'delay':
-        setTimeoutFor(pipe, () => write(chunk), m.ms);
-        return;
-      case 'slow': {
-        const rate = Math.max(1, m.bytesPerSecond);
-        // Pause the reading side and forward in 1/20 s slices.
-        const from = dir === 'up' ? pipe.client : pipe.upstream;
-        from.pause();
-        let offset = 0;
-        const slice = Math.max(1, Math.floor(rate / 20));
-        const step = () => {
-          if (pipe.destroyed) return;
-          write(chunk.subarray(offset, offset + slice));
-          offset += slice;
-          if (offset < chunk.byteLength) setTimeoutFor(pipe, step, 50);
-          else from.resume();
-        };
-        step();
-        return;
-      }
+      lane.to.write(bytes);
+    }
+    if (lane.queue.length > 0) {
+      lane.timer = setTimeout(() => pump(pipe, dir), lane.queue[0].at - now);
+      lane.from.pause();
+    } else {
+      lane.from.resume();
     }
   };
 
-  const setTimeoutFor = (pipe: Pipe, fn: () => void, ms: number) => {
-    const timer = setTimeout(() => {
-      pipe.timers.delete(timer);
-      fn();
-    }, ms);
-    pipe.timers.add(timer);
+  const enqueue = (pipe: Pipe, dir: Direction, bytes: Uint8Array, at: number) => {
+    if (bytes.byteLength === 0) return;
+    const lane = pipe.lanes[dir];
+    const when = Math.max(at, lane.lastAt);
+    lane.lastAt = when;
+    lane.queue.push({ bytes, at: when });
+  };
+
+  /** One chunk read from `dir`'s source, handled by the mode at this moment. */
+  const carry = (pipe: Pipe, dir: Direction, chunk: Uint8Array) => {
+    if (pipe.destroyed || pipe.cut) return;
+    const m = state.mode;
+    const now = Date.now();
+    switch (m.kind) {
+      case 'pass':
+      case 'blackhole':
+        enqueue(pipe, dir, chunk, now);
+        break;
+      case 'delay':
+        enqueue(pipe, dir, chunk, now + m.ms);
+        break;
+      case 'slow': {
+        const slice = Math.max(1, Math.floor(m.bytesPerSecond / 20));
+        let at = Math.max(now, pipe.lanes[dir].lastAt);
+        for (let offset = 0; offset < chunk.byteLength; offset += slice) {
+          enqueue(pipe, dir, chunk.subarray(offset, offset + slice), at);
+          at += 50;
+        }
+        break;
+      }
+      case 'cut': {
+        const applies = (m.direction ?? 'both') === 'both' || m.direction === dir;
+        const lane = pipe.lanes[dir];
+        const queued = lane.queue.reduce((n, q) => n + q.bytes.byteLength, 0);
+        const budget = m.afterBytes - lane.sent - queued;
+        if (!applies || budget > chunk.byteLength) {
+          enqueue(pipe, dir, chunk, now);
+          break;
+        }
+        // The cut: the bytes up to the offset leave with a FIN, and both sockets go 20 ms
+        // later. (Not at once: Deno 2.9 loses an upgraded socket whose RST follows the request
+        // at once, see docs/security.md.)
+        enqueue(pipe, dir, chunk.subarray(0, Math.max(0, budget)), now);
+        pump(pipe, dir);
+        pipe.cut = true;
+        lane.to.end();
+        pipe.cutTimer = setTimeout(() => destroy(pipe), 20);
+        return;
+      }
+    }
+    pump(pipe, dir);
   };
 
   const server: Server = createServer((client) => {
     accepted++;
     const upstream = tcpConnect({ host: '127.0.0.1', port: state.target });
+    const lane = (from: Socket, to: Socket): Lane => ({
+      from,
+      to,
+      queue: [],
+      lastAt: 0,
+      timer: undefined,
+      sent: 0,
+    });
     const pipe: Pipe = {
-      client,
-      upstream,
-      timers: new Set(),
-      sent: { up: 0, down: 0 },
+      lanes: { up: lane(client, upstream), down: lane(upstream, client) },
       destroyed: false,
       cut: false,
+      cutTimer: undefined,
     };
     pipes.add(pipe);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
-    client.on('data', (chunk: Uint8Array) => carry(pipe, 'up', chunk, upstream));
-    upstream.on('data', (chunk: Uint8Array) => carry(pipe, 'down', chunk, client));
+    client.on('data', (chunk: Uint8Array) => carry(pipe, 'up', chunk));
+    upstream.on('data', (chunk: Uint8Array) => carry(pipe, 'down', chunk));
     for (const socket of [client, upstream]) {
       socket.on('error', () => destroy(pipe));
       socket.on('close', () => destroy(pipe));
-      // A half-close is forwarded only when passing bytes; a blackhole keeps the socket.
       socket.on('end', () => {
-        if (state.mode.kind !== 'blackhole') destroy(pipe);
+        if (!pipe.cut) destroy(pipe);
       });
+    }
+    if (state.mode.kind === 'blackhole') {
+      client.pause();
+      upstream.pause();
     }
   });
 
@@ -211,6 +248,10 @@ export function startFaultProxy(
         },
         set mode(value: FaultMode) {
           state.mode = value;
+          for (const pipe of [...pipes]) {
+            pump(pipe, 'up');
+            pump(pipe, 'down');
+          }
         },
         get accepted() {
           return accepted;

@@ -39,6 +39,7 @@ import {
   within,
 } from './_acceptor_suite.ts';
 import { type FaultProxy, startFaultProxy } from './_fault_proxy.ts';
+import { trackTimers } from './hostile/_timers.ts';
 import {
   nestedJson,
   type RawClient,
@@ -91,76 +92,6 @@ async function rssAfterGc(): Promise<number> {
 async function heapAfterGc(): Promise<number> {
   await collectGarbage();
   return process.memoryUsage().heapUsed;
-}
-
-/** Tracks timers created through the globals while installed; dispose restores them. */
-interface TimerTracker extends Disposable {
-  /** Timers created since install that neither fired nor were cleared. */
-  readonly pending: number;
-  /** Global `online`/`offline` listeners added minus removed since install. */
-  readonly listeners: number;
-}
-
-function trackTimers(): TimerTracker {
-  const g = globalThis as unknown as Record<string, unknown>;
-  const saved = {
-    setTimeout: g.setTimeout,
-    clearTimeout: g.clearTimeout,
-    setInterval: g.setInterval,
-    clearInterval: g.clearInterval,
-    addEventListener: g.addEventListener,
-    removeEventListener: g.removeEventListener,
-  };
-  const live = new Set<unknown>();
-  let listeners = 0;
-  const realSet = saved.setTimeout as (fn: () => void, ms?: number) => unknown;
-  const realClear = saved.clearTimeout as (handle: unknown) => void;
-  const realSetInterval = saved.setInterval as (fn: () => void, ms?: number) => unknown;
-  const realClearInterval = saved.clearInterval as (handle: unknown) => void;
-  g.setTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-    const handle: unknown = realSet(() => {
-      live.delete(handle);
-      fn(...args);
-    }, ms);
-    live.add(handle);
-    return handle;
-  };
-  g.clearTimeout = (handle: unknown) => {
-    live.delete(handle);
-    realClear(handle);
-  };
-  g.setInterval = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-    const handle = realSetInterval(() => fn(...args), ms);
-    live.add(handle);
-    return handle;
-  };
-  g.clearInterval = (handle: unknown) => {
-    live.delete(handle);
-    realClearInterval(handle);
-  };
-  if (typeof saved.addEventListener === 'function') {
-    const add = saved.addEventListener as (...args: unknown[]) => void;
-    const remove = saved.removeEventListener as (...args: unknown[]) => void;
-    g.addEventListener = function (this: unknown, type: string, ...rest: unknown[]) {
-      if (type === 'online' || type === 'offline') listeners++;
-      return add.call(this ?? globalThis, type, ...rest);
-    };
-    g.removeEventListener = function (this: unknown, type: string, ...rest: unknown[]) {
-      if (type === 'online' || type === 'offline') listeners--;
-      return remove.call(this ?? globalThis, type, ...rest);
-    };
-  }
-  return {
-    get pending() {
-      return live.size;
-    },
-    get listeners() {
-      return listeners;
-    },
-    [Symbol.dispose]() {
-      Object.assign(g, saved);
-    },
-  };
 }
 
 function sleep(ms: number): Promise<void> {
@@ -1867,4 +1798,4 @@ function msgpackFromJson(json: string): Uint8Array {
   return msgpackCodec.encode(JSON.parse(json)) as Uint8Array;
 }
 
-export { sleep, trackTimers };
+export { sleep };

@@ -5,7 +5,7 @@
  * hold `{ op: 'hold', ms }` for `ms` milliseconds (until the stream ends without `ms`), and write
  * `{ op: 'count', n }` messages. `GET /stats` answers the process's own CPU time (µs), its RSS
  * and heap in use after a garbage collection, and every peer's close code, so a test measures
- * the acceptor alone.
+ * the acceptor alone; `GET /kick?code=1012` closes one random peer with that code.
  *
  * `MUXWS_IDLE_MS` sets `idleTimeoutMs` (default 30000).
  *
@@ -57,6 +57,22 @@ async function stats(collect: boolean): Promise<Response> {
   });
 }
 
+/** Closes one live peer, picked at random, with `code` (a service restart, 1012, by default). */
+function kick(code: number): Response {
+  const peers = [...acceptor.peers()];
+  const peer = peers[Math.floor(Math.random() * peers.length)];
+  peer?.close(code, 'kicked');
+  return Response.json({ kicked: peer ? 1 : 0 });
+}
+
+/** Answers `/stats` and `/kick`; undefined for anything else. */
+function control(request: Request): Promise<Response> | Response | undefined {
+  const url = new URL(request.url);
+  if (url.pathname === '/stats') return stats(!url.searchParams.has('nogc'));
+  if (url.pathname === '/kick') return kick(Number(url.searchParams.get('code') ?? 1012));
+  return undefined;
+}
+
 /** The close code of every peer so far. */
 const closes: number[] = [];
 const acceptor = new Acceptor({
@@ -74,20 +90,14 @@ if (runtime.Bun) {
     hostname: '127.0.0.1',
     port: 0,
     // deno-lint-ignore no-explicit-any
-    fetch: (request: Request, srv: any) =>
-      new URL(request.url).pathname === '/stats'
-        ? stats(!new URL(request.url).searchParams.has('nogc'))
-        : fetch(request, srv),
+    fetch: (request: Request, srv: any) => control(request) ?? fetch(request, srv),
     websocket,
   });
   console.log(`PORT ${server.port}`);
 } else {
   const server = runtime.Deno.serve(
     { hostname: '127.0.0.1', port: 0, onListen() {} },
-    (request: Request) =>
-      new URL(request.url).pathname === '/stats'
-        ? stats(!new URL(request.url).searchParams.has('nogc'))
-        : upgrade(request, acceptor),
+    (request: Request) => control(request) ?? upgrade(request, acceptor),
   );
   console.log(`PORT ${server.addr.port}`);
 }
