@@ -8,8 +8,9 @@
  * It records when every dialer starts each attempt (a `ws` subclass handed to the library as its
  * constructor; socket.io-client: its `reconnect_attempt` event); `attempts <t0>` prints
  * `ATTEMPTS [ms…]`, each dialer's first attempt at or after epoch ms `t0`: the schedule as the
- * dialers ran it, before any server work. `scheduled <t0>` prints `SCHEDULED [ms…]`, the first
- * redial each dialer scheduled for t0 or later (when the library chose its delay, plus the delay:
+ * dialers ran it, before any server work. `scheduled <t0>` prints `SCHEDULED [ms…]`, when the
+ * attempt of each dialer that came after t0 was scheduled for (when the library chose its delay,
+ * plus the delay:
  * muxws `onReconnecting`, socket.io-client's backoff `duration()`, partysocket's and
  * reconnecting-websocket's `_getNextDelay()`), the schedule itself, which a busy event loop does
  * not delay; `closes <t0>` prints `CLOSES [ms…]`, when each dialer's socket saw its close.
@@ -125,9 +126,19 @@ readLines((line) => {
   if (lists[what] && at !== undefined) {
     // The first attempt (close, scheduled redial) of each dialer at or after t0, ms after t0.
     const t0 = Number(at);
-    const times = lists[what].map((list) => list.find((t) => t >= t0))
-      .filter((t) => t !== undefined).map((t) => t! - t0);
-    console.log(`${what.toUpperCase()} ${JSON.stringify(times)}`);
+    const first = (list: number[]) => list.find((t) => t >= t0);
+    const times = what === 'scheduled'
+      // The schedule of the attempt that came after t0: the last redial scheduled up to it (a
+      // busy loop may start a redial scheduled before t0 after it), else the first after t0.
+      ? attempts.map((list, id) => {
+        const attempt = first(list);
+        const due = scheduled[id];
+        if (attempt === undefined) return first(due);
+        return due.findLast((t) => t <= attempt + 1) ?? first(due);
+      })
+      : lists[what].map(first);
+    const relative = times.filter((t) => t !== undefined).map((t) => t! - t0);
+    console.log(`${what.toUpperCase()} ${JSON.stringify(relative)}`);
   } else if (line === 'quit') quit();
 });
 process.stdin.on('end', quit);
