@@ -240,4 +240,27 @@ for (const codec of codecs) {
     await settle();
     assert.equal(pair.acceptor.activeStreams, 0);
   });
+
+  test(`WSM-STR-002 ${c} readable errors with StreamResetError on reset and cancel() discards without resetting`, async () => {
+    const remotes: Stream[] = [];
+    using pair = sessionPair({
+      codec,
+      acceptor: { onStream: (s) => (remotes.push(s), new Promise(() => {})) },
+    });
+    const a = pair.dialer.open('a');
+    const b = pair.dialer.open('b');
+    await settle();
+    const reader = remotes[0].readable.getReader();
+    const pending = reader.read().catch((e) => e);
+    a.reset('gone', 'bye');
+    const error = await pending;
+    assert.ok(error instanceof StreamResetError);
+    assert.equal(error.code, 'gone');
+    await remotes[1].readable.cancel();
+    for (let i = 0; i < 20; i++) await b.write('c'.repeat(10_000)); // 200 kB: credit keeps coming
+    await b.end();
+    await settle();
+    assert.equal(frames(pair.server.sent, 4).length, 0, 'cancel() sent no RESET');
+    assert.equal(remotes[1].readable.locked, false);
+  });
 }
