@@ -14,7 +14,8 @@
  *   more client on node A, also in the room, asks for each broadcast (`bench/fanout.ts`'s
  *   `broadcastOnce`: from asking until the last of the peers received it).
  * - A repetition is `--rounds` broadcasts one after another; it reports the peers' deliveries
- *   per second (peers × rounds ÷ the rounds' total time). After one warm-up round per subject,
+ *   per second (peers × rounds ÷ the rounds' total time), and the CPU time per delivery of the
+ *   nodes (together; each answers `cpu` on stdin) and of the dialers' process. After one warm-up round per subject,
  *   the two subjects of a pair alternate which goes first, `--reps` repetitions each (≥ 5);
  *   each reports the median and min–max, and muxws ÷ socket.io is the ratio of the medians.
  * - `--quick`: 5 repetitions of 3 rounds. Every wait is bounded; the whole run is killed after
@@ -26,7 +27,7 @@
  * @module
  */
 import { type BenchClient, openClient } from './_clients.ts';
-import { args, median, numberOption, option, within } from './_common.ts';
+import { args, cpuMicros, median, numberOption, option, within } from './_common.ts';
 import { broadcastOnce } from './fanout.ts';
 import { type RedisServer, startRedis } from '../tests/_redis.ts';
 
@@ -180,6 +181,8 @@ interface Setup {
   rates: number[];
   /** The nodes' CPU time per delivery, µs, per repetition. */
   cpu: number[];
+  /** The dialers' process's CPU time per delivery, µs, per repetition. */
+  clientCpu: number[];
 }
 
 async function open(setup: Setup, redisUrl: string): Promise<void> {
@@ -214,13 +217,16 @@ async function serversCpu(setup: Setup): Promise<number> {
 
 /**
  * One repetition: `rounds` broadcasts one after another. Records the peers' deliveries per
- * second and the nodes' CPU time per delivery (all nodes together, Redis excluded).
+ * second, the nodes' CPU time per delivery (all nodes together, Redis excluded) and the dialers'
+ * process's (this one's, all threads).
  */
 async function repetition(setup: Setup): Promise<number> {
   let ms = 0;
   const cpu0 = await serversCpu(setup);
+  const clientCpu0 = cpuMicros();
   for (let r = 0; r < rounds; r++) ms += await broadcastOnce(setup.trigger!, setup.peers);
   const deliveries = setup.peers.length * rounds;
+  setup.clientCpu.push((cpuMicros() - clientCpu0) / deliveries);
   setup.cpu.push((await serversCpu(setup) - cpu0) / deliveries);
   return deliveries / (ms / 1000);
 }
@@ -256,7 +262,7 @@ const setups: Setup[] = [
   { name: 'socket.io, one node', subject: 'socketio', nodes: 1 },
   { name: 'muxws, two nodes over Redis', subject: 'muxws', nodes: 2 },
   { name: 'socket.io + redis-adapter, two nodes', subject: 'socketio', nodes: 2 },
-].map((s) => ({ ...s, peers: [], servers: [], rates: [], cpu: [] } as Setup));
+].map((s) => ({ ...s, peers: [], servers: [], rates: [], cpu: [], clientCpu: [] } as Setup));
 
 const budget = setTimeout(() => {
   console.error(`bench/broadcast.ts: over its ${BUDGET_MS / 60_000} min budget, stopping`);
@@ -302,6 +308,9 @@ const rows = ([[0, 1, 'one node', oneNode, 2], [
   `| ${label} | nodes' CPU µs per delivery | ${summary(setups[m].cpu)} | ${
     summary(setups[s].cpu)
   } | ${ratio(setups[m].cpu, setups[s].cpu).toFixed(2)}× | |`,
+  `| ${label} | dialers' CPU µs per delivery | ${summary(setups[m].clientCpu)} | ${
+    summary(setups[s].clientCpu)
+  } | ${ratio(setups[m].clientCpu, setups[s].clientCpu).toFixed(2)}× | |`,
 ]);
 const table = [
   `Broadcast fan-out to ${peerCount} peers: median (min–max) of ${reps} repetitions of ${rounds} ` +
@@ -323,12 +332,14 @@ await Deno.writeTextFile(
       reps,
       rounds,
       runtime: runtimeVersion,
-      setups: setups.map(({ name, rates, cpu }) => ({
+      setups: setups.map(({ name, rates, cpu, clientCpu }) => ({
         name,
         deliveriesPerSecond: rates,
         median: median(rates),
         cpuMicrosPerDelivery: cpu,
         medianCpu: median(cpu),
+        dialersCpuMicrosPerDelivery: clientCpu,
+        medianDialersCpu: median(clientCpu),
       })),
       ratios: { oneNode, overRedis },
       table,
