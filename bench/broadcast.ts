@@ -4,7 +4,8 @@
  * `io.to(room).emit` without and with `@socket.io/redis-adapter`, in the same run.
  *
  * `deno run -A bench/broadcast.ts [--quick] [--runtime node|deno|bun] [--peers 1000]
- * [--reps 7] [--rounds 10]` (`npm run bench:broadcast`). Loopback only.
+ * [--reps 9] [--rounds 20] [--out bench/results/broadcast.json]` (`npm run bench:broadcast`).
+ * Loopback only.
  *
  * - The nodes are `bench/_broadcast_server.ts` processes on `--runtime` (default node: socket.io's
  *   own runtime; muxws there runs on `ws`), bundled for Node with esbuild. The Redis is a
@@ -22,7 +23,7 @@
  *   10 minutes (4 with `--quick`).
  *
  * Prints a Markdown table on stdout (progress on stderr) and writes it with the raw figures to
- * `bench/results/broadcast.json`.
+ * `--out` (relative to the repository).
  *
  * @module
  */
@@ -36,12 +37,16 @@ const BIN = `${ROOT}/node_modules/.bin`;
 const quick = args.includes('--quick');
 const serverRuntime = option('runtime', 'node');
 const peerCount = numberOption('peers', 1000);
-const reps = Math.max(5, numberOption('reps', quick ? 5 : 7));
-const rounds = Math.max(1, numberOption('rounds', quick ? 3 : 10));
+const reps = Math.max(5, numberOption('reps', quick ? 5 : 9));
+const rounds = Math.max(1, numberOption('rounds', quick ? 3 : 20));
+const outFile = option('out', 'bench/results/broadcast.json');
 const BUDGET_MS = quick ? 4 * 60_000 : 10 * 60_000;
 const NODE_BUILD = `${ROOT}/bench/results/node-broadcast-${Deno.pid}`;
 const started = Date.now();
 
+if (!Number.isInteger(peerCount) || peerCount < 2) {
+  throw new RangeError(`--peers must be an integer of at least 2: current value is ${peerCount}`);
+}
 if (!['node', 'deno', 'bun'].includes(serverRuntime)) {
   throw new RangeError(`--runtime must be node, deno or bun: current value is ${serverRuntime}`);
 }
@@ -322,9 +327,10 @@ const table = [
   ...rows,
 ].join('\n');
 console.log(table);
-await Deno.mkdir(`${ROOT}/bench/results`, { recursive: true });
+const outPath = outFile.startsWith('/') ? outFile : `${ROOT}/${outFile}`;
+await Deno.mkdir(outPath.slice(0, outPath.lastIndexOf('/')), { recursive: true });
 await Deno.writeTextFile(
-  `${ROOT}/bench/results/broadcast.json`,
+  outPath,
   JSON.stringify(
     {
       command: `deno run -A bench/broadcast.ts ${args.join(' ')}`.trim(),
