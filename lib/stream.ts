@@ -238,7 +238,9 @@ export class Stream {
   #sendCredit = INITIAL_WINDOW;
   #sendEnded: boolean;
   #endSent: boolean;
-  #pending: PendingWrite[] | undefined;
+  /** Writes waiting for credit or the socket, oldest at `#pendingHead` (no O(n) shift). */
+  #pending: (PendingWrite | undefined)[] | undefined;
+  #pendingHead = 0;
   #recvAllowed = INITIAL_WINDOW;
   #unacked = 0;
   #recvEnded: boolean;
@@ -431,7 +433,7 @@ export class Stream {
 
   #enqueue(data: string | Uint8Array, costs: boolean, end: boolean): Promise<void> {
     if (end) this.#sendEnded = true;
-    if (this.#pending === undefined || this.#pending.length === 0) {
+    if (this.#pending === undefined || this.#pendingHead >= this.#pending.length) {
       const blocked = this.#blocked(costs);
       if (blocked === 0) {
         // A send that fails ends the session, which fails this stream: the write fails too.
@@ -463,14 +465,23 @@ export class Stream {
   #flush(): void {
     const pending = this.#pending;
     if (pending === undefined) return;
-    while (pending.length > 0 && this.#error === undefined) {
-      const write = pending[0];
+    while (this.#pendingHead < pending.length && this.#error === undefined) {
+      const head = this.#pendingHead;
+      const write = pending[head]!;
       const blocked = this.#blocked(write.costs);
       if (blocked !== 0) {
         if (blocked === 2) this.#host.waitForSocket(this);
         return;
       }
-      pending.shift();
+      pending[head] = undefined;
+      this.#pendingHead = head + 1;
+      if (this.#pendingHead === pending.length) {
+        pending.length = 0;
+        this.#pendingHead = 0;
+      } else if (this.#pendingHead >= 1024 && this.#pendingHead * 2 >= pending.length) {
+        pending.splice(0, this.#pendingHead);
+        this.#pendingHead = 0;
+      }
       if (this.#transmit(write.data, write.costs, write.end)) write.resolve();
       else write.reject(this.#error);
     }
@@ -629,7 +640,9 @@ export class Stream {
     }
     this.#unwatch();
     const pending = this.#pending;
+    const pendingHead = this.#pendingHead;
     this.#pending = undefined;
+    this.#pendingHead = 0;
     const first = this.#reader;
     const readers = this.#readers;
     this.#reader = undefined;
@@ -641,7 +654,9 @@ export class Stream {
       this.#head = 0;
     }
     this.#host.finished(this, resetByRemote);
-    if (pending !== undefined) { for (const write of pending) write.reject(error); }
+    if (pending !== undefined) {
+      for (let i = pendingHead; i < pending.length; i++) pending[i]!.reject(error);
+    }
     first?.reject(error);
     if (readers !== undefined) { for (const reader of readers) reader.reject(error); }
     if (request !== undefined) {

@@ -263,4 +263,38 @@ for (const codec of codecs) {
     assert.equal(frames(pair.server.sent, 4).length, 0, 'cancel() sent no RESET');
     assert.equal(remotes[1].readable.locked, false);
   });
+
+  test(`WSM-WIRE-006 ${c} thousands of queued writes leave in order; a reset rejects exactly those not yet sent`, async () => {
+    let remote: Stream | undefined;
+    using pair = sessionPair({
+      codec,
+      acceptor: { onStream: (s) => (remote = s, new Promise(() => {})) },
+    });
+    const stream = pair.dialer.open(null);
+    const outcomes: ('sent' | 'reset')[] = [];
+    const writes = Array.from(
+      { length: 5000 },
+      (_, i) =>
+        stream.write(`${i}:` + 'q'.repeat(100)).then(
+          () => void (outcomes[i] = 'sent'),
+          (e) => {
+            assert.ok(e instanceof StreamResetError);
+            outcomes[i] = 'reset';
+          },
+        ),
+    );
+    await settle();
+    const reader = remote![Symbol.asyncIterator]();
+    for (let i = 0; i < 3000; i++) {
+      const r = await reader.next();
+      assert.equal(String(r.value).split(':')[0], String(i)); // in order across compactions
+    }
+    await settle();
+    stream.reset('cancel');
+    await Promise.all(writes);
+    const sent = outcomes.filter((o) => o === 'sent').length;
+    assert.ok(sent >= 3000 && sent < 5000, `sent ${sent}`);
+    assert.deepEqual(outcomes.slice(0, sent), Array(sent).fill('sent'));
+    assert.deepEqual(outcomes.slice(sent), Array(5000 - sent).fill('reset'));
+  });
 }
