@@ -113,7 +113,7 @@ function gate(): Gate {
 }
 
 /** What the application's handlers record. */
-interface AppState {
+export interface AppState {
   gates: Gate[];
   /** Handler invocations so far, and how many run now (and the most at once). */
   handled: number;
@@ -161,6 +161,13 @@ function application(state: AppState): (stream: Stream, peer: Peer) => unknown {
           await Promise.race([g.wait, stream.closed.catch(() => {})]);
           return 'released';
         }
+        case 'park': {
+          // Work that goes on whatever happens to the stream (a backend call).
+          const g = gate();
+          state.gates.push(g);
+          await g.wait;
+          return 'parked';
+        }
         case 'write': {
           const n = p.n as number;
           const chunk = 'x'.repeat(p.size as number);
@@ -195,7 +202,7 @@ function application(state: AppState): (stream: Stream, peer: Peer) => unknown {
 }
 
 /** What a row's body gets. */
-interface Harness {
+export interface Harness {
   acceptor: Acceptor;
   server: SuiteServer;
   url: string;
@@ -216,7 +223,7 @@ interface Harness {
   healthy(): Promise<void>;
 }
 
-async function withServer(
+export async function withServer(
   start: ServerFactory,
   options: Partial<AcceptorOptions>,
   body: (h: Harness) => Promise<void>,
