@@ -54,9 +54,12 @@ export function herdStats(times: readonly number[], total: number): HerdStats {
   };
 }
 
-/** A one-line picture of a histogram: 100 ms per character, height by arrivals. */
+/**
+ * A one-line picture of a histogram: 100 ms per character, height by arrivals, `·` for none
+ * (not a space, which Markdown formatters trim).
+ */
 export function sparkline(histogram: readonly number[]): string {
-  const marks = ' ▁▂▃▄▅▆▇█';
+  const marks = '·▁▂▃▄▅▆▇█';
   const per100: number[] = [];
   for (let i = 0; i < histogram.length; i += 10) {
     per100.push(histogram.slice(i, i + 10).reduce((a, b) => a + b, 0));

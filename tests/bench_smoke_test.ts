@@ -56,6 +56,6 @@ test('issue 8 herd: the sparkline has one mark per 100 ms, tallest for the busie
   const histogram = new Array<number>(30).fill(0);
   histogram[0] = 1;
   histogram[25] = 8;
-  assert.equal(sparkline(histogram), '▁ █');
+  assert.equal(sparkline(histogram), '▁·█');
   assert.equal(sparkline([]), '');
 });
