@@ -182,7 +182,7 @@ export class Session {
       send: (data) => this.#send(data),
       congested: () => this.#congested(),
       waitForSocket: (stream) => this.#waitForSocket(stream),
-      finished: (stream, resetByRemote) => this.#finished(stream, resetByRemote),
+      finished: (stream, provoked) => this.#finished(stream, provoked),
       report: (error) => this.#report(error),
     };
   }
@@ -428,7 +428,7 @@ export class Session {
 
   #decodeReset(stream: Stream, why: string): void {
     this.#report(new ProtocolError(`Cannot decode a message of stream ${stream.id}: ${why}`));
-    control.fail(stream, 'decode', 'A payload could not be decoded');
+    control.fail(stream, 'decode', 'A payload could not be decoded', true);
   }
 
   /** `decode` threw: reset the stream the prefix names, or count a malformed message. */
@@ -456,7 +456,7 @@ export class Session {
           this.#report(
             new ProtocolError(`Cannot decode a message of stream ${id}`, { cause: error }),
           );
-          control.fail(stream, 'decode', 'A payload could not be decoded');
+          control.fail(stream, 'decode', 'A payload could not be decoded', true);
           return;
         }
         const finished = id % 2 === this.#remoteParity
@@ -729,18 +729,22 @@ export class Session {
     }
   }
 
-  #finished(stream: Stream, resetByRemote: boolean): void {
+  #finished(stream: Stream, provoked: boolean): void {
     if (this.#streams.get(stream.id) !== stream) return;
     this.#streams.delete(stream.id);
     if (this.#waiting.size > 0) this.#waiting.delete(stream);
     if (stream.id % 2 === this.#remoteParity) {
       this.#remoteActive--;
-      if (resetByRemote) this.#countReset();
+      if (provoked) this.#countReset();
     }
     if (this.#streams.size === 0) this.#wakeIdle();
   }
 
-  /** A stream the other side opened was reset by it: the rapid-reset defence. */
+  /**
+   * A stream the other side opened was reset by it (Rapid Reset, CVE-2023-44487), or by this side
+   * because of its input (MadeYouReset, CVE-2025-8671): both free a slot while the handler's work
+   * goes on, so both count.
+   */
   #countReset(): void {
     const max = this.#limits.maxResetRate;
     const now = this.#now();

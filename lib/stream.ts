@@ -111,8 +111,11 @@ export interface StreamHost {
   congested(): boolean;
   /** A write of `stream` waits for the socket to drain: poll until it can go. */
   waitForSocket(stream: Stream): void;
-  /** `stream` finished (both directions ended, or reset, or lost). Called once. */
-  finished(stream: Stream, resetByRemote: boolean): void;
+  /**
+   * `stream` finished (both directions ended, or reset, or lost). Called once. `provoked`: the
+   * other side reset it, or sent input this side had to reset it for (`decode`, `flow`).
+   */
+  finished(stream: Stream, provoked: boolean): void;
   /** Reports a contained error through `onError`. */
   report(error: unknown): void;
 }
@@ -143,8 +146,11 @@ export interface StreamControl {
   settle(stream: Stream, value: unknown): void;
   /** The handler threw `error` (WSM-STR-004). */
   failHandler(stream: Stream, error: unknown): void;
-  /** Resets the stream from this side (sending RESET) with a protocol code such as `decode`. */
-  fail(stream: Stream, code: string, message: string): void;
+  /**
+   * Resets the stream from this side (sending RESET) with a protocol code such as `decode`;
+   * `provoked` when the other side's input forced it (counted toward `maxResetRate`).
+   */
+  fail(stream: Stream, code: string, message: string, provoked: boolean): void;
   /** True when the stream is neither finished nor reset. */
   active(stream: Stream): boolean;
   /** Fails a stream that was never sent (its signal was already aborted) with `cancel`. */
@@ -569,7 +575,8 @@ export class Stream {
           remote: false,
         }),
       );
-      this.#fail(localReset(this.id, 'flow', message), 'flow', message, false);
+      // Provoked by the other side: counts toward maxResetRate (MadeYouReset, CVE-2025-8671).
+      this.#fail(localReset(this.id, 'flow', message), 'flow', message, true);
       return true;
     }
     this.#recvAllowed -= units;
@@ -630,7 +637,7 @@ export class Stream {
     error: StreamResetError,
     code: string | undefined,
     message: string,
-    resetByRemote: boolean,
+    provoked: boolean,
   ): void {
     if (this.#done) return;
     this.#done = true;
@@ -653,7 +660,7 @@ export class Stream {
       this.#queue.length = 0;
       this.#head = 0;
     }
-    this.#host.finished(this, resetByRemote);
+    this.#host.finished(this, provoked);
     if (pending !== undefined) {
       for (let i = pendingHead; i < pending.length; i++) pending[i]!.reject(error);
     }
@@ -769,8 +776,8 @@ export class Stream {
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
     control.failHandler = (stream, error) => stream.#failHandler(error);
-    control.fail = (stream, code, message) =>
-      stream.#fail(localReset(stream.id, code, message), code, message, false);
+    control.fail = (stream, code, message, provoked) =>
+      stream.#fail(localReset(stream.id, code, message), code, message, provoked);
     control.active = (stream) => !stream.#done;
     control.cancelUnsent = (stream) =>
       stream.#fail(localReset(stream.id, 'cancel', 'Aborted'), undefined, '', false);

@@ -120,6 +120,39 @@ for (const codec of codecs) {
     });
   }
 
+  for (const [side, code] of [['acceptor', 1008], ['dialer', 4002]] as const) {
+    test(`WSM-ACC-006 ${c} streams this ${side} is provoked into resetting (decode, flow) count toward the reset rate: MadeYouReset closes with ${code}`, () => {
+      using clock = fakeTime();
+      const started: Stream[] = [];
+      using p = probe(side, { codec, onStream: (s) => (started.push(s), new Promise(() => {})) });
+      const deepPayload = (() => {
+        let v: unknown = 0;
+        for (let i = 0; i < 70; i++) v = [v];
+        return v;
+      })();
+      const big = 'b'.repeat(40_000);
+      let id = side === 'acceptor' ? 1 : 2;
+      for (let i = 0; i < 200; i++, id += 2) {
+        feed(p.session, [1, id, 0, null, i]);
+        if (i % 2 === 0) {
+          feed(p.session, [2, id, 0, deepPayload]); // decode reset, sent by this side
+        } else {
+          feed(p.session, [2, id, 0, big]);
+          feed(p.session, [2, id, 0, big]); // credit now negative: allowed overshoot
+          feed(p.session, [2, id, 0, big]); // beyond the window: flow reset
+        }
+        clock.tick(4);
+      }
+      assert.equal(p.session.isClosed, false);
+      assert.equal(p.session.activeStreams, 0);
+      feed(p.session, [1, id, 0, null, 'the 201st']);
+      feed(p.session, [2, id, 0, deepPayload]);
+      assert.equal(p.session.isClosed, true);
+      assert.deepEqual(p.closes.map((x) => x.code), [code]);
+      assert.equal(started.length, 201); // handlers started: bounded by the limit, then closed
+    });
+  }
+
   test(`WSM-ACC-006 ${c} 200 resets a second, sustained, stay under the reset-rate limit`, () => {
     using clock = fakeTime();
     using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
