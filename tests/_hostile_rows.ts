@@ -1245,13 +1245,20 @@ export function hostileRows(
         }, `ws://127.0.0.1:${proxy.port}/ws`);
         const settled = settleCounter();
         for (let i = 0; i < 20; i++) settled.track(c.request({ op: 'hold' }));
+        // A download held mid-stream: its reader waits after the first message until the
+        // reset happened, so the stream cannot finish first.
         const download = c.open({ op: 'write', n: 1000, size: 100 }, { end: true });
         const reads: unknown[] = [];
+        const afterReset = gate();
         settled.track((async () => {
-          for await (const value of download) reads.push(value);
+          for await (const value of download) {
+            reads.push(value);
+            if (reads.length === 1) await afterReset.wait;
+          }
         })());
         await eventually(() => h.state.gates.length === 20 && reads.length > 0, 5000, 'traffic');
         proxy.reset();
+        afterReset.open();
         await eventually(() => settled.outcomes.every((o) => o.times > 0), 5000, 'every settle');
         await sleep(50);
         for (const o of settled.outcomes) {
