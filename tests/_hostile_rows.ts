@@ -1837,6 +1837,35 @@ export function hostileRows(
       });
     },
   );
+
+  test(
+    name(
+      34,
+      'WSM-ACC-006 MadeYouReset (CVE-2025-8671): streams the acceptor is provoked into resetting (decode) count toward maxResetRate, so the work they started stays bounded',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const attacker = await h.raw();
+        // Each OPEN starts a handler whose work ignores the stream; the DATA that follows nests
+        // 100 deep (over maxDepth 64), so the acceptor itself resets the stream with decode and
+        // its slot is free again. No RESET ever comes from the attacker.
+        const deep = `${nestedJson(100)}`;
+        for (let i = 0; i < 2000 && !attacker.isClosed; i++) {
+          const id = 2 * i + 1;
+          attacker.send(`[1,${id},0,null,{"op":"park"}]`);
+          attacker.send(`[2,${id},0,${deep}]`);
+        }
+        await within(attacker.closed, 5000, 'the close').catch(() => {});
+        const limit = 100 + 200;
+        assert.ok(
+          h.state.maxRunning <= limit,
+          `${h.state.maxRunning} handlers were started and left running (maxStreams 100 + maxResetRate 200 = ${limit})`,
+        );
+        assert.deepEqual(h.peerCloses.map((c) => c.code), [1008]);
+        await h.healthy();
+      });
+    },
+  );
 }
 
 /** What the child acceptor's `/stats` answers. */
