@@ -7,7 +7,7 @@
 //   bun examples/cluster/node.ts 8002 b
 // Arguments: the port (0 picks a free one) and the node id. REDIS_URL overrides
 // redis://127.0.0.1:6379. Prints `node <id> listening on ws://127.0.0.1:<port>` once it serves;
-// stops cleanly on SIGINT or SIGTERM.
+// stops cleanly on SIGINT or SIGTERM, and exits 1 if no Redis answers within 5 s.
 import process from 'node:process';
 import { createClient } from 'redis';
 import { Acceptor } from '../../lib/acceptor.ts';
@@ -24,7 +24,12 @@ const publisher = createClient({ url, socket: { reconnectStrategy: () => 100 } }
 const subscriber = publisher.duplicate();
 publisher.on('error', () => {}); // node-redis wants a listener; the backplane reports errors
 subscriber.on('error', () => {});
+const noRedis = setTimeout(() => {
+  console.error(`node ${nodeId}: no Redis answered at ${url} within 5 s; start redis-server first`);
+  process.exit(1);
+}, 5000);
 await Promise.all([publisher.connect(), subscriber.connect()]);
+clearTimeout(noRedis);
 const backplane = redisBackplane({
   publisher,
   subscriber,
