@@ -94,6 +94,13 @@ export interface SessionOptions {
   onClose?: (info: { code: number; reason: string; local: boolean }) => void;
   /** The clock for `lastReceivedAt` and the reset-rate window. @default {Date.now} */
   now?: () => number;
+  /**
+   * The id of the first stream this side opens: a positive safe integer of this side's parity.
+   * A session restored over a socket that outlived it (a Durable Object woken from hibernation)
+   * continues where the old one stopped, since the other side rejects an OPEN whose id it has
+   * already seen (WSM-WIRE-004). @default {1 on the dialer, 2 on the acceptor}
+   */
+  firstStreamId?: number;
 }
 
 /** How often a write waiting for `bufferedAmount` to fall re-checks, in ms. */
@@ -166,7 +173,16 @@ export class Session {
     this.#limits = resolveLimits(options.limits);
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#nextId = this.side === 'dialer' ? 1 : 2;
+    const parity = this.side === 'dialer' ? 1 : 0;
+    const first = options.firstStreamId ?? 2 - parity;
+    if (!Number.isSafeInteger(first) || first < 1 || first % 2 !== parity) {
+      throw new RangeError(
+        `Cannot create Session as "firstStreamId" must be a positive safe integer of the ${this.side}'s parity (${
+          parity === 1 ? 'odd' : 'even'
+        }): current value is ${show(first)}`,
+      );
+    }
+    this.#nextId = first;
     this.#remoteParity = this.side === 'dialer' ? 0 : 1;
     this.#lastReceivedAt = this.#now();
     this.#pong = codec.encode([PONG]);
@@ -205,6 +221,11 @@ export class Session {
   /** `now()` when the last message arrived (at construction before any). */
   get lastReceivedAt(): number {
     return this.#lastReceivedAt;
+  }
+
+  /** The id the next stream this side opens will take. */
+  get nextStreamId(): number {
+    return this.#nextId;
   }
 
   /** Malformed messages counted so far on this connection. */

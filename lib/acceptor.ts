@@ -141,6 +141,12 @@ export interface Peer {
   /** True once the peer's session has ended. */
   readonly isClosed: boolean;
   /**
+   * The id the next stream opened to the dialer will take. An adapter that restores peers over
+   * sockets that outlive them (a Durable Object) saves it and passes it back through
+   * {@linkcode AttachOptions.nextStreamId}.
+   */
+  readonly nextStreamId: number;
+  /**
    * Opens a stream to the dialer (WSM-STR-001).
    *
    * @throws {NotConnectedError} After the peer closed, or after a GOAWAY from the dialer.
@@ -199,6 +205,12 @@ export interface AttachOptions {
   tags?: Iterable<string>;
   /** The peer's initial `data`. */
   data?: Record<string, unknown>;
+  /**
+   * The id of the next stream the acceptor opens to this dialer: the restored peer's
+   * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket
+   * (WSM-WIRE-004). @default {2}
+   */
+  nextStreamId?: number;
 }
 
 /**
@@ -498,6 +510,10 @@ class PeerImpl implements Peer {
 
   get isClosed(): boolean {
     return this.#closeInfo !== undefined;
+  }
+
+  get nextStreamId(): number {
+    return this.session.nextStreamId;
   }
 
   get lastActivityAt(): number {
@@ -893,6 +909,7 @@ export class Acceptor {
       side: 'acceptor',
       codec: this.#codec,
       limits: this.#limits,
+      firstStreamId: options.nextStreamId,
       onStream: onStream && ((stream) => onStream(stream, peer)),
       onError: (error) => this.#report(error, peer),
       onClose: ({ code, reason }) => this.#ended(peer, { code, reason }),

@@ -90,8 +90,13 @@ function upgradeRequest(headers: Record<string, string>): Request {
   });
 }
 
-function attachment(id: string, tags: string[], data: Record<string, unknown> = {}) {
-  return { muxws: 1, id, tags, data };
+function attachment(
+  id: string,
+  tags: string[],
+  data: Record<string, unknown> = {},
+  next?: number,
+) {
+  return next === undefined ? { muxws: 1, id, tags, data } : { muxws: 1, id, tags, data, next };
 }
 
 test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refusal and create no peer', async () => {
@@ -224,7 +229,7 @@ test("WSM-ACC-004 a peer's tags and data are saved in its attachment once its he
   for (let i = 0; i < 5 && ws.sent.length === 0; i++) await tick();
   assert.deepEqual(ws.frames(), [[2, 1, 1, { welcome: 'ada' }]]);
   await tick();
-  assert.deepEqual(ws.attachment, attachment('peer-1', ['room', 'user:ada'], { user: 'ada' }));
+  assert.deepEqual(ws.attachment, attachment('peer-1', ['room', 'user:ada'], { user: 'ada' }, 2));
 
   // save() covers changes made elsewhere.
   const peer = room.peer(ws)!;
@@ -232,8 +237,22 @@ test("WSM-ACC-004 a peer's tags and data are saved in its attachment once its he
   room.save(peer);
   assert.deepEqual(
     ws.attachment,
-    attachment('peer-1', ['room', 'user:ada'], { user: 'ada', score: 3 }),
+    attachment('peer-1', ['room', 'user:ada'], { user: 'ada', score: 3 }, 2),
   );
+  await acceptor.close({ drainMs: 0 });
+});
+
+test('WSM-WIRE-004 a restored peer opens its next stream above the saved id, and saves the new one', async () => {
+  const ws = new FakeWorkersSocket();
+  ws.attachment = attachment('peer-1', ['room'], {}, 6);
+  const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+  const room = new DurableObjectAcceptor(new FakeState([ws]), acceptor);
+  const peer = room.peer(ws)!;
+  assert.equal(peer.nextStreamId, 6);
+  assert.equal(peer.open('down').id, 6);
+  await tick();
+  assert.deepEqual(ws.frames(), [[1, 6, 0, null, 'down']]);
+  assert.deepEqual(ws.attachment, attachment('peer-1', ['room'], {}, 8));
   await acceptor.close({ drainMs: 0 });
 });
 

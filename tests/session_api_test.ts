@@ -307,3 +307,36 @@ test('WSM-WIRE-009 [json] a close event with code 0 or none is reported as 1006'
     assert.deepEqual(p.log.closes, [{ code: 1006, reason: '', local: false }]);
   }
 });
+
+test("WSM-WIRE-004 firstStreamId continues a restored side where the old session stopped, and must have that side's parity", () => {
+  {
+    using p = probe('acceptor', { firstStreamId: 8 });
+    assert.equal(p.session.nextStreamId, 8);
+    assert.equal(p.session.open('a').id, 8);
+    assert.equal(p.session.open('b').id, 10);
+    assert.equal(p.session.nextStreamId, 12);
+  }
+  {
+    using p = probe('dialer');
+    assert.equal(p.session.nextStreamId, 1);
+  }
+  for (
+    const [side, bad] of [['acceptor', 7], ['dialer', 4], ['acceptor', 0], [
+      'acceptor',
+      -2,
+    ]] as const
+  ) {
+    assert.throws(
+      () => probe(side, { firstStreamId: bad }),
+      (error: unknown) =>
+        error instanceof RangeError &&
+        error.message.includes('"firstStreamId"') && error.message.includes(String(bad)),
+      `${side} ${bad}`,
+    );
+  }
+  assert.throws(() => probe('acceptor', { firstStreamId: 2.5 }), RangeError);
+  assert.throws(
+    () => probe('acceptor', { firstStreamId: Number.MAX_SAFE_INTEGER + 1 }),
+    RangeError,
+  );
+});

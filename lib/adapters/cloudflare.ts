@@ -120,6 +120,8 @@ interface PeerAttachment {
   id: string;
   tags: string[];
   data: Record<string, unknown>;
+  /** The peer's next stream id, so streams opened after a wake keep rising (absent before). */
+  next?: number;
 }
 
 /** The JSON codec's PING and PONG frames: fixed text, for the runtime's auto-response. */
@@ -241,9 +243,9 @@ export function upgrade(request: Request, acceptor: Acceptor): Response {
  * {@linkcode DurableObjectAcceptor.save} after changing a peer outside those moments. `data`
  * must be structured-clonable and small (the runtime limits an attachment to 2 KiB). Streams do
  * not survive hibernation: the object only hibernates when no event is running, and a stream
- * still open then is forgotten (the dialer's `request()` ends by its timeout). The stream id
- * counters restart too, so an object should not open streams to a dialer after waking up;
- * broadcast reaches it as usual.
+ * still open then is forgotten (the dialer's `request()` ends by its timeout). The peer's next
+ * stream id is saved with it, so streams an object opens to a dialer after waking keep rising
+ * above the ids that dialer has seen (WSM-WIRE-004).
  *
  * @example Peers restored from their sockets' attachments after a wake
  * ```ts
@@ -442,6 +444,7 @@ export class DurableObjectAcceptor {
         id: saved.id,
         tags: saved.tags,
         data: saved.data ?? {},
+        nextStreamId: saved.next,
       });
     } catch (error) {
       this.#report(error);
@@ -481,7 +484,13 @@ export class DurableObjectAcceptor {
   }
 
   #save(ws: WorkersWebSocket, peer: Peer): void {
-    const value: PeerAttachment = { muxws: 1, id: peer.id, tags: [...peer.tags], data: peer.data };
+    const value: PeerAttachment = {
+      muxws: 1,
+      id: peer.id,
+      tags: [...peer.tags],
+      data: peer.data,
+      next: peer.nextStreamId,
+    };
     try {
       ws.serializeAttachment(value);
     } catch (error) {
@@ -503,5 +512,6 @@ function isAttachment(value: unknown): value is PeerAttachment {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Partial<PeerAttachment>;
   return v.muxws === 1 && typeof v.id === 'string' && Array.isArray(v.tags) &&
-    typeof v.data === 'object' && v.data !== null;
+    typeof v.data === 'object' && v.data !== null &&
+    (v.next === undefined || (Number.isSafeInteger(v.next) && v.next > 0 && v.next % 2 === 0));
 }

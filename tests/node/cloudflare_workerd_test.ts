@@ -358,7 +358,7 @@ test('WSM-STR-005 requests and streams work both ways between a dialer and a Dur
   }
 });
 
-test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernates under heartbeats and restores its peers from their attachments', async () => {
+test('WSM-WIRE-003 WSM-WIRE-004 PING is answered by the runtime, so a Durable Object hibernates under heartbeats and restores its peers from their attachments, stream ids included', async () => {
   const traffic: Traffic = { sent: [], received: [] };
   let ada: Dialed | undefined;
   let bob: Dialed | undefined;
@@ -370,6 +370,11 @@ test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernat
     bob = await dial('/room/sleepy', 'bob', ['y'], { heartbeat });
     const awake = await stats(ada.connection);
     const bobId = (await stats(bob.connection)).you.id;
+    // The object opens a stream to ada before it sleeps (WSM-WIRE-004: ada has now seen id 2).
+    assert.deepEqual(
+      await ada.connection.request({ op: 'ask', question: 'asleep?' }, { timeoutMs: 5000 }),
+      { answer: { from: 'ada', heard: { question: 'asleep?' } } },
+    );
     const pingsBefore = traffic.sent.filter((m) => m === '[6]').length;
 
     // workerd hibernates an object about 10 s after its last event. Only heartbeats flow now:
@@ -390,6 +395,13 @@ test('WSM-WIRE-003 PING is answered by the runtime, so a Durable Object hibernat
     assert.equal(woken.peers, 2);
     assert.deepEqual(woken.you, awake.you);
     assert.equal((await stats(bob.connection)).you.id, bobId);
+
+    // After the wake the object's next stream to ada takes an id above the ones ada has seen
+    // (restored from the attachment), so ada answers it instead of dropping it as reused.
+    assert.deepEqual(
+      await ada.connection.request({ op: 'ask', question: 'awake?' }, { timeoutMs: 5000 }),
+      { answer: { from: 'ada', heard: { question: 'awake?' } } },
+    );
 
     // The restored peers keep their hello's tags: the broadcast reaches bob alone.
     assert.deepEqual(
