@@ -14,15 +14,17 @@
  *
  * What each subject serves, the same on every runtime:
  * - raw (`Deno.serve`, `Bun.serve`, `ws` on Node): a text message is echoed verbatim, except
- *   `#sink <n>` (the next n messages are only counted, then `#done` is sent) and `#bcast` (the
- *   same ~100-byte string is sent to every socket, then `#bdone <count>`).
+ *   `#sink <n>` (the next n messages are only counted, then `#done` is sent), `#bcast` (the
+ *   same ~100-byte string is sent to every socket, then `#bdone <count>`) and `#cpu` (answered
+ *   with `#cpu <µs of CPU this process used>`).
  * - muxws (`./deno`, `./bun`, `ws` + `accept()` on Node): the hello (stream 1) is answered with a
  *   welcome and the peer tagged `all`; a request is answered with its payload; a stream opened
  *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'bcast'`
- *   broadcasts one payload to the tag `all` and answers with the count.
+ *   broadcasts one payload to the tag `all` and answers with the count; `op: 'cpu'` answers with
+ *   the process's CPU µs.
  * - socketio (`socket.io` on `node:http`, websocket and polling both allowed): `req` acked with
  *   its payload, `sink` n then n `m` events answered with `done`, `bcast` emitted to the room
- *   `all` and acked with the count.
+ *   `all` and acked with the count, `cpu` acked with the process's CPU µs.
  *
  * @module
  */
