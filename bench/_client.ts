@@ -31,7 +31,7 @@ const reps = Math.max(1, numberOption('reps', 5));
 const quick = numberOption('quick', 0) === 1;
 const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,broadcast')
   .split(',');
-const subjects = SUBJECTS.filter((subject) => ports[subject] > 0);
+const compared = SUBJECTS.filter((subject) => ports[subject] > 0);
 
 const budgetMs = numberOption('budget', quick ? 15_000 : 90_000);
 const started = Date.now();
@@ -51,6 +51,7 @@ async function interleave(
   scenario: string,
   units: Record<string, string>,
   measure: Measure,
+  subjects: readonly Subject[] = compared,
 ): Promise<void> {
   // This scenario's share of what is left of the budget; a round is started only while the
   // share lasts (at least one), so a loaded machine gets fewer rounds, never an unbounded run.
@@ -113,7 +114,7 @@ async function withCpu<T>(
 }
 
 async function main(): Promise<void> {
-  for (const subject of subjects) clients.set(subject, await openClient(subject, ports[subject]));
+  for (const subject of compared) clients.set(subject, await openClient(subject, ports[subject]));
   const deadline = (what: string, ms: number) => <T>(p: Promise<T>) => within(p, ms, what);
   for (const inFlight of [1, 64]) {
     const scenario = `req-resp-${inFlight}`;
@@ -154,19 +155,22 @@ async function main(): Promise<void> {
       { throughput: 'connections/s', cpu: 'µs/op' },
       async (subject, warmUp) => {
         const n = warmUp ? CONNECT >> 2 : CONNECT;
+        // muxws without a hello dials the muxws server (and reads its CPU there).
+        const server: Subject = subject === 'muxws-nohello' ? 'muxws' : subject;
         const [throughput, cpu] = await withCpu(
-          subject,
+          server,
           n,
-          () => deadline('connect', 60_000)(connectRate(subject, ports[subject], n, 50)),
+          () => deadline('connect', 60_000)(connectRate(subject, ports[server], n, 50)),
         );
         return { throughput, cpu };
       },
+      ports.muxws > 0 ? [...compared, 'muxws-nohello'] : compared,
     );
   }
   if (scenarios.includes('broadcast')) {
     const peers = new Map<Subject, BenchClient[]>();
     try {
-      for (const subject of subjects) {
+      for (const subject of compared) {
         const list: BenchClient[] = [];
         peers.set(subject, list);
         for (let i = 0; i < PEERS; i += 50) {

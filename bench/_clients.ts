@@ -10,8 +10,11 @@ import { io as socketIoClient, type Socket } from 'socket.io-client';
 import { connect, type Connection, type DialerSocketConstructor } from '../mod.ts';
 import { runtime } from './_common.ts';
 
-/** The subjects every side-by-side scenario compares. */
-export type Subject = 'raw' | 'muxws' | 'socketio';
+/**
+ * The subjects every side-by-side scenario compares, plus `muxws-nohello` (muxws without a hello,
+ * established when the socket opens), which only `connect` measures, to show what the hello costs.
+ */
+export type Subject = 'raw' | 'muxws' | 'socketio' | 'muxws-nohello';
 
 /** The subjects in the order repetitions interleave them. */
 export const SUBJECTS: readonly Subject[] = ['muxws', 'raw', 'socketio'];
@@ -47,7 +50,8 @@ interface RawWebSocket {
 
 /** Opens a client of `subject` to the server on `port`; resolves once it is established. */
 export function openClient(subject: Subject, port: number, id = 0): Promise<BenchClient> {
-  if (subject === 'muxws') return openMuxws(port, id);
+  if (subject === 'muxws') return openMuxws(port, id, true);
+  if (subject === 'muxws-nohello') return openMuxws(port, id, false);
   if (subject === 'raw') return openRaw(port, id);
   return openSocketIo(port, id);
 }
@@ -103,7 +107,7 @@ function openRaw(port: number, id: number): Promise<BenchClient> {
   });
 }
 
-async function openMuxws(port: number, id: number): Promise<BenchClient> {
+async function openMuxws(port: number, id: number, hello: boolean): Promise<BenchClient> {
   const client: BenchClient = {
     onBroadcast: undefined,
     request: (value) => connection.request(value),
@@ -124,7 +128,7 @@ async function openMuxws(port: number, id: number): Promise<BenchClient> {
     },
   };
   const connection: Connection = await connect(`ws://127.0.0.1:${port}/muxws?c=${id}`, {
-    hello: { payload: { client: 'bench', id } },
+    hello: hello ? { payload: { client: 'bench', id } } : undefined,
     reconnect: false,
     WebSocket: WebSocketClass,
     onPublish: () => client.onBroadcast?.(),

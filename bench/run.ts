@@ -227,6 +227,7 @@ async function sideBySide(runtime: string, wanted: string[]): Promise<void> {
         if (!line.startsWith('ROW ')) continue;
         const row = JSON.parse(line.slice(4)) as Row;
         if (row.subject === 'socketio') row.subject = 'socket.io';
+        if (row.subject === 'muxws-nohello') row.subject = 'muxws without hello';
         rows.push(row);
       }
     }
@@ -526,6 +527,19 @@ function tables(): string {
             cell(scenario, runtime, 'raw', m)
           } | ${cell(scenario, runtime, 'socket.io', m)} | ${ratio('raw')} | ${socketCell} |`,
         );
+        const bare = 'muxws without hello';
+        if (scenario === 'connect' && Number.isFinite(value(scenario, runtime, bare, m))) {
+          // What the hello costs: muxws established when its socket opens, against raw.
+          const raw = value(scenario, runtime, 'raw', m);
+          const r = m === 'cpu'
+            ? raw / value(scenario, runtime, bare, m)
+            : value(scenario, runtime, bare, m) / raw;
+          out.push(
+            `| ${scenario} | ${runtime} | ${m} (${unit}), ${bare} | ${
+              cell(scenario, runtime, bare, m)
+            } | | | ${fmt(r)}× | |`,
+          );
+        }
       }
     }
   }
