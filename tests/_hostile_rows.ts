@@ -1868,6 +1868,101 @@ export function hostileRows(
       });
     },
   );
+
+  test(
+    name(
+      37,
+      "WSM-WIRE-007 WSM-WIRE-009 a hostile acceptor's 16 non-frame messages are reported by the dialer, the 17th closes it with 4002, and it redials",
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const errors: unknown[] = [];
+        const closes: CloseInfo[] = [];
+        const c = await h.dial({
+          reconnect: { initialDelayMs: 20, jitter: 0 },
+          onError: (error) => void errors.push(error),
+          onClose: (info) => void closes.push(info),
+        });
+        await eventually(() => h.peers.length === 1, 5000, 'the peer');
+        const send = rawSend(h.peers[0]);
+        for (let i = 0; i < 16; i++) send(i % 2 === 0 ? 'garbage' : '[99]');
+        await eventually(() => errors.length === 16, 5000, '16 reports');
+        for (const e of errors) assert.ok(e instanceof ProtocolError, `reported ${e}`);
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 1 }), 5000, 'echo'), {
+          echo: 1,
+        });
+        assert.equal(closes.length, 0);
+        send('{"seventeenth":true}');
+        await eventually(() => closes.length === 1, 5000, 'the 4002 close');
+        assert.equal(closes[0].code, 4002);
+        assert.equal(closes[0].willRetry, true);
+        await within(c.opened(), 5000, 'the redial');
+        assert.deepEqual(await within(c.request({ op: 'echo', value: 2 }), 5000, 'echo'), {
+          echo: 2,
+        });
+      });
+    },
+  );
+
+  test(
+    name(
+      38,
+      "WSM-WIRE-007 WSM-WIRE-009 a message over the dialer's maxMessageBytes closes it with 4009",
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const closes: CloseInfo[] = [];
+        const c = await h.dial({
+          limits: { maxMessageBytes: 4096 },
+          onClose: (info) => void closes.push(info),
+        });
+        await eventually(() => h.peers.length === 1, 5000, 'the peer');
+        rawSend(h.peers[0])(`[9,"t",null,${JSON.stringify('z'.repeat(5000))}]`);
+        await within(c.closed, 5000, 'the 4009 close');
+        assert.equal(closes.length, 1);
+        assert.equal(closes[0].code, 4009);
+        await eventually(() => h.peerCloses.length === 1, 5000, 'the close at the acceptor');
+        assert.equal(h.peerCloses[0].code, 4009);
+      });
+    },
+  );
+
+  test(
+    name(
+      39,
+      'WSM-WIRE-008 a PUBLISH nested 10,000 deep is reported by the dialer and never reaches onPublish',
+    ),
+    async () => {
+      await withServer(start, {}, async (h) => {
+        const errors: unknown[] = [];
+        const published: unknown[] = [];
+        const c = await h.dial({
+          hello: { payload: { op: 'hello', tags: ['room'] } },
+          onError: (error) => void errors.push(error),
+          onPublish: (m) => void published.push(m.payload),
+        });
+        rawSend(h.peers[0])(`[9,"room",null,${nestedJson(10_000)}]`);
+        assert.equal(await h.acceptor.broadcast('room', 'after'), 1);
+        await eventually(() => published.length === 1, 5000, 'the valid broadcast');
+        assert.deepEqual(published, ['after']);
+        assert.equal(errors.length, 1);
+        assert.ok(errors[0] instanceof ProtocolError, `reported ${errors[0]}`);
+        assert.equal(c.state, 'open');
+      });
+    },
+  );
+}
+
+/**
+ * Sends raw messages to a peer's dialer through the acceptor's own socket, as a compromised or
+ * buggy acceptor would. It reaches into the Peer's sink, which is internal to lib/acceptor.ts.
+ */
+function rawSend(peer: Peer): (data: string | Uint8Array) => void {
+  const sink = (peer as unknown as { sink?: { send(data: string | Uint8Array): void } }).sink;
+  if (typeof sink?.send !== 'function') {
+    throw new Error('Expected the Peer to keep its socket sink in "sink": lib/acceptor.ts changed');
+  }
+  return (data) => sink.send(data);
 }
 
 /** What the child acceptor's `/stats` answers. */
