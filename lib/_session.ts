@@ -322,7 +322,9 @@ export class Session {
         return;
       }
       case PING:
-        this.#send(this.#pong);
+        // Unanswered while the socket is over highWaterMark: a peer that floods PINGs and never
+        // reads cannot grow this side's send buffer without bound (issue 7, row 16).
+        if (!this.#congested()) this.#send(this.#pong);
         return;
       case PONG:
         return;

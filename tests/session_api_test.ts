@@ -142,6 +142,20 @@ for (const codec of codecs) {
     assert.deepEqual(p.sent, [[9, 'room', null, { n: 1 }]]);
   });
 
+  test(`WSM-WIRE-003 WSM-ACC-006 ${c} PING is answered with PONG, except while the socket is over highWaterMark`, () => {
+    using p = probe('acceptor', { codec, limits: { highWaterMark: 100 } });
+    const ping = codec.encode([6]);
+    p.session.receive(ping);
+    assert.deepEqual(p.sent, [[7]]);
+    p.buffered.amount = 101; // a peer that floods PINGs and never reads
+    for (let i = 0; i < 1000; i++) p.session.receive(ping);
+    assert.deepEqual(p.sent, [[7]]);
+    assert.equal(p.session.isClosed, false);
+    p.buffered.amount = 0;
+    p.session.receive(ping);
+    assert.deepEqual(p.sent, [[7], [7]]);
+  });
+
   test(`WSM-ACC-004 ${c} encodePublish() checks the tag and headers`, () => {
     assert.throws(() => encodePublish(codec, '', 1), TypeError);
     assert.throws(() => encodePublish(codec, 'x'.repeat(257), 1), TypeError);
