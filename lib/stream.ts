@@ -480,14 +480,7 @@ export class Stream {
         return;
       }
       pending[head] = undefined;
-      this.#pendingHead = head + 1;
-      if (this.#pendingHead === pending.length) {
-        pending.length = 0;
-        this.#pendingHead = 0;
-      } else if (this.#pendingHead >= 1024 && this.#pendingHead * 2 >= pending.length) {
-        pending.splice(0, this.#pendingHead);
-        this.#pendingHead = 0;
-      }
+      this.#pendingHead = advance(pending, head + 1);
       if (this.#transmit(write.data, write.costs, write.end)) write.resolve();
       else write.reject(this.#error);
     }
@@ -522,14 +515,7 @@ export class Stream {
     const value = queue[head];
     const units = queue[head + 1] as number;
     queue[head] = undefined;
-    this.#head = head + 2;
-    if (this.#head === queue.length) {
-      queue.length = 0;
-      this.#head = 0;
-    } else if (this.#head >= 2048 && this.#head * 2 >= queue.length) {
-      queue.splice(0, this.#head);
-      this.#head = 0;
-    }
+    this.#head = advance(queue, head + 2);
     this.#consume(units);
     return value;
   }
@@ -793,4 +779,21 @@ function localReset(id: number, code: string, message: string): StreamResetError
 
 function size(data: string | Uint8Array): number {
   return typeof data === 'string' ? data.length : data.byteLength;
+}
+
+/**
+ * The new head of an array used as a queue once the entries before `head` were taken: empties it
+ * when drained, and drops the taken entries once they are at least 1024 and half the array, so a
+ * long-lived queue stays O(1) per entry without an O(n) `shift()` each time.
+ */
+function advance(queue: unknown[], head: number): number {
+  if (head === queue.length) {
+    queue.length = 0;
+    return 0;
+  }
+  if (head >= 1024 && head * 2 >= queue.length) {
+    queue.splice(0, head);
+    return 0;
+  }
+  return head;
 }
