@@ -138,6 +138,7 @@ export class Session {
   #goingAway = false;
   #goAway: GoAway | undefined;
   #waiting = new Set<Stream>();
+  #pongOwed = false;
   #pollTimer: ReturnType<typeof setTimeout> | undefined;
   #idle: (() => void)[] | undefined;
   #lastReceivedAt: number;
@@ -322,9 +323,15 @@ export class Session {
         return;
       }
       case PING:
-        // Unanswered while the socket is over highWaterMark: a peer that floods PINGs and never
-        // reads cannot grow this side's send buffer without bound (issue 7, row 16).
-        if (!this.#congested()) this.#send(this.#pong);
+        // While the socket is over highWaterMark, PINGs are owed one PONG, sent once it falls:
+        // every PING is answered, but a peer that floods PINGs and never reads cannot grow this
+        // side's send buffer by a PONG each (issue 7, row 16).
+        if (this.#congested()) {
+          this.#pongOwed = true;
+          this.#armPoll();
+        } else {
+          this.#send(this.#pong);
+        }
         return;
       case PONG:
         return;
@@ -695,7 +702,7 @@ export class Session {
 
   /** Tells the session `bufferedAmount` may have fallen (Bun `drain`); waiting writes re-check. */
   drain(): void {
-    if (this.#waiting.size > 0) this.#poll();
+    if (this.#waiting.size > 0 || this.#pongOwed) this.#poll();
   }
 
   /** Resolves when `activeStreams` reaches 0 (at once when it is 0) or the session ends. */
@@ -737,6 +744,11 @@ export class Session {
   #waitForSocket(stream: Stream): void {
     if (this.#closed) return;
     this.#waiting.add(stream);
+    this.#armPoll();
+  }
+
+  /** Re-checks `bufferedAmount` in SOCKET_POLL_MS: armed only while a write or a PONG waits. */
+  #armPoll(): void {
     this.#pollTimer ??= setTimeout(() => {
       this.#pollTimer = undefined;
       this.#poll();
@@ -744,11 +756,23 @@ export class Session {
   }
 
   #poll(): void {
+    if (this.#pongOwed) {
+      if (this.#congested()) this.#armPoll();
+      else {
+        this.#pongOwed = false;
+        this.#send(this.#pong);
+      }
+    }
     const waiting = [...this.#waiting];
     this.#waiting.clear();
     for (const stream of waiting) {
       if (this.#closed) return;
       control.flush(stream);
+    }
+    // Called by drain() with nothing left waiting: the armed re-check has nothing to do.
+    if (!this.#pongOwed && this.#waiting.size === 0 && this.#pollTimer !== undefined) {
+      clearTimeout(this.#pollTimer);
+      this.#pollTimer = undefined;
     }
   }
 

@@ -142,18 +142,30 @@ for (const codec of codecs) {
     assert.deepEqual(p.sent, [[9, 'room', null, { n: 1 }]]);
   });
 
-  test(`WSM-WIRE-003 WSM-ACC-006 ${c} PING is answered with PONG, except while the socket is over highWaterMark`, () => {
+  test(`WSM-WIRE-003 WSM-ACC-006 ${c} PINGs received while the socket is over highWaterMark are answered by one PONG once it falls`, async () => {
+    using clock = fakeTime();
     using p = probe('acceptor', { codec, limits: { highWaterMark: 100 } });
     const ping = codec.encode([6]);
     p.session.receive(ping);
     assert.deepEqual(p.sent, [[7]]);
     p.buffered.amount = 101; // a peer that floods PINGs and never reads
     for (let i = 0; i < 1000; i++) p.session.receive(ping);
-    assert.deepEqual(p.sent, [[7]]);
-    assert.equal(p.session.isClosed, false);
+    await clock.tickAsync(100);
+    assert.deepEqual(p.sent, [[7]]); // nothing more while over the mark
     p.buffered.amount = 0;
-    p.session.receive(ping);
+    await clock.tickAsync(10); // the next poll sends the one owed PONG
     assert.deepEqual(p.sent, [[7], [7]]);
+    assert.equal(clock.countTimers(), 0);
+    p.buffered.amount = 101;
+    p.session.receive(ping);
+    p.buffered.amount = 0;
+    p.session.drain(); // a drain event answers at once
+    assert.deepEqual(p.sent, [[7], [7], [7]]);
+    assert.equal(clock.countTimers(), 0);
+    p.buffered.amount = 101;
+    p.session.receive(ping);
+    p.session.close(1000, ''); // the poll timer does not outlive the session
+    assert.equal(clock.countTimers(), 0);
   });
 
   test(`WSM-ACC-004 ${c} encodePublish() checks the tag and headers`, () => {
