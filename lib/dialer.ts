@@ -646,6 +646,14 @@ function race<T>(promises: Promise<T>[]): Promise<T> {
 /** See {@linkcode DialerSocket.onerror}. */
 function ignoreSocketError(): void {}
 
+function closedByClose(): ClosedError {
+  return new ClosedError('The connection was closed by close()');
+}
+
+function closedForGood(): ClosedError {
+  return new ClosedError('The connection was closed for good');
+}
+
 function closeQuietly(socket: DialerSocket, code?: number, reason?: string): void {
   try {
     if (socket.readyState === 0 || code === undefined) socket.close();
@@ -716,7 +724,7 @@ class DialerConnection implements Connection {
       });
     }
     if (signal) {
-      const onAbort = () => this.#shutdown(1000, '', signal.reason);
+      const onAbort = () => this.#shutdown(1000, '', () => signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
     }
@@ -868,7 +876,7 @@ class DialerConnection implements Connection {
         `Cannot close the connection as "reason" must be at most 123 UTF-8 bytes: current value is ${bytes} bytes`,
       );
     }
-    this.#shutdown(code, reason, new ClosedError('The connection was closed by close()'));
+    this.#shutdown(code, reason, closedByClose);
     return this.#closed;
   }
 
@@ -1484,7 +1492,7 @@ class DialerConnection implements Connection {
   // ---- closing for good ----
 
   /** close(), the signal option: cancels everything, fires onClose once. */
-  #shutdown(code: number, reason: string, abortReason: unknown): void {
+  #shutdown(code: number, reason: string, abortReason: () => unknown): void {
     if (this.#state === 'closed') return;
     const info: CloseInfo = {
       code,
@@ -1497,12 +1505,17 @@ class DialerConnection implements Connection {
     this.#finish(info, abortReason);
   }
 
-  #finish(info: CloseInfo, abortReason?: unknown): void {
+  /**
+   * `abortReason` makes the reason a pending attempt or wait is cancelled with; it is called (and
+   * the error built, with its stack) only when one of them is there to receive it.
+   */
+  #finish(info: CloseInfo, abortReason: () => unknown = closedForGood): void {
     this.#state = 'closed';
     const link = this.#link;
     this.#link = undefined;
-    const reason = abortReason ?? new ClosedError('The connection was closed for good');
-    this.#attemptController?.abort(reason);
+    let reason: { value: unknown } | undefined;
+    const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
+    if (this.#attemptController !== undefined) this.#attemptController.abort(why());
     this.#attemptController = undefined;
     if (link !== undefined) {
       this.#stopHeartbeat(link);
@@ -1512,14 +1525,16 @@ class DialerConnection implements Connection {
     this.#wait = undefined;
     if (wait !== undefined) {
       clearTimeout(wait.timer);
-      wait.cancel?.(reason);
+      if (wait.cancel !== undefined) wait.cancel(why());
     }
     this.#cleanup();
     for (const sub of [...this.#subscriptions]) sub.detach();
     this.#subscriptions.clear();
-    const closedError = new ClosedError('The connection closed for good', { cause: info.error });
-    for (const waiter of [...this.#openedWaiters]) waiter.reject(closedError);
-    this.#openedWaiters.clear();
+    if (this.#openedWaiters.size > 0) {
+      const closedError = new ClosedError('The connection closed for good', { cause: info.error });
+      for (const waiter of [...this.#openedWaiters]) waiter.reject(closedError);
+      this.#openedWaiters.clear();
+    }
     this.#emit(this.#options.onClose, info);
     this.#resolveClosed(info);
   }
