@@ -114,6 +114,23 @@ const CLOSE_CODES = {
 
 const EMPTY = Promise.resolve();
 
+/** Limits objects {@linkcode sessionLimits} resolved: `new Session()` takes them unchecked. */
+const RESOLVED = new WeakSet<object>();
+
+/**
+ * Resolves and checks limits once, for a caller that creates many sessions with the same ones
+ * (the acceptor, the dialer's redials): the result is frozen, and `new Session()` takes it as it
+ * is instead of checking it again per connection. Anything else passed as `limits` is still
+ * checked by `new Session()`.
+ *
+ * @throws {TypeError | RangeError} {@linkcode resolveLimits}'s errors.
+ */
+export function sessionLimits(limits?: Partial<Limits>): Readonly<Limits> {
+  const resolved = Object.freeze(resolveLimits(limits));
+  RESOLVED.add(resolved);
+  return resolved;
+}
+
 /**
  * One connection's multiplexer (see the module doc and docs/design/session.md).
  */
@@ -122,7 +139,7 @@ export class Session {
   readonly side: 'dialer' | 'acceptor';
   #sink: SessionSink;
   #codec: Codec;
-  #limits: Limits;
+  #limits: Readonly<Limits>;
   #options: SessionOptions;
   #now: () => number;
   #host: StreamHost;
@@ -171,7 +188,10 @@ export class Session {
     this.side = options.side;
     this.#sink = sink;
     this.#codec = codec;
-    this.#limits = resolveLimits(options.limits);
+    const limits = options.limits;
+    this.#limits = limits !== undefined && RESOLVED.has(limits)
+      ? limits as Readonly<Limits>
+      : sessionLimits(limits);
     this.#options = options;
     this.#now = options.now ?? Date.now;
     const parity = this.side === 'dialer' ? 1 : 0;

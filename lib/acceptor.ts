@@ -40,9 +40,8 @@
  */
 import { type Codec, jsonCodec, subprotocol } from './codec.ts';
 import type { Limits } from './limits.ts';
-import { resolveLimits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
-import { encodePublish, Session } from './_session.ts';
+import { encodePublish, Session, sessionLimits } from './_session.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
 // A server needs the backplane beside the acceptor: one import serves both.
@@ -580,7 +579,7 @@ class PeerImpl implements Peer {
 export class Acceptor {
   readonly #codec: Codec;
   readonly #protocol: string;
-  readonly #limits: Limits;
+  readonly #limits: Readonly<Limits>;
   readonly #origin: OriginCheck;
   readonly #idleTimeoutMs: number;
   readonly #onStream: ((stream: Stream, peer: Peer) => unknown) | undefined;
@@ -616,7 +615,7 @@ export class Acceptor {
     const what = 'Cannot create Acceptor';
     this.#codec = options.codec ?? jsonCodec;
     this.#protocol = subprotocol(this.#codec);
-    this.#limits = resolveLimits(options.limits);
+    this.#limits = sessionLimits(options.limits);
     this.#origin = originCheck(options.origins);
     const idle = options.idleTimeoutMs ?? 60_000;
     this.#idleTimeoutMs = idle === false ? 0 : checkMs(what, 'idleTimeoutMs', idle);

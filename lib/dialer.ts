@@ -679,6 +679,7 @@ class DialerConnection implements Connection {
   #welcome: unknown = undefined;
   #link: Link | undefined;
   #attemptController: AbortController | undefined;
+  #limits: Partial<Limits> | undefined;
   /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
   #closeRequest: { code: number; reason: string } | undefined;
   #wait: Wait | undefined;
@@ -697,6 +698,7 @@ class DialerConnection implements Connection {
 
   constructor(target: DialTargetInput, options: ConnectOptions) {
     this.#o = resolveOptions(target, options);
+    this.#limits = this.#o.limits;
     this.#target = target;
     this.#options = options;
     this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
@@ -1153,7 +1155,7 @@ class DialerConnection implements Connection {
     const session = new Session(sink, {
       side: 'dialer',
       codec: this.#o.codec,
-      limits: this.#o.limits,
+      limits: this.#limits,
       onStream: onStreamOption === undefined ? undefined : (stream: Stream) => {
         this.#track(link, stream.closed);
         return onStreamOption(stream, this);
@@ -1168,6 +1170,8 @@ class DialerConnection implements Connection {
         this.#lost(link, info);
       },
     });
+    // The first session checked the limits; later ones take them resolved (sessionLimits).
+    this.#limits = session.limits;
     (link as { session: Session }).session = session;
     const feed = (data: string | ArrayBuffer | ArrayBufferView) => {
       session.receive(data);
