@@ -213,16 +213,45 @@ export class Session {
       ? this.#limits.maxDepth * perLevel
       : 0;
     const maxMessageBytes = this.#limits.maxMessageBytes;
-    this.#host = {
-      codec,
-      maxMessageBytes,
-      send: (data) => this.#send(data),
-      congested: () => this.#congested(),
-      waitForSocket: (stream) => this.#waitForSocket(stream),
-      finished: (stream, provoked) => this.#finished(stream, provoked),
-      report: (error) => this.#report(error),
-    };
+    this.#host = new Session.#Host(this, codec, maxMessageBytes);
   }
+
+  /**
+   * The {@linkcode StreamHost} every stream of a session calls: one small object per session
+   * whose methods live on one shared prototype, rather than five closures per connection (an
+   * idle peer's memory, docs/performance.md). Declared here so it reaches the private methods.
+   */
+  static readonly #Host = class implements StreamHost {
+    readonly codec: Codec;
+    readonly maxMessageBytes: number;
+    readonly #session: Session;
+
+    constructor(session: Session, codec: Codec, maxMessageBytes: number) {
+      this.#session = session;
+      this.codec = codec;
+      this.maxMessageBytes = maxMessageBytes;
+    }
+
+    send(data: string | Uint8Array): boolean {
+      return this.#session.#send(data);
+    }
+
+    congested(): boolean {
+      return this.#session.#congested();
+    }
+
+    waitForSocket(stream: Stream): void {
+      this.#session.#waitForSocket(stream);
+    }
+
+    finished(stream: Stream, provoked: boolean): void {
+      this.#session.#finished(stream, provoked);
+    }
+
+    report(error: unknown): void {
+      this.#session.#report(error);
+    }
+  };
 
   /** True once the session ended (closed by either side or the transport). */
   get isClosed(): boolean {

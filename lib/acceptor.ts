@@ -178,6 +178,21 @@ export interface PeerSink {
   readonly bufferedAmount?: number;
 }
 
+/**
+ * One peer's plumbing inside the acceptor (see `Acceptor.#Link`): the session's sink, and the
+ * receiver of the socket's events. Internal.
+ */
+interface PeerLink extends PeerSink {
+  readonly peer: PeerImpl;
+  /** accept()'s socket opened. */
+  opened(): void;
+  /** Fires `onPeer` once (or turns the peer away while the acceptor closes). */
+  announce(): void;
+  message(data: IncomingData): void;
+  closed(code?: number, reason?: string): void;
+  drain(): void;
+}
+
 /** The data a WebSocket message event may carry, as the adapters receive it. */
 export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
 
@@ -735,44 +750,24 @@ export class Acceptor {
     } catch {
       // a runtime that fixes binaryType still delivers something we read (Blob included)
     }
-    const queued: Array<string | Uint8Array> = [];
-    let queuedBytes = 0;
-    const sink: PeerSink = {
-      send(data) {
-        if (socket.readyState === 0) {
-          queued.push(data);
-          queuedBytes += typeof data === 'string' ? data.length : data.byteLength;
-        } else if (socket.readyState === 1) {
-          socket.send(data);
-        }
-      },
-      close(code, reason) {
-        socket.close(code, reason);
-      },
-      get bufferedAmount() {
-        return (socket.bufferedAmount ?? 0) + queuedBytes;
-      },
-    };
     const connecting = socket.readyState === 0;
-    const { handle, announce } = this.#attach(sink, {}, socket.readyState === 1);
-    const onMessage: SocketListener = (event) => handle.message(event.data);
+    const link = this.#attach(socket, true, {}, socket.readyState === 1);
+    const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
       socket.removeEventListener('open', onOpen);
       socket.removeEventListener('message', onMessage);
       socket.removeEventListener('close', onClose);
-      handle.closed(event?.code, event?.reason);
+      link.closed(event?.code, event?.reason);
     };
     const onOpen = () => {
       socket.removeEventListener('open', onOpen);
-      for (const data of queued.splice(0)) socket.send(data);
-      queuedBytes = 0;
-      announce();
+      link.opened();
     };
     socket.addEventListener('message', onMessage);
     socket.addEventListener('close', onClose);
     if (connecting) socket.addEventListener('open', onOpen);
-    else if (socket.readyState !== 1) handle.closed(1006, ''); // already closing or closed
-    return handle.peer;
+    else if (socket.readyState !== 1) link.closed(1006, ''); // already closing or closed
+    return link.peer;
   }
 
   /**
@@ -786,7 +781,14 @@ export class Acceptor {
    * @returns The handle taking `message(data)`, `closed(code, reason)` and `drain()`.
    */
   attach(sink: PeerSink, options: AttachOptions = {}): AttachedPeer {
-    return this.#attach(sink, options, true).handle;
+    const link = this.#attach(sink, false, options, true);
+    // Plain functions, so the handle's methods may be called detached, as they always could.
+    return {
+      peer: link.peer,
+      message: (data) => link.message(data),
+      closed: (code, reason) => link.closed(code, reason),
+      drain: () => link.drain(),
+    };
   }
 
   /**
@@ -883,28 +885,17 @@ export class Acceptor {
   }
 
   #attach(
-    sink: PeerSink,
+    transport: PeerSink | ServerWebSocket,
+    isSocket: boolean,
     options: AttachOptions,
     open: boolean,
-  ): { handle: AttachedPeer; announce: () => void } {
+  ): PeerLink {
     const peer = new PeerImpl(options.id ?? crypto.randomUUID(), options.data ?? {});
     for (const tag of options.tags ?? []) peer.tags.add(tag);
-    const safeSink: PeerSink = {
-      send: (data) => sink.send(data),
-      close: (code, reason) => {
-        try {
-          sink.close(code, reason);
-        } catch (error) {
-          this.#report(error, peer);
-        }
-      },
-      get bufferedAmount() {
-        return sink.bufferedAmount;
-      },
-    };
-    peer.sink = safeSink;
+    const link = new Acceptor.#Link(this, peer, transport, isSocket);
+    peer.sink = link;
     const onStream = this.#onStream;
-    peer.session = new Session(safeSink, {
+    peer.session = new Session(link, {
       side: 'acceptor',
       codec: this.#codec,
       limits: this.#limits,
@@ -918,37 +909,137 @@ export class Acceptor {
     for (const tag of peer.tags) this.#index(peer, tag);
     peer.tags.bind((tag) => this.#index(peer, tag), (tag) => this.#unindex(peer, tag));
     this.#armSweep();
+    if (open) link.announce();
+    return link;
+  }
 
-    let announced = false;
-    const announce = () => {
-      if (announced || peer.isClosed) return;
-      announced = true;
-      if (this.#closing) {
+  /**
+   * One peer's plumbing, one object per peer with its methods on one shared prototype (rather
+   * than a dozen closures per peer: an idle peer's memory, docs/performance.md). It is the
+   * session's sink (a `WebSocket` from {@linkcode Acceptor.accept}, whose sends wait in a queue
+   * while it connects, or the caller's sink from {@linkcode Acceptor.attach}; a throwing close is
+   * reported) and takes the socket's events, feeding messages in order: a Blob is read before
+   * anything after it. Declared here so it reaches the acceptor's private members.
+   */
+  static readonly #Link: new (
+    acceptor: Acceptor,
+    peer: PeerImpl,
+    transport: PeerSink | ServerWebSocket,
+    isSocket: boolean,
+  ) => PeerLink = class implements PeerLink {
+    readonly peer: PeerImpl;
+    readonly #acceptor: Acceptor;
+    /** accept()'s socket, or attach()'s sink. */
+    readonly #transport: PeerSink | ServerWebSocket;
+    readonly #isSocket: boolean;
+    #queued: Array<string | Uint8Array> | undefined;
+    #queuedBytes = 0;
+    #announced = false;
+    #backlog: Array<IncomingData | { close: [number, string] }> | undefined;
+    #reading = false;
+
+    constructor(
+      acceptor: Acceptor,
+      peer: PeerImpl,
+      transport: PeerSink | ServerWebSocket,
+      isSocket: boolean,
+    ) {
+      this.#acceptor = acceptor;
+      this.peer = peer;
+      this.#transport = transport;
+      this.#isSocket = isSocket;
+    }
+
+    send(data: string | Uint8Array): void {
+      if (!this.#isSocket) {
+        (this.#transport as PeerSink).send(data);
+        return;
+      }
+      const socket = this.#transport as ServerWebSocket;
+      if (socket.readyState === 0) {
+        (this.#queued ??= []).push(data);
+        this.#queuedBytes += typeof data === 'string' ? data.length : data.byteLength;
+      } else if (socket.readyState === 1) {
+        socket.send(data);
+      }
+    }
+
+    close(code: number, reason: string): void {
+      try {
+        this.#transport.close(code, reason);
+      } catch (error) {
+        this.#acceptor.#report(error, this.peer);
+      }
+    }
+
+    get bufferedAmount(): number | undefined {
+      if (!this.#isSocket) return (this.#transport as PeerSink).bufferedAmount;
+      return ((this.#transport as ServerWebSocket).bufferedAmount ?? 0) + this.#queuedBytes;
+    }
+
+    /** accept()'s socket opened: what waited goes out, then the peer is announced. */
+    opened(): void {
+      const queued = this.#queued;
+      this.#queued = undefined;
+      if (queued !== undefined) {
+        for (const data of queued) (this.#transport as ServerWebSocket).send(data);
+      }
+      this.#queuedBytes = 0;
+      this.announce();
+    }
+
+    announce(): void {
+      const peer = this.peer;
+      if (this.#announced || peer.isClosed) return;
+      this.#announced = true;
+      const acceptor = this.#acceptor;
+      if (acceptor.#closing) {
         // Too late to serve: tell the dialer to redial elsewhere and close at once.
         try {
           peer.session.goAway(
-            goAwayCodeFor(this.#closeCode),
+            goAwayCodeFor(acceptor.#closeCode),
             'The acceptor is closing',
-            this.#closeSpreadMs,
+            acceptor.#closeSpreadMs,
           );
         } catch (error) {
-          this.#report(error, peer);
+          acceptor.#report(error, peer);
         }
-        peer.session.close(this.#closeCode, 'service restart');
+        peer.session.close(acceptor.#closeCode, 'service restart');
         return;
       }
       peer.announced = true;
-      this.#emit(() => this.#onPeer?.(peer), peer);
-    };
+      acceptor.#emit(() => acceptor.#onPeer?.(peer), peer);
+    }
 
-    // Messages are fed in order; a Blob is read before anything after it.
-    const backlog: Array<IncomingData | { close: [number, string] }> = [];
-    let reading = false;
-    const deliver = (data: string | ArrayBuffer | ArrayBufferView) => {
-      if (!peer.isClosed) peer.session.receive(data);
-    };
-    const pump = async () => {
-      reading = true;
+    message(data: IncomingData): void {
+      if (this.#reading || (typeof Blob !== 'undefined' && data instanceof Blob)) {
+        (this.#backlog ??= []).push(data);
+        if (!this.#reading) void this.#pump();
+        return;
+      }
+      this.#deliver(data as string | ArrayBuffer | ArrayBufferView);
+    }
+
+    closed(code?: number, reason?: string): void {
+      const info: [number, string] = [
+        typeof code === 'number' && code > 0 ? code : 1006,
+        typeof reason === 'string' ? reason : '',
+      ];
+      if (this.#reading) (this.#backlog ??= []).push({ close: info });
+      else this.peer.session.closed(...info);
+    }
+
+    drain(): void {
+      if (!this.peer.isClosed) this.peer.session.drain();
+    }
+
+    #deliver(data: string | ArrayBuffer | ArrayBufferView): void {
+      if (!this.peer.isClosed) this.peer.session.receive(data);
+    }
+
+    async #pump(): Promise<void> {
+      this.#reading = true;
+      const backlog = this.#backlog!;
       while (backlog.length > 0) {
         const item = backlog.shift()!;
         if (typeof Blob !== 'undefined' && item instanceof Blob) {
@@ -956,43 +1047,19 @@ export class Acceptor {
           try {
             bytes = await item.arrayBuffer();
           } catch (error) {
-            this.#report(error, peer);
+            this.#acceptor.#report(error, this.peer);
             continue;
           }
-          deliver(bytes);
+          this.#deliver(bytes);
         } else if (typeof item === 'object' && item !== null && 'close' in item) {
-          peer.session.closed(...item.close);
+          this.peer.session.closed(...item.close);
         } else {
-          deliver(item as string | ArrayBuffer | ArrayBufferView);
+          this.#deliver(item as string | ArrayBuffer | ArrayBufferView);
         }
       }
-      reading = false;
-    };
-    const handle: AttachedPeer = {
-      peer,
-      message: (data) => {
-        if (reading || (typeof Blob !== 'undefined' && data instanceof Blob)) {
-          backlog.push(data);
-          if (!reading) void pump();
-          return;
-        }
-        deliver(data as string | ArrayBuffer | ArrayBufferView);
-      },
-      closed: (code, reason) => {
-        const info: [number, string] = [
-          typeof code === 'number' && code > 0 ? code : 1006,
-          typeof reason === 'string' ? reason : '',
-        ];
-        if (reading) backlog.push({ close: info });
-        else peer.session.closed(...info);
-      },
-      drain: () => {
-        if (!peer.isClosed) peer.session.drain();
-      },
-    };
-    if (open) announce();
-    return { handle, announce };
-  }
+      this.#reading = false;
+    }
+  };
 
   #broadcast(tag: string, payload: unknown, options: BroadcastOptions): number {
     const what = 'Cannot broadcast';
