@@ -914,7 +914,7 @@ export function hostileRows(
   test(
     name(
       16,
-      'WSM-DIAL-009 100,000 PINGs from a peer that never reads: the acceptor keeps nothing per PING on its heap (+2 MB at most), stays within 64 MB of RSS and keeps serving',
+      'WSM-DIAL-009 2 × 100,000 PINGs from a peer that never reads: the acceptor keeps nothing per PING on its heap (+2 MB at most), a second flood adds at most 32 MB of RSS, and it keeps serving',
     ),
     async () => {
       const child = await rowOptions.spawnAcceptor();
@@ -939,15 +939,25 @@ export function hostileRows(
           return await stats();
         };
         const before = await stats();
-        const after = await flood(100_000);
-        // Nothing is kept per PING in the JS heap. RSS also counts the runtime's native write
-        // queue for the PONGs the flooder does not read and the allocator's high-water mark
-        // (measured: Deno 14 to 38 MB, Bun about 10 MB); 64 MB is the bound asserted.
-        const heapGrowth = after.heapUsed - before.heapUsed;
-        const rssGrowth = after.rss - before.rss;
+        const first = await flood(100_000);
+        const second = await flood(100_000);
+        // Nothing is kept per PING in the JS heap. RSS is the runtime's: the first flood grows the
+        // engine's and the allocator's pools once, by an amount that varies from run to run
+        // (measured on Deno: 14 to 103 MB), and the native write queue holds the PONGs the
+        // flooder does not read (Deno reports bufferedAmount 0 for it, so no check of ours can
+        // see it; about 4 MB per 100,000 PONGs). What a bounded acceptor shows is that a second,
+        // identical flood does not repeat the first one's growth: that is the bound asserted.
+        const heapGrowth = second.heapUsed - before.heapUsed;
+        const rssFirst = first.rss - before.rss;
+        const rssGrowth = second.rss - first.rss;
         const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
         assert.ok(heapGrowth <= 2 * 1024 * 1024, `the acceptor's heap grew ${mb(heapGrowth)} MB`);
-        assert.ok(rssGrowth <= 64 * 1024 * 1024, `the acceptor's RSS grew ${mb(rssGrowth)} MB`);
+        assert.ok(
+          rssGrowth <= 32 * 1024 * 1024,
+          `the second flood grew the acceptor's RSS by ${mb(rssGrowth)} MB (the first by ${
+            mb(rssFirst)
+          } MB)`,
+        );
         // Other peers are served while the flooder's PONGs are stuck.
         const c = await within(
           connect(url, { reconnect: false, heartbeat: false }),
@@ -964,16 +974,18 @@ export function hostileRows(
         // Reading again, the flooder gets PONGs and nothing else.
         flooder.resume();
         let count = -1;
-        for (let stable = 0; stable < 3 && count < 100_000;) {
+        for (let stable = 0; stable < 3 && count < 200_000;) {
           await sleep(50);
           stable = flooder.texts.length === count ? stable + 1 : 0;
           count = flooder.texts.length;
         }
         assert.ok(count > 0, 'PONGs arrived');
-        assert.ok(count <= 100_000);
+        assert.ok(count <= 200_000);
         assert.ok(flooder.texts.every((t) => t === '[7]'), 'every answer is a PONG');
         console.log(
-          `row 16: acceptor RSS +${mb(rssGrowth)} MB, heap +${mb(heapGrowth)} MB, ${count} PONGs`,
+          `row 16: acceptor RSS +${mb(rssFirst)} MB then +${mb(rssGrowth)} MB, heap +${
+            mb(heapGrowth)
+          } MB, ${count} PONGs`,
         );
       } finally {
         flooder?.destroy();
