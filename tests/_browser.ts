@@ -17,10 +17,10 @@ import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRoot } from './_repo.ts';
 
 /** Where the Debian package installs Chromium (`.ci/run` installs it with apt). */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -142,25 +142,6 @@ export async function launchBrowser(options: LaunchOptions = {}): Promise<TestBr
   } catch (error) {
     await close();
     throw error;
-  }
-}
-
-/** The repository root: the nearest folder above this module with the package's deno.json. */
-export function repoRoot(): string {
-  // Node runs this module bundled under .test-results/, so walk up rather than assume a depth.
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'deno.json');
-    if (
-      existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === '@muxws/core'
-    ) {
-      return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
-    }
-    dir = parent;
   }
 }
 

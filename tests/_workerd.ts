@@ -16,28 +16,8 @@
  */
 import * as esbuild from 'esbuild';
 import { Log, LogLevel, Miniflare } from 'miniflare';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The repository root: the nearest folder above this module with the package's deno.json. */
-export function repoRoot(): string {
-  // Test files are bundled into .test-results/<run>/node/… for Node, so walk up from wherever
-  // this module ended up rather than trusting a fixed depth.
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'deno.json');
-    if (existsSync(candidate)) {
-      const name = JSON.parse(readFileSync(candidate, 'utf8')).name;
-      if (name === '@muxws/core') return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
-    }
-    dir = parent;
-  }
-}
+import { join } from 'node:path';
+import { repoRoot } from './_repo.ts';
 
 /**
  * Bundles a Worker entry (a path relative to the repository root) into one ES module string for

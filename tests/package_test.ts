@@ -5,24 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRoot as repositoryRoot } from './_repo.ts';
 
 type Json = Record<string, unknown>;
-
-/** The repository root: the nearest folder above this file holding muxws's deno.json. */
-function repositoryRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const config = join(dir, 'deno.json');
-    if (existsSync(config) && JSON.parse(readFileSync(config, 'utf8')).name === '@muxws/core') {
-      return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`No muxws deno.json above ${import.meta.url}`);
-    dir = parent;
-  }
-}
 
 const root = repositoryRoot();
 const read = (name: string): Json => JSON.parse(readFileSync(join(root, name), 'utf8'));

@@ -13,27 +13,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { repoRoot as repositoryRoot } from './_repo.ts';
 
 const SEED_NAME = '000_49085b16b9da5da2.txt';
 
 type Runtime = 'deno' | 'bun' | 'node';
 const runtime: Runtime = 'Deno' in globalThis ? 'deno' : 'Bun' in globalThis ? 'bun' : 'node';
-
-/** The repository root: the nearest folder above this file holding muxws's deno.json. */
-function repositoryRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const config = join(dir, 'deno.json');
-    if (existsSync(config) && JSON.parse(readFileSync(config, 'utf8')).name === '@muxws/core') {
-      return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`No muxws deno.json above ${import.meta.url}`);
-    dir = parent;
-  }
-}
 
 const root = repositoryRoot();
 const seedPath = join(root, '..', 'shared', 'seeds', SEED_NAME);

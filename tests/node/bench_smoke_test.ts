@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../_repo.ts';
 
 interface Row {
   scenario: string;
@@ -17,24 +17,6 @@ interface Row {
   metric: string;
   value: number;
   unit: string;
-}
-
-/** The repository root (this file runs bundled under .test-results/, so walk up). */
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'deno.json');
-    if (
-      existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === '@muxws/core'
-    ) {
-      return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
-    }
-    dir = parent;
-  }
 }
 
 test('issue 8 bench: a quick run writes rows for muxws, raw and socket.io, ratios and bundle sizes', async () => {

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { Acceptor } from '../../lib/acceptor.ts';
-import { bundleForBrowser, launchBrowser, readRepoFile, repoRoot } from '../_browser.ts';
+import { bundleForBrowser, launchBrowser, readRepoFile } from '../_browser.ts';
+import { repoRoot } from '../_repo.ts';
 
 /** The page's state (examples/browser/app.ts `PageState`), as read from the page. */
 interface PageState {

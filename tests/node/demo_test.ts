@@ -3,12 +3,10 @@
 // README promises. The timings come from real sockets on 127.0.0.1, so the checks bound them
 // loosely; the delays themselves are checked against the schedule the demo documents.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Reconnect, unjitteredDelay } from 'muxws';
+import { repoRoot as repositoryRoot } from '../_repo.ts';
 
 interface Summary {
   requests: { ok: number; failed: number; failedOutsideOutages: number };
@@ -25,19 +23,6 @@ interface Summary {
   }[];
   reconnecting: { at: number; attempt: number; delayMs: number }[];
   opens: { at: number; reconnected: boolean; attempts: number; welcome: unknown }[];
-}
-
-/** The repository: the first directory up from this file (source or bundle) with muxws's package.json. */
-function repositoryRoot(): string {
-  for (
-    let dir = dirname(fileURLToPath(import.meta.url));
-    dir !== dirname(dir);
-    dir = dirname(dir)
-  ) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file) && JSON.parse(readFileSync(file, 'utf8')).name === 'muxws') return dir;
-  }
-  throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
 }
 
 interface Run {

@@ -5,33 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createClient } from 'redis';
 import type { BackplaneError, BackplaneMessage } from '../../lib/backplane.ts';
 import { redisBackplane } from '../../lib/adapters/redis.ts';
 import { startRedis } from '../_redis.ts';
+import { repoRoot } from '../_repo.ts';
 
 const COUNT = 500;
-
-/** The repository root (this file runs bundled under .test-results/, so walk up). */
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'deno.json');
-    if (
-      existsSync(candidate) && JSON.parse(readFileSync(candidate, 'utf8')).name === '@muxws/core'
-    ) {
-      return dir;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error(`Cannot find the muxws repository above ${import.meta.url}`);
-    }
-    dir = parent;
-  }
-}
 
 interface Child {
   ready: Promise<void>;
