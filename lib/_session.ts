@@ -106,6 +106,13 @@ export interface SessionOptions {
 /** How often a write waiting for `bufferedAmount` to fall re-checks, in ms. */
 export const SOCKET_POLL_MS = 10;
 
+/**
+ * Units of receive window one session's streams may grow, together, past `INITIAL_WINDOW` while
+ * their readers keep up with bulk senders: bounds what a peer can make this side buffer beyond
+ * the SPEC's per-stream window (docs/protocol.md, "Window growth").
+ */
+export const WINDOW_BUDGET: number = 1024 * 1024;
+
 /** The close codes of WSM-WIRE-009 by side. */
 const CLOSE_CODES = {
   dialer: { protocol: 4002, tooLarge: 4009, resetFlood: 4002 },
@@ -250,6 +257,15 @@ export class Session {
 
     report(error: unknown): void {
       this.#session.#report(error);
+    }
+
+    /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
+    #windowBudget = WINDOW_BUDGET;
+
+    growWindow(units: number): number {
+      const taken = Math.min(units, this.#windowBudget);
+      this.#windowBudget -= taken;
+      return taken;
     }
   };
 

@@ -118,6 +118,11 @@ export interface StreamHost {
   finished(stream: Stream, provoked: boolean): void;
   /** Reports a contained error through `onError`. */
   report(error: unknown): void;
+  /**
+   * Takes up to `units` (or gives back, when negative) of the session's shared budget for
+   * receive windows grown past `INITIAL_WINDOW`; returns what was taken (or given back).
+   */
+  growWindow(units: number): number;
 }
 
 /**
@@ -181,6 +186,10 @@ interface PendingRequest {
 }
 
 const HALF_WINDOW = INITIAL_WINDOW / 2;
+/** The largest receive window a stream grows to when its reader keeps up (docs/protocol.md). */
+const MAX_WINDOW = 256 * 1024;
+/** A half window consumed within this long after the last credit counts as a bulk transfer. */
+const GROW_WITHIN_MS = 1000;
 const RESOLVED: Promise<void> = Promise.resolve();
 const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: true });
 const DONE_PROMISE: Promise<IteratorResult<unknown>> = Promise.resolve(DONE);
@@ -248,6 +257,10 @@ export class Stream {
   #pending: (PendingWrite | undefined)[] | undefined;
   #pendingHead = 0;
   #recvAllowed = INITIAL_WINDOW;
+  /** The receive window: INITIAL_WINDOW, grown while the reader keeps up with a bulk sender. */
+  #window = INITIAL_WINDOW;
+  /** When credit was last returned (or the first message consumed): paces window growth. */
+  #creditAt = 0;
   #unacked = 0;
   #recvEnded: boolean;
   /** Unread messages as pairs: value, then its units; `#head` indexes the next value. */
@@ -539,16 +552,41 @@ export class Stream {
     if (readers !== undefined) { for (const reader of readers) reader.resolve(DONE); }
   }
 
-  /** The application took `units` worth of messages: return credit at half the window. */
+  /**
+   * The application took `units` worth of messages: return credit at half the initial window.
+   * When the reader has caught up (nothing queued) and that half window took less than
+   * GROW_WITHIN_MS, the window grows to MAX_WINDOW, as far as the session's shared budget allows: a
+   * bulk transfer is then not held to one window per round trip (nor, on a sender whose socket
+   * delays small writes, to one delayed ACK per half window).
+   */
   #consume(units: number): void {
     if (this.#recvEnded || this.#error !== undefined) return;
+    if (this.#unacked === 0 && this.#creditAt === 0) this.#creditAt = Date.now();
     this.#unacked += units;
     if (this.#unacked >= HALF_WINDOW) {
-      const grant = this.#unacked;
+      let grant = this.#unacked;
       this.#unacked = 0;
+      const now = Date.now();
+      const queue = this.#queue;
+      if (
+        this.#window < MAX_WINDOW && now - this.#creditAt < GROW_WITHIN_MS &&
+        (queue === undefined || this.#head >= queue.length)
+      ) {
+        const extra = this.#host.growWindow(MAX_WINDOW - this.#window);
+        this.#window += extra;
+        grant += extra;
+      }
+      this.#creditAt = now;
       this.#recvAllowed += grant;
       this.#host.send(this.#host.codec.encode([CREDIT, this.id, grant]));
     }
+  }
+
+  /** Gives the window grown past INITIAL_WINDOW back to the session's budget. */
+  #shrinkWindow(): void {
+    if (this.#window === INITIAL_WINDOW) return;
+    this.#host.growWindow(INITIAL_WINDOW - this.#window);
+    this.#window = INITIAL_WINDOW;
   }
 
   #onData(value: unknown, units: number, end: boolean): boolean {
@@ -614,6 +652,7 @@ export class Stream {
     if (this.#done || !this.#endSent || !this.#recvEnded) return;
     this.#done = true;
     this.#unwatch();
+    this.#shrinkWindow();
     this.#host.finished(this, false);
     this.#closedSettle?.();
   }
@@ -646,6 +685,7 @@ export class Stream {
       this.#queue.length = 0;
       this.#head = 0;
     }
+    this.#shrinkWindow();
     this.#host.finished(this, provoked);
     if (pending !== undefined) {
       for (let i = pendingHead; i < pending.length; i++) pending[i]!.reject(error);

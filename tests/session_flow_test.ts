@@ -89,6 +89,76 @@ for (const codec of codecs) {
     assert.deepEqual(credits, [[5, 1, consumed]]);
   });
 
+  test(`WSM-WIRE-006 ${c} a reader that keeps up grows its window to 256 KiB, within a 1 MiB budget per session returned when streams finish`, async () => {
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: async (s) => {
+          for await (const _ of s) { /* keeps up */ }
+        },
+      },
+    });
+    const chunk = 'g'.repeat(1000);
+    /** Writes `n` messages one at a time (each read at once); returns the stream. */
+    const feed = async (n: number) => {
+      const stream = pair.dialer.open(null);
+      for (let i = 0; i < n; i++) await stream.write(chunk);
+      await settle();
+      return stream;
+    };
+    const credits = (id: number) =>
+      frames(pair.server.sent, 5).map((m) => codec.decode(m) as number[]).filter((f) =>
+        f[1] === id
+      );
+    /** What a reader has read when it returns credit: whole messages, half the window. */
+    const half = (id: number) => {
+      const size = units(codec.encode([2, id, 0, chunk]) as string | Uint8Array);
+      return Math.ceil(WINDOW / 2 / size) * size;
+    };
+    const extra = 256 * 1024 - WINDOW;
+    // Six bulk streams at once: five grow by the whole 192 KiB, the sixth by what the 1 MiB
+    // budget has left (64 KiB).
+    const streams = [];
+    for (let k = 0; k < 6; k++) streams.push(await feed(40));
+    const grants = streams.map((s) => credits(s.id)[0]?.[2]);
+    assert.deepEqual(grants, [
+      ...streams.slice(0, 5).map((s) => half(s.id) + extra),
+      half(streams[5].id) + (1024 * 1024 - 5 * extra),
+    ]);
+    // Later credits return what was read and nothing more: a window grows once.
+    const stream = streams[0];
+    for (let i = 0; i < 40; i++) await stream.write(chunk);
+    await settle();
+    assert.deepEqual(credits(stream.id).slice(1).map((f) => f[2]), [half(stream.id)]);
+    // Finished streams give their growth back: a new stream grows by the whole 192 KiB again.
+    for (const s of streams) await s.end();
+    await settle();
+    assert.equal(pair.acceptor.activeStreams, 0);
+    const next = await feed(40);
+    assert.deepEqual(credits(next.id).map((f) => f[2]), [half(next.id) + extra]);
+  });
+
+  test(`WSM-WIRE-006 ${c} a window does not grow when half of it took a second or more to read`, async () => {
+    using clock = fakeTime();
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: async (s) => {
+          for await (const _ of s) { /* keeps up, but the sender is slow */ }
+        },
+      },
+    });
+    const chunk = 's'.repeat(1000);
+    const stream = pair.dialer.open(null);
+    for (let i = 0; i < 40; i++) {
+      await stream.write(chunk);
+      await clock.tickAsync(50);
+    }
+    const credits = frames(pair.server.sent, 5).map((m) => codec.decode(m) as number[]);
+    const size = units(codec.encode([2, 1, 0, chunk]) as string | Uint8Array);
+    assert.deepEqual(credits, [[5, stream.id, Math.ceil(WINDOW / 2 / size) * size]]);
+  });
+
   test(`WSM-WIRE-006 ${c} only DATA costs credit: a large OPEN and END are free`, async () => {
     using pair = sessionPair({
       codec,
