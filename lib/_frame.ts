@@ -52,7 +52,7 @@ export interface FrameKind {
 }
 
 /** The frame kinds, as one table: code, layout, sender, and what the receiver does. */
-export const FRAMES: readonly FrameKind[] = Object.freeze([
+export const FRAMES: readonly FrameKind[] = /* @__PURE__ */ Object.freeze([
   {
     code: OPEN,
     name: 'OPEN',
