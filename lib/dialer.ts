@@ -490,6 +490,16 @@ interface Resolved {
   signal: AbortSignal | undefined;
 }
 
+/** How an attempt in progress is abandoned (the deadline, `close()`, the `signal` option). */
+interface Attempt {
+  /** Rejects with the reason once the attempt is abandoned. */
+  readonly aborted: Promise<never>;
+  /** Set once abandoned, with the reason. */
+  reason?: { value: unknown };
+  /** Abandons the attempt: aborts the context's signal (when one was made), rejects `aborted`. */
+  abort(reason: unknown): void;
+}
+
 interface Wait {
   timer: ReturnType<typeof setTimeout>;
   dueAt: number;
@@ -678,7 +688,8 @@ class DialerConnection implements Connection {
   #state: ConnectionState = 'connecting';
   #welcome: unknown = undefined;
   #link: Link | undefined;
-  #attemptController: AbortController | undefined;
+  /** The attempt in progress, if one is. */
+  #pending: Attempt | undefined;
   #limits: Partial<Limits> | undefined;
   /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
   #closeRequest: { code: number; reason: string } | undefined;
@@ -931,25 +942,35 @@ class DialerConnection implements Connection {
     });
   }
 
+  /**
+   * One attempt (WSM-DIAL-002). Only a target or hello function sees the {@linkcode DialContext}
+   * and its signal, so without one neither the context nor an `AbortController` is made, and a
+   * fixed target and hello are used at once, without a promise round.
+   */
   async #runAttempt(reason: 'initial' | 'reconnect', fast: boolean): Promise<Link> {
-    const controller = new AbortController();
-    this.#attemptController = controller;
-    this.#lastAttemptClose = undefined;
-    try {
-      return await this.#attempt(this.#context(reason, fast, controller.signal), controller);
-    } finally {
-      if (this.#attemptController === controller) this.#attemptController = undefined;
-    }
-  }
-
-  async #attempt(ctx: DialContext, controller: AbortController): Promise<Link> {
     const o = this.#o;
-    const signal = controller.signal;
-    const aborted = new Promise<never>((_, reject) => {
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
+    const fixedTarget = this.#target;
+    const fixedHello = o.hello;
+    const controller = typeof fixedTarget === 'function' || !(fixedHello instanceof Hello)
+      ? new AbortController()
+      : undefined;
+    this.#lastAttemptClose = undefined;
+    const ctx = controller && this.#context(reason, fast, controller.signal);
+    let reject!: (reason: unknown) => void;
+    const attempt: Attempt = {
+      aborted: new Promise<never>((_, r) => reject = r),
+      abort: (value) => {
+        if (attempt.reason !== undefined) return;
+        attempt.reason = { value };
+        controller?.abort(value);
+        reject(value);
+      },
+    };
+    attempt.aborted.catch(() => {});
+    this.#pending = attempt;
+    const aborted = attempt.aborted;
     const deadline = setTimeout(() => {
-      controller.abort(
+      attempt.abort(
         new TimeoutError(`The handshake did not finish within ${o.handshakeTimeoutMs} ms`),
       );
     }, delayFrom(o.handshakeTimeoutMs));
@@ -958,8 +979,12 @@ class DialerConnection implements Connection {
     let detachOpen: (() => void) | undefined;
     let helloTimer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const target = await race([this.#resolveTarget(ctx), aborted]);
-      const hello = await race([this.#resolveHello(ctx), aborted]);
+      const target = typeof fixedTarget === 'function'
+        ? await race([this.#resolveTarget(ctx!), aborted])
+        : { url: String(fixedTarget), protocols: [] };
+      const hello = fixedHello instanceof Hello
+        ? fixedHello
+        : await race([this.#resolveHello(ctx!), aborted]);
       const expected = subprotocol(o.codec);
       socket = new o.WebSocket(target.url, [expected, ...target.protocols]);
       socket.onerror = ignoreSocketError;
@@ -1029,7 +1054,7 @@ class DialerConnection implements Connection {
           ]);
           this.#welcome = welcome;
         } catch (error) {
-          if (error instanceof TimeoutError && !signal.aborted) {
+          if (error instanceof TimeoutError && attempt.reason === undefined) {
             this.#lastAttemptClose = { code: 4008, reason: 'hello timeout', wasClean: true };
             link.session.close(4008, 'hello timeout');
           }
@@ -1044,7 +1069,7 @@ class DialerConnection implements Connection {
       } else {
         this.#welcome = undefined;
       }
-      if (signal.aborted) throw signal.reason;
+      if (attempt.reason !== undefined) throw attempt.reason.value;
       return link;
     } catch (error) {
       const request = this.#closeRequest;
@@ -1060,12 +1085,13 @@ class DialerConnection implements Connection {
       clearTimeout(deadline);
       clearTimeout(helloTimer);
       detachOpen?.();
+      if (this.#pending === attempt) this.#pending = undefined;
     }
   }
 
+  /** Calls the target function and checks what it returned. */
   async #resolveTarget(ctx: DialContext): Promise<{ url: string; protocols: string[] }> {
-    const target = this.#target;
-    const value = typeof target === 'function' ? await target(ctx) : target;
+    const value = await (this.#target as Exclude<DialTargetInput, string | URL>)(ctx);
     if (typeof value === 'string' || value instanceof URL) {
       return { url: String(value), protocols: [] };
     }
@@ -1090,10 +1116,9 @@ class DialerConnection implements Connection {
     );
   }
 
+  /** Calls the hello function and turns what it returned into a {@linkcode Hello}. */
   async #resolveHello(ctx: DialContext): Promise<Hello> {
-    const hello = this.#o.hello;
-    if (hello instanceof Hello) return hello;
-    const value = await hello(ctx);
+    const value = await (this.#o.hello as Exclude<Resolved['hello'], Hello>)(ctx);
     if (value instanceof Hello) return value;
     if (value === undefined || value === null) return new Hello();
     if (typeof value !== 'object') {
@@ -1482,8 +1507,8 @@ class DialerConnection implements Connection {
     this.#link = undefined;
     let reason: { value: unknown } | undefined;
     const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
-    if (this.#attemptController !== undefined) this.#attemptController.abort(why());
-    this.#attemptController = undefined;
+    if (this.#pending !== undefined) this.#pending.abort(why());
+    this.#pending = undefined;
     if (link !== undefined) {
       this.#stopHeartbeat(link);
       if (link.phase !== 'done') link.session.close(info.code, info.reason);
