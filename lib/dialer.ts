@@ -1037,7 +1037,11 @@ class DialerConnection implements Connection {
             reject(new TimeoutError(`The hello was not acknowledged within ${timeoutMs} ms`));
           }, delayFrom(timeoutMs));
         });
+        // Cleared once the hello is settled: the end of every established connection must not
+        // build an error (and its stack) that nobody reads.
+        let waiting = true;
         const ended = link.ended.then((info) => {
+          if (!waiting) return;
           throw new Error(
             `The connection closed with code ${info.code} before the hello was acknowledged`,
           );
@@ -1065,6 +1069,8 @@ class DialerConnection implements Connection {
             );
           }
           throw error;
+        } finally {
+          waiting = false;
         }
       } else {
         this.#welcome = undefined;
