@@ -457,19 +457,19 @@ interface Link {
   phase: 'hello' | 'open' | 'done';
   establishedAt: number;
   /** Wall-clock time of the outstanding PING, if one is. */
-  pingSentAt: number | undefined;
-  heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
+  pingSentAt?: number;
+  heartbeatTimer?: ReturnType<typeof setTimeout>;
   /** Streams that keep the connection open after a GOAWAY (not the subscriptions). */
   inflight: number;
-  goAway: { at: number; spreadMs: number } | undefined;
+  goAway?: { at: number; spreadMs: number };
   /** Set before this side closes the session with an error of its own. */
-  lossError: unknown;
+  lossError?: unknown;
   /** The socket's close event, once seen. */
-  closeEvent: { code: number; reason: string; wasClean: boolean } | undefined;
+  closeEvent?: { code: number; reason: string; wasClean: boolean };
   /** Resolves when the session ended, with the code and reason. */
   readonly ended: Promise<{ code: number; reason: string; local: boolean }>;
   /** Blob messages are decoded in order through this chain. */
-  chain: Promise<void> | undefined;
+  chain?: Promise<void>;
   detach(): void;
 }
 
@@ -488,6 +488,16 @@ interface Resolved {
   limits: Partial<Limits> | undefined;
   WebSocket: DialerSocketConstructor;
   signal: AbortSignal | undefined;
+}
+
+/** How an attempt in progress is abandoned (the deadline, `close()`, the `signal` option). */
+interface Attempt {
+  /** Rejects with the reason once the attempt is abandoned. */
+  readonly aborted: Promise<never>;
+  /** Set once abandoned, with the reason. */
+  reason?: { value: unknown };
+  /** Abandons the attempt: aborts the context's signal (when one was made), rejects `aborted`. */
+  abort(reason: unknown): void;
 }
 
 interface Wait {
@@ -678,7 +688,8 @@ class DialerConnection implements Connection {
   #state: ConnectionState = 'connecting';
   #welcome: unknown = undefined;
   #link: Link | undefined;
-  #attemptController: AbortController | undefined;
+  /** The attempt in progress, if one is. */
+  #pending: Attempt | undefined;
   #limits: Partial<Limits> | undefined;
   /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
   #closeRequest: { code: number; reason: string } | undefined;
@@ -689,7 +700,8 @@ class DialerConnection implements Connection {
   #disconnectedAt: number | undefined;
   #lastError: unknown = undefined;
   #lastAttemptClose: { code: number; reason: string; wasClean: boolean } | undefined;
-  readonly #openedWaiters = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
+  /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
+  readonly #openedWaiters = new Set<(error?: unknown) => void>();
   readonly #subscriptions = new Set<LiveSubscription>();
   readonly #closed: Promise<CloseInfo>;
   #resolveClosed!: (info: CloseInfo) => void;
@@ -744,14 +756,7 @@ class DialerConnection implements Connection {
       if (this.#state !== 'closed') {
         this.#state = 'closed';
         this.#cleanup();
-        this.#resolveClosed({
-          code: this.#lastAttemptClose?.code ?? 1006,
-          reason: this.#lastAttemptClose?.reason ?? '',
-          wasClean: this.#lastAttemptClose?.wasClean ?? false,
-          willRetry: false,
-          error,
-          attempts: 0,
-        });
+        this.#resolveClosed(this.#attemptCloseInfo(error, 0));
       }
       const cause = this.#o.signal?.aborted && !(error instanceof TimeoutError)
         ? this.#o.signal.reason
@@ -772,21 +777,15 @@ class DialerConnection implements Connection {
     const signal = options.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        this.#openedWaiters.delete(waiter);
-        reject(signal!.reason);
+      const settle = (error?: unknown) => {
+        this.#openedWaiters.delete(settle);
+        signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
       };
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject: (e: unknown) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(e);
-        },
-      };
-      this.#openedWaiters.add(waiter);
+      // An aborted signal's reason is never undefined (abort() defaults it to an AbortError).
+      const onAbort = () => settle(signal!.reason);
+      this.#openedWaiters.add(settle);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -943,25 +942,35 @@ class DialerConnection implements Connection {
     });
   }
 
+  /**
+   * One attempt (WSM-DIAL-002). Only a target or hello function sees the {@linkcode DialContext}
+   * and its signal, so without one neither the context nor an `AbortController` is made, and a
+   * fixed target and hello are used at once, without a promise round.
+   */
   async #runAttempt(reason: 'initial' | 'reconnect', fast: boolean): Promise<Link> {
-    const controller = new AbortController();
-    this.#attemptController = controller;
-    this.#lastAttemptClose = undefined;
-    try {
-      return await this.#attempt(this.#context(reason, fast, controller.signal), controller);
-    } finally {
-      if (this.#attemptController === controller) this.#attemptController = undefined;
-    }
-  }
-
-  async #attempt(ctx: DialContext, controller: AbortController): Promise<Link> {
     const o = this.#o;
-    const signal = controller.signal;
-    const aborted = new Promise<never>((_, reject) => {
-      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
+    const fixedTarget = this.#target;
+    const fixedHello = o.hello;
+    const controller = typeof fixedTarget === 'function' || !(fixedHello instanceof Hello)
+      ? new AbortController()
+      : undefined;
+    this.#lastAttemptClose = undefined;
+    const ctx = controller && this.#context(reason, fast, controller.signal);
+    let reject!: (reason: unknown) => void;
+    const attempt: Attempt = {
+      aborted: new Promise<never>((_, r) => reject = r),
+      abort: (value) => {
+        if (attempt.reason !== undefined) return;
+        attempt.reason = { value };
+        controller?.abort(value);
+        reject(value);
+      },
+    };
+    attempt.aborted.catch(() => {});
+    this.#pending = attempt;
+    const aborted = attempt.aborted;
     const deadline = setTimeout(() => {
-      controller.abort(
+      attempt.abort(
         new TimeoutError(`The handshake did not finish within ${o.handshakeTimeoutMs} ms`),
       );
     }, delayFrom(o.handshakeTimeoutMs));
@@ -970,8 +979,12 @@ class DialerConnection implements Connection {
     let detachOpen: (() => void) | undefined;
     let helloTimer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const target = await race([this.#resolveTarget(ctx), aborted]);
-      const hello = await race([this.#resolveHello(ctx), aborted]);
+      const target = typeof fixedTarget === 'function'
+        ? await race([this.#resolveTarget(ctx!), aborted])
+        : { url: String(fixedTarget), protocols: [] };
+      const hello = fixedHello instanceof Hello
+        ? fixedHello
+        : await race([this.#resolveHello(ctx!), aborted]);
       const expected = subprotocol(o.codec);
       socket = new o.WebSocket(target.url, [expected, ...target.protocols]);
       socket.onerror = ignoreSocketError;
@@ -983,26 +996,24 @@ class DialerConnection implements Connection {
       const opening = socket;
       await race([
         new Promise<void>((resolve, reject) => {
-          const onOpen = () => resolve();
-          const onError = () => {
-            reject(new Error(`The WebSocket to ${target.url} failed before it opened`));
-          };
-          const onClose = (event: Event) => {
-            const info = closeFields(event);
-            this.#lastAttemptClose = info;
-            reject(
-              new Error(
-                `The WebSocket to ${target.url} closed with code ${info.code} before it opened`,
-              ),
-            );
-          };
-          opening.addEventListener('open', onOpen);
-          opening.addEventListener('error', onError);
-          opening.addEventListener('close', onClose);
+          const listeners: [string, (event: Event) => void][] = [
+            ['open', () => resolve()],
+            ['error', () => {
+              reject(new Error(`The WebSocket to ${target.url} failed before it opened`));
+            }],
+            ['close', (event) => {
+              const info = closeFields(event);
+              this.#lastAttemptClose = info;
+              reject(
+                new Error(
+                  `The WebSocket to ${target.url} closed with code ${info.code} before it opened`,
+                ),
+              );
+            }],
+          ];
+          for (const [type, listener] of listeners) opening.addEventListener(type, listener);
           detachOpen = () => {
-            opening.removeEventListener('open', onOpen);
-            opening.removeEventListener('error', onError);
-            opening.removeEventListener('close', onClose);
+            for (const [type, listener] of listeners) opening.removeEventListener(type, listener);
           };
         }),
         aborted,
@@ -1026,7 +1037,11 @@ class DialerConnection implements Connection {
             reject(new TimeoutError(`The hello was not acknowledged within ${timeoutMs} ms`));
           }, delayFrom(timeoutMs));
         });
+        // Cleared once the hello is settled: the end of every established connection must not
+        // build an error (and its stack) that nobody reads.
+        let waiting = true;
         const ended = link.ended.then((info) => {
+          if (!waiting) return;
           throw new Error(
             `The connection closed with code ${info.code} before the hello was acknowledged`,
           );
@@ -1043,7 +1058,7 @@ class DialerConnection implements Connection {
           ]);
           this.#welcome = welcome;
         } catch (error) {
-          if (error instanceof TimeoutError && !signal.aborted) {
+          if (error instanceof TimeoutError && attempt.reason === undefined) {
             this.#lastAttemptClose = { code: 4008, reason: 'hello timeout', wasClean: true };
             link.session.close(4008, 'hello timeout');
           }
@@ -1054,11 +1069,13 @@ class DialerConnection implements Connection {
             );
           }
           throw error;
+        } finally {
+          waiting = false;
         }
       } else {
         this.#welcome = undefined;
       }
-      if (signal.aborted) throw signal.reason;
+      if (attempt.reason !== undefined) throw attempt.reason.value;
       return link;
     } catch (error) {
       const request = this.#closeRequest;
@@ -1074,12 +1091,13 @@ class DialerConnection implements Connection {
       clearTimeout(deadline);
       clearTimeout(helloTimer);
       detachOpen?.();
+      if (this.#pending === attempt) this.#pending = undefined;
     }
   }
 
+  /** Calls the target function and checks what it returned. */
   async #resolveTarget(ctx: DialContext): Promise<{ url: string; protocols: string[] }> {
-    const target = this.#target;
-    const value = typeof target === 'function' ? await target(ctx) : target;
+    const value = await (this.#target as Exclude<DialTargetInput, string | URL>)(ctx);
     if (typeof value === 'string' || value instanceof URL) {
       return { url: String(value), protocols: [] };
     }
@@ -1104,10 +1122,9 @@ class DialerConnection implements Connection {
     );
   }
 
+  /** Calls the hello function and turns what it returned into a {@linkcode Hello}. */
   async #resolveHello(ctx: DialContext): Promise<Hello> {
-    const hello = this.#o.hello;
-    if (hello instanceof Hello) return hello;
-    const value = await hello(ctx);
+    const value = await (this.#o.hello as Exclude<Resolved['hello'], Hello>)(ctx);
     if (value instanceof Hello) return value;
     if (value === undefined || value === null) return new Hello();
     if (typeof value !== 'object') {
@@ -1127,21 +1144,14 @@ class DialerConnection implements Connection {
     });
     ended.catch(() => {});
     const onStreamOption = this.#options.onStream;
-    const link: Link = {
+    // The optional fields start absent; session and detach are set below, before any use.
+    const link = {
       socket,
-      session: undefined as unknown as Session,
       phase: 'hello',
       establishedAt: Date.now(),
-      pingSentAt: undefined,
-      heartbeatTimer: undefined,
       inflight: 0,
-      goAway: undefined,
-      lossError: undefined,
-      closeEvent: undefined,
       ended,
-      chain: undefined,
-      detach: () => {},
-    };
+    } as Link;
     const sink = {
       send: (data: string | Uint8Array) => {
         socket.send(data);
@@ -1235,10 +1245,7 @@ class DialerConnection implements Connection {
     }
     if (this.#link !== link) return;
     this.#finishGoAway(link); // a GOAWAY that arrived during the hello
-    for (const waiter of [...this.#openedWaiters]) {
-      this.#openedWaiters.delete(waiter);
-      waiter.resolve();
-    }
+    for (const settle of [...this.#openedWaiters]) settle();
     this.#emit(this.#options.onOpen, {
       reconnected,
       attempts: attemptsBefore,
@@ -1345,21 +1352,19 @@ class DialerConnection implements Connection {
     const auth = error instanceof HelloRejectedError && HELLO_AUTH_CODES.has(error.code);
     const terminal = auth && this.#lastFailureWasAuth;
     this.#lastFailureWasAuth = auth;
-    const closeEvent = this.#lastAttemptClose;
     if (terminal || o.reconnect === false || !shouldRetry(this.#attempts, o.reconnect)) {
-      this.#finish({
-        code: closeEvent?.code ?? 1006,
-        reason: closeEvent?.reason ?? '',
-        wasClean: closeEvent?.wasClean ?? false,
-        willRetry: false,
-        error,
-        attempts: this.#attempts,
-      });
+      this.#finish(this.#attemptCloseInfo(error, this.#attempts));
       return;
     }
     const delayMs = backoffDelay(this.#attempts, o.reconnect, o.draw);
     this.#schedule(delayMs, () => this.#redialContained(false), false);
     this.#emit(this.#options.onReconnecting, { attempt: this.#attempts, delayMs, error });
+  }
+
+  /** The final close information after a failed attempt: its socket's close, if it saw one. */
+  #attemptCloseInfo(error: unknown, attempts: number): CloseInfo {
+    const { code = 1006, reason = '', wasClean = false } = this.#lastAttemptClose ?? {};
+    return { code, reason, wasClean, willRetry: false, error, attempts };
   }
 
   #schedule(
@@ -1403,12 +1408,9 @@ class DialerConnection implements Connection {
   #afterSend(link: Link): void {
     const heartbeat = this.#o.heartbeat;
     if (heartbeat === false || link.phase !== 'open' || link.heartbeatTimer === undefined) return;
-    const now = Date.now();
-    const last = Math.max(link.session.lastReceivedAt, link.establishedAt);
-    const due = link.pingSentAt !== undefined
-      ? link.pingSentAt + heartbeat.timeoutMs
-      : last + heartbeat.intervalMs;
-    if (now >= due) void Promise.resolve().then(() => this.#heartbeatCheck(link));
+    if (Date.now() >= dueAt(link, heartbeat)) {
+      void Promise.resolve().then(() => this.#heartbeatCheck(link));
+    }
   }
 
   #heartbeatCheck(link: Link): void {
@@ -1416,26 +1418,18 @@ class DialerConnection implements Connection {
     if (heartbeat === false || link.phase !== 'open' || this.#link !== link) return;
     clearTimeout(link.heartbeatTimer);
     link.heartbeatTimer = undefined;
-    const now = Date.now();
-    const last = Math.max(link.session.lastReceivedAt, link.establishedAt);
-    if (link.pingSentAt !== undefined && last >= link.pingSentAt) link.pingSentAt = undefined;
-    if (link.pingSentAt !== undefined) {
-      const deadAt = link.pingSentAt + heartbeat.timeoutMs;
-      if (now >= deadAt) {
-        link.lossError = new TimeoutError(
-          `Nothing was received within ${heartbeat.timeoutMs} ms of a PING`,
-        );
-        link.session.close(4000, 'heartbeat timeout');
-        return;
-      }
-      this.#armHeartbeat(link, deadAt - now);
-      return;
+    if (link.pingSentAt !== undefined && lastHeard(link) >= link.pingSentAt) {
+      link.pingSentAt = undefined;
     }
-    if (now >= last + heartbeat.intervalMs) {
-      this.#probe(link);
-      return;
+    const wait = dueAt(link, heartbeat) - Date.now();
+    if (wait > 0) this.#armHeartbeat(link, wait);
+    else if (link.pingSentAt === undefined) this.#probe(link);
+    else {
+      link.lossError = new TimeoutError(
+        `Nothing was received within ${heartbeat.timeoutMs} ms of a PING`,
+      );
+      link.session.close(4000, 'heartbeat timeout');
     }
-    this.#armHeartbeat(link, last + heartbeat.intervalMs - now);
   }
 
   #probe(link: Link): void {
@@ -1519,8 +1513,8 @@ class DialerConnection implements Connection {
     this.#link = undefined;
     let reason: { value: unknown } | undefined;
     const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
-    if (this.#attemptController !== undefined) this.#attemptController.abort(why());
-    this.#attemptController = undefined;
+    if (this.#pending !== undefined) this.#pending.abort(why());
+    this.#pending = undefined;
     if (link !== undefined) {
       this.#stopHeartbeat(link);
       if (link.phase !== 'done') link.session.close(info.code, info.reason);
@@ -1536,8 +1530,7 @@ class DialerConnection implements Connection {
     this.#subscriptions.clear();
     if (this.#openedWaiters.size > 0) {
       const closedError = new ClosedError('The connection closed for good', { cause: info.error });
-      for (const waiter of [...this.#openedWaiters]) waiter.reject(closedError);
-      this.#openedWaiters.clear();
+      for (const settle of [...this.#openedWaiters]) settle(closedError);
     }
     this.#emit(this.#options.onClose, info);
     this.#resolveClosed(info);
@@ -1692,6 +1685,21 @@ function closeFields(event: Event): { code: number; reason: string; wasClean: bo
     reason: typeof e.reason === 'string' ? e.reason : '',
     wasClean: e.wasClean === true,
   };
+}
+
+/** When the link last heard from the acceptor (its establishment counts). */
+function lastHeard(link: Link): number {
+  return Math.max(link.session.lastReceivedAt, link.establishedAt);
+}
+
+/**
+ * When the heartbeat acts next: the outstanding PING's deadline, or `intervalMs` of silence after
+ * the last thing heard (WSM-DIAL-009).
+ */
+function dueAt(link: Link, heartbeat: { intervalMs: number; timeoutMs: number }): number {
+  return link.pingSentAt !== undefined
+    ? link.pingSentAt + heartbeat.timeoutMs
+    : lastHeard(link) + heartbeat.intervalMs;
 }
 
 function message(error: unknown): string {

@@ -95,14 +95,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   highWaterMark: 1024 * 1024,
 });
 
-const NAMES: readonly (keyof Limits)[] = [
-  'maxStreams',
-  'maxMessageBytes',
-  'maxProtocolErrors',
-  'maxDepth',
-  'maxResetRate',
-  'highWaterMark',
-];
+/** The limit names, in the order messages list them: the keys of {@linkcode DEFAULT_LIMITS}. */
+const NAMES = Object.keys(DEFAULT_LIMITS) as readonly (keyof Limits)[];
 
 /**
  * Returns a complete, checked set of limits: every field given in `limits` (an `undefined` field

@@ -292,7 +292,8 @@ export function uniform(): number {
   return Math.random() * 2 - 1;
 }
 
-const TWO_TO_THE_31 = 2 ** 31;
+/** 2 ** 31, written as a literal so a bundle without seededDraw drops it. */
+const TWO_TO_THE_31 = 0x8000_0000;
 
 function rotateLeft(value: number, bits: number): number {
   return (value << bits) | (value >>> (32 - bits));

@@ -16,7 +16,7 @@ import {
 import type { Codec } from '../lib/codec.ts';
 import { encodePublish } from '../lib/_session.ts';
 import { fakeTime } from './_fake_time.ts';
-import { CLOSED, FakeServer, OPEN } from './_socket_pair.ts';
+import { CLOSED, CONNECTING, FakeServer, OPEN } from './_socket_pair.ts';
 import { serveFake, TestAcceptor } from './_test_acceptor.ts';
 
 const URL_ = 'ws://fake/ws';
@@ -157,6 +157,32 @@ test('WSM-DIAL-002 handshakeTimeoutMs is one deadline over target resolution and
   assert(error.cause instanceof TimeoutError);
   assert.equal(Date.now() - started, 1000);
   assert.equal(ctx?.signal.aborted, true);
+  assert.equal(server.connections[0].client.readyState, CLOSED);
+  assert.equal(server.connections[0].client.listenerCount(), 0);
+  await clock.tickAsync(120_000);
+  assert.equal(server.connections.length, 1);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('WSM-DIAL-002 a fixed target is dialled during the connect() call, and its handshake deadline still fails the attempt', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  server.onConnection = () => {}; // the socket never opens
+  const started = Date.now();
+  const pending = connect(URL_, {
+    WebSocket: server.WebSocket,
+    handshakeTimeoutMs: 1000,
+    hello: { payload: 'hi' },
+  }).catch((e) => e);
+  // No DialContext to make, nothing to await: the socket exists before connect() returns.
+  assert.equal(server.connections.length, 1);
+  await clock.tickAsync(999);
+  assert.equal(server.connections[0].client.readyState, CONNECTING);
+  await clock.tickAsync(1);
+  const error = await pending;
+  assert(error instanceof ConnectError);
+  assert(error.cause instanceof TimeoutError);
+  assert.equal(Date.now() - started, 1000);
   assert.equal(server.connections[0].client.readyState, CLOSED);
   assert.equal(server.connections[0].client.listenerCount(), 0);
   await clock.tickAsync(120_000);

@@ -521,6 +521,39 @@ test('WSM-DIAL-007 aborting the signal while connecting rejects connect() and fi
   assert.equal(clock.countTimers(), 0);
 });
 
+test('WSM-DIAL-007 with a fixed target and hello, close() and the signal option abandon the attempt in progress', async () => {
+  using clock = fakeTime();
+  for (const phase of ['opening', 'hello'] as const) {
+    const h = harness((_c, index) =>
+      index === 1 && phase === 'opening' ? { kind: 'hang' } : { kind: 'accept' }
+    );
+    let helloCount = 0;
+    h.acceptor.options = { hello: () => helloCount++ === 0 ? 'ok' : never() };
+    const connection = await connect(URL_, h.options({ draw: () => 0, hello: { payload: 1 } }));
+    h.acceptor.last.close(1011);
+    await clock.tickAsync(250);
+    assert.equal(h.server.connections.length, 2);
+    await connection.close(4000, 'stop');
+    await clock.tickAsync(0);
+    assert.equal(h.server.connections[1].client.readyState, CLOSED, phase);
+    assert.equal(h.server.connections[1].client.listenerCount(), 0, phase);
+    assert.deepEqual(h.events.slice(-1), ['close:4000:false']);
+    assert.equal(h.closes.length, 2);
+    assert.equal(clock.countTimers(), 0, phase);
+  }
+  const h = harness(() => ({ kind: 'hang' }));
+  const controller = new AbortController();
+  const pending = connect(URL_, h.options({ signal: controller.signal })).catch((e) => e);
+  await clock.tickAsync(100);
+  controller.abort(new Error('user left'));
+  const error = await pending;
+  assert(error instanceof ConnectError);
+  assert.equal((error.cause as Error).message, 'user left');
+  assert.deepEqual(h.events, ['close:1000:false']);
+  assert.equal(h.server.connections[0].client.readyState, CLOSED);
+  assert.equal(clock.countTimers(), 0);
+});
+
 test('WSM-DIAL-007 connect() with an already aborted signal rejects without dialling or timers', async () => {
   using clock = fakeTime();
   const h = harness();
