@@ -182,7 +182,7 @@ export interface PeerSink {
  * One peer's plumbing inside the acceptor (see `Acceptor.#Link`): the session's sink, and the
  * receiver of the socket's events. Internal.
  */
-interface PeerLink extends PeerSink {
+interface PeerLink extends PeerSink, TagIndex {
   readonly peer: PeerImpl;
   /** accept()'s socket opened. */
   opened(): void;
@@ -451,6 +451,53 @@ function originCheck(policy: OriginPolicy | undefined): OriginCheck {
   );
 }
 
+/**
+ * The `ws` package's socket (Node), seen through its EventEmitter side: `message` with the data
+ * (a `Buffer` for text, an `ArrayBuffer` for binary once `binaryType` is `'arraybuffer'`) and
+ * `isBinary`, `close` with the code and the reason's bytes.
+ */
+interface WsSocket extends ServerWebSocket {
+  // deno-lint-ignore no-explicit-any
+  on(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
+  // deno-lint-ignore no-explicit-any
+  removeListener(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
+}
+
+/**
+ * Whether `socket` is a `ws` socket (an EventEmitter with `terminate()`). Its `addEventListener`
+ * wraps every listener in a function of its own and every message in an event object; its
+ * EventEmitter side takes the three listeners every `ws` socket shares below instead, which
+ * saves about half a kilobyte per idle peer and an allocation per message.
+ */
+function isWs(socket: ServerWebSocket): socket is WsSocket {
+  const s = socket as Partial<WsSocket> & { terminate?: unknown };
+  return typeof s.on === 'function' && typeof s.removeListener === 'function' &&
+    typeof s.terminate === 'function';
+}
+
+/** The links of accept()'s `ws` sockets, for the listeners they share. */
+const wsLinks = new WeakMap<object, PeerLink>();
+
+function onWsMessage(this: WsSocket, data: unknown, isBinary?: boolean): void {
+  // ws 8 hands text over as a Buffer (ws 7 as a string): decoded as UTF-8, as its events do.
+  wsLinks.get(this)?.message((isBinary === false ? String(data) : data) as IncomingData);
+}
+
+function onWsClose(this: WsSocket, code?: number, reason?: unknown): void {
+  const link = wsLinks.get(this);
+  if (link === undefined) return;
+  wsLinks.delete(this);
+  this.removeListener('message', onWsMessage);
+  this.removeListener('close', onWsClose);
+  link.closed(code, reason === undefined ? '' : String(reason));
+}
+
+/**
+ * A `ws` socket's error (a malformed frame from the dialer, a reset connection) is followed by
+ * its close, which ends the peer; the listener only keeps `ws` from throwing it.
+ */
+function onWsError(): void {}
+
 /** The GOAWAY code string for a close code: `restart` for 1012, `shutdown` otherwise. */
 function goAwayCodeFor(code: number): string {
   return code === 1012 ? 'restart' : 'shutdown';
@@ -463,33 +510,35 @@ function refusal(status: number, message: string, headers?: Record<string, strin
   });
 }
 
-/** A peer's tag set: validates additions and keeps the acceptor's tag index current. */
+/** Told when a peer's tags change: the acceptor's tag index (the peer's link). */
+interface TagIndex {
+  tagAdded(tag: string): void;
+  tagDeleted(tag: string): void;
+}
+
+/**
+ * A peer's tag set: validates additions and keeps the acceptor's tag index current, through
+ * the peer's link rather than two closures per peer (an idle peer's memory).
+ */
 class TagSet extends Set<string> {
-  #onAdd: ((tag: string) => void) | undefined;
-  #onDelete: ((tag: string) => void) | undefined;
+  #index: TagIndex | undefined;
 
-  bind(onAdd: (tag: string) => void, onDelete: (tag: string) => void): void {
-    this.#onAdd = onAdd;
-    this.#onDelete = onDelete;
-  }
-
-  unbind(): void {
-    this.#onAdd = undefined;
-    this.#onDelete = undefined;
+  bind(index: TagIndex | undefined): void {
+    this.#index = index;
   }
 
   override add(tag: string): this {
     checkTag('Cannot add a tag to a Peer', tag);
     if (!super.has(tag)) {
       super.add(tag);
-      this.#onAdd?.(tag);
+      this.#index?.tagAdded(tag);
     }
     return this;
   }
 
   override delete(tag: string): boolean {
     const had = super.delete(tag);
-    if (had) this.#onDelete?.(tag);
+    if (had) this.#index?.tagDeleted(tag);
     return had;
   }
 
@@ -498,28 +547,55 @@ class TagSet extends Set<string> {
   }
 }
 
-interface PeerHost {
-  session(peer: PeerImpl): Session;
+/**
+ * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
+ * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
+ * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
+ */
+function newPeerId(): string {
+  const id = crypto.randomUUID();
+  id.charCodeAt(0);
+  return id;
 }
 
+/**
+ * A {@linkcode Peer}. Its `closed` promise and `data` object are created when first read, and
+ * its idle clock is its session's (which starts when the peer is accepted): an idle peer holds
+ * as little as it can (docs/performance.md).
+ */
 class PeerImpl implements Peer {
   readonly id: string;
   readonly tags: TagSet = new TagSet();
-  data: Record<string, unknown>;
-  readonly closed: Promise<PeerCloseInfo>;
-  /** Date.now() when the peer was accepted: the idle clock's start before any message. */
-  readonly acceptedAt: number = Date.now();
   session!: Session;
   sink!: PeerSink;
   /** onPeer has fired, so onPeerClose will. */
   announced = false;
-  #resolveClosed!: (info: PeerCloseInfo) => void;
+  #data: Record<string, unknown> | undefined;
+  #closed: Promise<PeerCloseInfo> | undefined;
+  #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
   #closeInfo: PeerCloseInfo | undefined;
 
-  constructor(id: string, data: Record<string, unknown>) {
+  constructor(id: string, data: Record<string, unknown> | undefined) {
     this.id = id;
-    this.data = data;
-    this.closed = new Promise((resolve) => this.#resolveClosed = resolve);
+    this.#data = data;
+  }
+
+  get data(): Record<string, unknown> {
+    return this.#data ??= {};
+  }
+
+  set data(value: Record<string, unknown>) {
+    this.#data = value;
+  }
+
+  get closed(): Promise<PeerCloseInfo> {
+    if (this.#closed === undefined) {
+      const info = this.#closeInfo;
+      this.#closed = info !== undefined
+        ? Promise.resolve(info)
+        : new Promise((resolve) => this.#resolveClosed = resolve);
+    }
+    return this.#closed;
   }
 
   get isClosed(): boolean {
@@ -530,8 +606,9 @@ class PeerImpl implements Peer {
     return this.session.nextStreamId;
   }
 
+  /** When the last message arrived, or when the peer was accepted (its session created). */
   get lastActivityAt(): number {
-    return Math.max(this.acceptedAt, this.session.lastReceivedAt);
+    return this.session.lastReceivedAt;
   }
 
   open(payload: unknown, options?: OpenOptions): Stream {
@@ -551,7 +628,9 @@ class PeerImpl implements Peer {
   ended(info: PeerCloseInfo): boolean {
     if (this.#closeInfo) return false;
     this.#closeInfo = info;
-    this.#resolveClosed(info);
+    const resolve = this.#resolveClosed;
+    this.#resolveClosed = undefined;
+    resolve?.(info);
     return true;
   }
 }
@@ -752,6 +831,16 @@ export class Acceptor {
     }
     const connecting = socket.readyState === 0;
     const link = this.#attach(socket, true, {}, socket.readyState === 1);
+    if (isWs(socket)) {
+      // Without an `error` listener, a `ws` socket throws its errors out of the process.
+      socket.on('error', onWsError);
+      if (socket.readyState === 1 && !wsLinks.has(socket)) {
+        wsLinks.set(socket, link);
+        socket.on('message', onWsMessage);
+        socket.on('close', onWsClose);
+        return link.peer;
+      }
+    }
     const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
       socket.removeEventListener('open', onOpen);
@@ -890,7 +979,7 @@ export class Acceptor {
     options: AttachOptions,
     open: boolean,
   ): PeerLink {
-    const peer = new PeerImpl(options.id ?? crypto.randomUUID(), options.data ?? {});
+    const peer = new PeerImpl(options.id ?? newPeerId(), options.data);
     for (const tag of options.tags ?? []) peer.tags.add(tag);
     const link = new Acceptor.#Link(this, peer, transport, isSocket);
     peer.sink = link;
@@ -907,7 +996,7 @@ export class Acceptor {
     this.#accepted++;
     this.#peers.add(peer);
     for (const tag of peer.tags) this.#index(peer, tag);
-    peer.tags.bind((tag) => this.#index(peer, tag), (tag) => this.#unindex(peer, tag));
+    peer.tags.bind(link);
     this.#armSweep();
     if (open) link.announce();
     return link;
@@ -1033,6 +1122,14 @@ export class Acceptor {
       if (!this.peer.isClosed) this.peer.session.drain();
     }
 
+    tagAdded(tag: string): void {
+      this.#acceptor.#index(this.peer, tag);
+    }
+
+    tagDeleted(tag: string): void {
+      this.#acceptor.#unindex(this.peer, tag);
+    }
+
     #deliver(data: string | ArrayBuffer | ArrayBufferView): void {
       if (!this.peer.isClosed) this.peer.session.receive(data);
     }
@@ -1153,7 +1250,7 @@ export class Acceptor {
   #ended(peer: PeerImpl, info: PeerCloseInfo): void {
     if (!peer.ended(info)) return;
     this.#peers.delete(peer);
-    peer.tags.unbind();
+    peer.tags.bind(undefined);
     for (const tag of peer.tags) this.#unindex(peer, tag);
     if (this.#peers.size === 0) this.#disarmSweep();
     if (peer.announced) this.#emit(() => this.#onPeerClose?.(peer, info), peer);
