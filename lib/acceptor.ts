@@ -1021,11 +1021,10 @@ export class Acceptor {
     /** accept()'s socket, or attach()'s sink. */
     readonly #transport: PeerSink | ServerWebSocket;
     readonly #isSocket: boolean;
+    /** accept()'s sends while its socket connects. */
     #queued: Array<string | Uint8Array> | undefined;
-    #queuedBytes = 0;
-    #announced = false;
+    /** Events waiting for a Blob before them to be read; set only while that goes on. */
     #backlog: Array<IncomingData | { close: [number, string] }> | undefined;
-    #reading = false;
 
     constructor(
       acceptor: Acceptor,
@@ -1047,7 +1046,6 @@ export class Acceptor {
       const socket = this.#transport as ServerWebSocket;
       if (socket.readyState === 0) {
         (this.#queued ??= []).push(data);
-        this.#queuedBytes += typeof data === 'string' ? data.length : data.byteLength;
       } else if (socket.readyState === 1) {
         socket.send(data);
       }
@@ -1063,7 +1061,12 @@ export class Acceptor {
 
     get bufferedAmount(): number | undefined {
       if (!this.#isSocket) return (this.#transport as PeerSink).bufferedAmount;
-      return ((this.#transport as ServerWebSocket).bufferedAmount ?? 0) + this.#queuedBytes;
+      let buffered = (this.#transport as ServerWebSocket).bufferedAmount ?? 0;
+      // Only while the socket connects: what waits to go out counts as buffered.
+      for (const data of this.#queued ?? []) {
+        buffered += typeof data === 'string' ? data.length : data.byteLength;
+      }
+      return buffered;
     }
 
     /** accept()'s socket opened: what waited goes out, then the peer is announced. */
@@ -1073,14 +1076,13 @@ export class Acceptor {
       if (queued !== undefined) {
         for (const data of queued) (this.#transport as ServerWebSocket).send(data);
       }
-      this.#queuedBytes = 0;
       this.announce();
     }
 
     announce(): void {
       const peer = this.peer;
-      if (this.#announced || peer.isClosed) return;
-      this.#announced = true;
+      // Once turned away below, the peer is closed: it is announced at most once either way.
+      if (peer.announced || peer.isClosed) return;
       const acceptor = this.#acceptor;
       if (acceptor.#closing) {
         // Too late to serve: tell the dialer to redial elsewhere and close at once.
@@ -1101,9 +1103,13 @@ export class Acceptor {
     }
 
     message(data: IncomingData): void {
-      if (this.#reading || (typeof Blob !== 'undefined' && data instanceof Blob)) {
-        (this.#backlog ??= []).push(data);
-        if (!this.#reading) void this.#pump();
+      if (this.#backlog !== undefined) {
+        this.#backlog.push(data);
+        return;
+      }
+      if (typeof Blob !== 'undefined' && data instanceof Blob) {
+        this.#backlog = [data];
+        void this.#pump(this.#backlog);
         return;
       }
       this.#deliver(data as string | ArrayBuffer | ArrayBufferView);
@@ -1114,7 +1120,7 @@ export class Acceptor {
         typeof code === 'number' && code > 0 ? code : 1006,
         typeof reason === 'string' ? reason : '',
       ];
-      if (this.#reading) (this.#backlog ??= []).push({ close: info });
+      if (this.#backlog !== undefined) this.#backlog.push({ close: info });
       else this.peer.session.closed(...info);
     }
 
@@ -1134,9 +1140,7 @@ export class Acceptor {
       if (!this.peer.isClosed) this.peer.session.receive(data);
     }
 
-    async #pump(): Promise<void> {
-      this.#reading = true;
-      const backlog = this.#backlog!;
+    async #pump(backlog: Array<IncomingData | { close: [number, string] }>): Promise<void> {
       while (backlog.length > 0) {
         const item = backlog.shift()!;
         if (typeof Blob !== 'undefined' && item instanceof Blob) {
@@ -1154,7 +1158,7 @@ export class Acceptor {
           this.#deliver(item as string | ArrayBuffer | ArrayBufferView);
         }
       }
-      this.#reading = false;
+      this.#backlog = undefined;
     }
   };
 
