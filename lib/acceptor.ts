@@ -376,19 +376,32 @@ function checkMs(what: string, field: string, value: unknown): number {
   return value;
 }
 
-/** Splits a `Sec-WebSocket-Protocol` value (or several) into tokens. */
-function tokens(offered: string | readonly string[] | null | undefined): string[] {
-  if (offered === null || offered === undefined) return [];
-  const list = typeof offered === 'string' ? [offered] : offered;
-  const out: string[] = [];
-  for (const item of list) {
-    if (typeof item !== 'string') continue;
-    for (const token of item.split(',')) {
-      const trimmed = token.trim();
-      if (trimmed) out.push(trimmed);
-    }
+/**
+ * Whether a `Sec-WebSocket-Protocol` value (or several) offers `token`. Runs on every upgrade
+ * (twice on Node: `handleProtocols` and {@linkcode Acceptor.checkUpgrade}), so the usual offer,
+ * exactly the token, is answered without splitting anything.
+ */
+function offers(offered: string | readonly string[] | null | undefined, token: string): boolean {
+  if (offered === null || offered === undefined) return false;
+  if (typeof offered === 'string') return listOffers(offered, token);
+  for (const item of offered) {
+    if (typeof item === 'string' && listOffers(item, token)) return true;
   }
-  return out;
+  return false;
+}
+
+/** Whether the comma-separated `list` holds `token` (surrounding spaces ignored). */
+function listOffers(list: string, token: string): boolean {
+  if (list === token) return true;
+  if (!list.includes(token)) return false;
+  let start = 0;
+  while (start <= list.length) {
+    let end = list.indexOf(',', start);
+    if (end === -1) end = list.length;
+    if (list.slice(start, end).trim() === token) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 function originOf(value: string): string | undefined {
@@ -773,7 +786,7 @@ export class Acceptor {
    * @returns The muxws token, or `undefined`: refuse the upgrade, open no socket.
    */
   protocol(offered: string | readonly string[] | null | undefined): string | undefined {
-    return tokens(offered).includes(this.#protocol) ? this.#protocol : undefined;
+    return offers(offered, this.#protocol) ? this.#protocol : undefined;
   }
 
   /**
