@@ -41,7 +41,7 @@
 import { type Codec, jsonCodec, subprotocol } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
-import { encodePublish, Session, sessionLimits } from './_session.ts';
+import { encodePublish, Session, sessionLimits, type SessionOptions } from './_session.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
 // A server needs the backplane beside the acceptor: one import serves both.
@@ -182,7 +182,7 @@ export interface PeerSink {
  * One peer's plumbing inside the acceptor (see `Acceptor.#Link`): the session's sink, and the
  * receiver of the socket's events. Internal.
  */
-interface PeerLink extends PeerSink, TagIndex {
+interface PeerLink extends PeerSink, TagIndex, SessionOptions {
   readonly peer: PeerImpl;
   /** accept()'s socket opened. */
   opened(): void;
@@ -996,16 +996,10 @@ export class Acceptor {
     for (const tag of options.tags ?? []) peer.tags.add(tag);
     const link = new Acceptor.#Link(this, peer, transport, isSocket);
     peer.sink = link;
-    const onStream = this.#onStream;
-    peer.session = new Session(link, {
-      side: 'acceptor',
-      codec: this.#codec,
-      limits: this.#limits,
-      firstStreamId: options.nextStreamId,
-      onStream: onStream && ((stream) => onStream(stream, peer)),
-      onError: (error) => this.#report(error, peer),
-      onClose: ({ code, reason }) => this.#ended(peer, { code, reason }),
-    });
+    // The link is the session's sink and its options (see #Link).
+    link.firstStreamId = options.nextStreamId;
+    peer.session = new Session(link, link);
+    link.firstStreamId = undefined;
     this.#accepted++;
     this.#peers.add(peer);
     for (const tag of peer.tags) this.#index(peer, tag);
@@ -1029,6 +1023,8 @@ export class Acceptor {
     transport: PeerSink | ServerWebSocket,
     isSocket: boolean,
   ) => PeerLink = class implements PeerLink {
+    /** {@linkcode AttachOptions.nextStreamId}, read by the session's constructor only. */
+    firstStreamId: number | undefined;
     readonly peer: PeerImpl;
     readonly #acceptor: Acceptor;
     /** accept()'s socket, or attach()'s sink. */
@@ -1139,6 +1135,35 @@ export class Acceptor {
 
     drain(): void {
       if (!this.peer.isClosed) this.peer.session.drain();
+    }
+
+    get side(): 'acceptor' {
+      return 'acceptor';
+    }
+
+    get codec(): Codec {
+      return this.#acceptor.#codec;
+    }
+
+    get limits(): Readonly<Limits> {
+      return this.#acceptor.#limits;
+    }
+
+    // The session reads each callback from its options when it calls it, so the link hands it
+    // out bound to the peer then, rather than holding three closures for the peer's lifetime.
+    get onStream(): ((stream: Stream) => unknown) | undefined {
+      const onStream = this.#acceptor.#onStream;
+      if (onStream === undefined) return undefined;
+      const peer = this.peer;
+      return (stream) => onStream(stream, peer);
+    }
+
+    get onError(): (error: unknown) => void {
+      return (error) => this.#acceptor.#report(error, this.peer);
+    }
+
+    get onClose(): (info: PeerCloseInfo) => void {
+      return ({ code, reason }) => this.#acceptor.#ended(this.peer, { code, reason });
     }
 
     tagAdded(tag: string): void {
