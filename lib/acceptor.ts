@@ -831,7 +831,10 @@ export class Acceptor {
    * socket may still be connecting (Deno's socket until its 101 response is sent): `onPeer`
    * fires on `open`, and anything sent before is queued. Messages may be strings,
    * `ArrayBuffer`s, any `ArrayBufferView` (the `ws` package's `Buffer`) or `Blob`s; their order
-   * is kept. A Workers `WebSocketPair` end must be `accept()`ed by the caller first.
+   * is kept. A Workers `WebSocketPair` end must be `accept()`ed by the caller first. A `ws`
+   * socket is listened to on its EventEmitter side, and gets an `error` listener, so an error
+   * (a dialer's malformed frame) ends the peer through the close that follows it instead of
+   * being thrown out of the process.
    *
    * @param socket The server side of an upgraded connection.
    * @returns The new peer.
