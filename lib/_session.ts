@@ -121,6 +121,15 @@ const CLOSE_CODES = {
 
 const EMPTY = Promise.resolve();
 
+/**
+ * What an idle session holds is an idle peer's memory (docs/performance.md): PING and PONG are
+ * fixed frames, encoded once per codec, and the set of streams waiting for the socket is created
+ * by the first write that waits; until then `#waiting` reads this empty set, which is never
+ * added to (clearing or deleting from it does nothing).
+ */
+const PING_PONG = new WeakMap<Codec, readonly [string | Uint8Array, string | Uint8Array]>();
+const NO_STREAMS: Set<Stream> = new Set();
+
 /** Limits objects {@linkcode sessionLimits} resolved: `new Session()` takes them unchecked. */
 const RESOLVED = new WeakSet<object>();
 
@@ -161,7 +170,8 @@ export class Session {
   #closed = false;
   #goingAway = false;
   #goAway: GoAway | undefined;
-  #waiting = new Set<Stream>();
+  /** Streams whose write waits for the socket: created by the first that waits. */
+  #waitingSet: Set<Stream> | undefined;
   #pongOwed = false;
   #pollTimer: ReturnType<typeof setTimeout> | undefined;
   #idle: (() => void)[] | undefined;
@@ -213,14 +223,23 @@ export class Session {
     this.#nextId = first;
     this.#remoteParity = this.side === 'dialer' ? 0 : 1;
     this.#lastReceivedAt = this.#now();
-    this.#pong = codec.encode([PONG]);
-    this.#ping = codec.encode([PING]);
+    let pingPong = PING_PONG.get(codec);
+    if (pingPong === undefined) {
+      PING_PONG.set(codec, pingPong = [codec.encode([PING]), codec.encode([PONG])]);
+    }
+    this.#ping = pingPong[0];
+    this.#pong = pingPong[1];
     const perLevel = codec.minUnitsPerLevel;
     this.#depthSkip = typeof perLevel === 'number' && perLevel >= 1
       ? this.#limits.maxDepth * perLevel
       : 0;
     const maxMessageBytes = this.#limits.maxMessageBytes;
     this.#host = new Session.#Host(this, codec, maxMessageBytes);
+  }
+
+  /** The waiting streams, or a shared empty set (never added to) before any write waited. */
+  get #waiting(): Set<Stream> {
+    return this.#waitingSet ?? NO_STREAMS;
   }
 
   /**
@@ -808,7 +827,7 @@ export class Session {
 
   #waitForSocket(stream: Stream): void {
     if (this.#closed) return;
-    this.#waiting.add(stream);
+    (this.#waitingSet ??= new Set()).add(stream);
     this.#armPoll();
   }
 

@@ -41,7 +41,7 @@
 import { type Codec, jsonCodec, subprotocol } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
-import { encodePublish, Session, sessionLimits } from './_session.ts';
+import { encodePublish, Session, sessionLimits, type SessionOptions } from './_session.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
 // A server needs the backplane beside the acceptor: one import serves both.
@@ -182,7 +182,7 @@ export interface PeerSink {
  * One peer's plumbing inside the acceptor (see `Acceptor.#Link`): the session's sink, and the
  * receiver of the socket's events. Internal.
  */
-interface PeerLink extends PeerSink {
+interface PeerLink extends PeerSink, TagIndex, SessionOptions {
   readonly peer: PeerImpl;
   /** accept()'s socket opened. */
   opened(): void;
@@ -376,19 +376,32 @@ function checkMs(what: string, field: string, value: unknown): number {
   return value;
 }
 
-/** Splits a `Sec-WebSocket-Protocol` value (or several) into tokens. */
-function tokens(offered: string | readonly string[] | null | undefined): string[] {
-  if (offered === null || offered === undefined) return [];
-  const list = typeof offered === 'string' ? [offered] : offered;
-  const out: string[] = [];
-  for (const item of list) {
-    if (typeof item !== 'string') continue;
-    for (const token of item.split(',')) {
-      const trimmed = token.trim();
-      if (trimmed) out.push(trimmed);
-    }
+/**
+ * Whether a `Sec-WebSocket-Protocol` value (or several) offers `token`. Runs on every upgrade
+ * (twice on Node: `handleProtocols` and {@linkcode Acceptor.checkUpgrade}), so the usual offer,
+ * exactly the token, is answered without splitting anything.
+ */
+function offers(offered: string | readonly string[] | null | undefined, token: string): boolean {
+  if (offered === null || offered === undefined) return false;
+  if (typeof offered === 'string') return listOffers(offered, token);
+  for (const item of offered) {
+    if (typeof item === 'string' && listOffers(item, token)) return true;
   }
-  return out;
+  return false;
+}
+
+/** Whether the comma-separated `list` holds `token` (surrounding spaces ignored). */
+function listOffers(list: string, token: string): boolean {
+  if (list === token) return true;
+  if (!list.includes(token)) return false;
+  let start = 0;
+  while (start <= list.length) {
+    let end = list.indexOf(',', start);
+    if (end === -1) end = list.length;
+    if (list.slice(start, end).trim() === token) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 function originOf(value: string): string | undefined {
@@ -451,6 +464,53 @@ function originCheck(policy: OriginPolicy | undefined): OriginCheck {
   );
 }
 
+/**
+ * The `ws` package's socket (Node), seen through its EventEmitter side: `message` with the data
+ * (a `Buffer` for text, an `ArrayBuffer` for binary once `binaryType` is `'arraybuffer'`) and
+ * `isBinary`, `close` with the code and the reason's bytes.
+ */
+interface WsSocket extends ServerWebSocket {
+  // deno-lint-ignore no-explicit-any
+  on(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
+  // deno-lint-ignore no-explicit-any
+  removeListener(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
+}
+
+/**
+ * Whether `socket` is a `ws` socket (an EventEmitter with `terminate()`). Its `addEventListener`
+ * wraps every listener in a function of its own and every message in an event object; its
+ * EventEmitter side takes the three listeners every `ws` socket shares below instead, which
+ * saves about half a kilobyte per idle peer and an allocation per message.
+ */
+function isWs(socket: ServerWebSocket): socket is WsSocket {
+  const s = socket as Partial<WsSocket> & { terminate?: unknown };
+  return typeof s.on === 'function' && typeof s.removeListener === 'function' &&
+    typeof s.terminate === 'function';
+}
+
+/** The links of accept()'s `ws` sockets, for the listeners they share. */
+const wsLinks = new WeakMap<object, PeerLink>();
+
+function onWsMessage(this: WsSocket, data: unknown, isBinary?: boolean): void {
+  // ws 8 hands text over as a Buffer (ws 7 as a string): decoded as UTF-8, as its events do.
+  wsLinks.get(this)?.message((isBinary === false ? String(data) : data) as IncomingData);
+}
+
+function onWsClose(this: WsSocket, code?: number, reason?: unknown): void {
+  const link = wsLinks.get(this);
+  if (link === undefined) return;
+  wsLinks.delete(this);
+  this.removeListener('message', onWsMessage);
+  this.removeListener('close', onWsClose);
+  link.closed(code, reason === undefined ? '' : String(reason));
+}
+
+/**
+ * A `ws` socket's error (a malformed frame from the dialer, a reset connection) is followed by
+ * its close, which ends the peer; the listener only keeps `ws` from throwing it.
+ */
+function onWsError(): void {}
+
 /** The GOAWAY code string for a close code: `restart` for 1012, `shutdown` otherwise. */
 function goAwayCodeFor(code: number): string {
   return code === 1012 ? 'restart' : 'shutdown';
@@ -463,33 +523,35 @@ function refusal(status: number, message: string, headers?: Record<string, strin
   });
 }
 
-/** A peer's tag set: validates additions and keeps the acceptor's tag index current. */
+/** Told when a peer's tags change: the acceptor's tag index (the peer's link). */
+interface TagIndex {
+  tagAdded(tag: string): void;
+  tagDeleted(tag: string): void;
+}
+
+/**
+ * A peer's tag set: validates additions and keeps the acceptor's tag index current, through
+ * the peer's link rather than two closures per peer (an idle peer's memory).
+ */
 class TagSet extends Set<string> {
-  #onAdd: ((tag: string) => void) | undefined;
-  #onDelete: ((tag: string) => void) | undefined;
+  #index: TagIndex | undefined;
 
-  bind(onAdd: (tag: string) => void, onDelete: (tag: string) => void): void {
-    this.#onAdd = onAdd;
-    this.#onDelete = onDelete;
-  }
-
-  unbind(): void {
-    this.#onAdd = undefined;
-    this.#onDelete = undefined;
+  bind(index: TagIndex | undefined): void {
+    this.#index = index;
   }
 
   override add(tag: string): this {
     checkTag('Cannot add a tag to a Peer', tag);
     if (!super.has(tag)) {
       super.add(tag);
-      this.#onAdd?.(tag);
+      this.#index?.tagAdded(tag);
     }
     return this;
   }
 
   override delete(tag: string): boolean {
     const had = super.delete(tag);
-    if (had) this.#onDelete?.(tag);
+    if (had) this.#index?.tagDeleted(tag);
     return had;
   }
 
@@ -498,28 +560,55 @@ class TagSet extends Set<string> {
   }
 }
 
-interface PeerHost {
-  session(peer: PeerImpl): Session;
+/**
+ * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
+ * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
+ * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
+ */
+function newPeerId(): string {
+  const id = crypto.randomUUID();
+  id.charCodeAt(0);
+  return id;
 }
 
+/**
+ * A {@linkcode Peer}. Its `closed` promise and `data` object are created when first read, and
+ * its idle clock is its session's (which starts when the peer is accepted): an idle peer holds
+ * as little as it can (docs/performance.md).
+ */
 class PeerImpl implements Peer {
   readonly id: string;
   readonly tags: TagSet = new TagSet();
-  data: Record<string, unknown>;
-  readonly closed: Promise<PeerCloseInfo>;
-  /** Date.now() when the peer was accepted: the idle clock's start before any message. */
-  readonly acceptedAt: number = Date.now();
   session!: Session;
   sink!: PeerSink;
   /** onPeer has fired, so onPeerClose will. */
   announced = false;
-  #resolveClosed!: (info: PeerCloseInfo) => void;
+  #data: Record<string, unknown> | undefined;
+  #closed: Promise<PeerCloseInfo> | undefined;
+  #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
   #closeInfo: PeerCloseInfo | undefined;
 
-  constructor(id: string, data: Record<string, unknown>) {
+  constructor(id: string, data: Record<string, unknown> | undefined) {
     this.id = id;
-    this.data = data;
-    this.closed = new Promise((resolve) => this.#resolveClosed = resolve);
+    this.#data = data;
+  }
+
+  get data(): Record<string, unknown> {
+    return this.#data ??= {};
+  }
+
+  set data(value: Record<string, unknown>) {
+    this.#data = value;
+  }
+
+  get closed(): Promise<PeerCloseInfo> {
+    if (this.#closed === undefined) {
+      const info = this.#closeInfo;
+      this.#closed = info !== undefined
+        ? Promise.resolve(info)
+        : new Promise((resolve) => this.#resolveClosed = resolve);
+    }
+    return this.#closed;
   }
 
   get isClosed(): boolean {
@@ -530,8 +619,9 @@ class PeerImpl implements Peer {
     return this.session.nextStreamId;
   }
 
+  /** When the last message arrived, or when the peer was accepted (its session created). */
   get lastActivityAt(): number {
-    return Math.max(this.acceptedAt, this.session.lastReceivedAt);
+    return this.session.lastReceivedAt;
   }
 
   open(payload: unknown, options?: OpenOptions): Stream {
@@ -551,7 +641,9 @@ class PeerImpl implements Peer {
   ended(info: PeerCloseInfo): boolean {
     if (this.#closeInfo) return false;
     this.#closeInfo = info;
-    this.#resolveClosed(info);
+    const resolve = this.#resolveClosed;
+    this.#resolveClosed = undefined;
+    resolve?.(info);
     return true;
   }
 }
@@ -694,7 +786,7 @@ export class Acceptor {
    * @returns The muxws token, or `undefined`: refuse the upgrade, open no socket.
    */
   protocol(offered: string | readonly string[] | null | undefined): string | undefined {
-    return tokens(offered).includes(this.#protocol) ? this.#protocol : undefined;
+    return offers(offered, this.#protocol) ? this.#protocol : undefined;
   }
 
   /**
@@ -739,7 +831,10 @@ export class Acceptor {
    * socket may still be connecting (Deno's socket until its 101 response is sent): `onPeer`
    * fires on `open`, and anything sent before is queued. Messages may be strings,
    * `ArrayBuffer`s, any `ArrayBufferView` (the `ws` package's `Buffer`) or `Blob`s; their order
-   * is kept. A Workers `WebSocketPair` end must be `accept()`ed by the caller first.
+   * is kept. A Workers `WebSocketPair` end must be `accept()`ed by the caller first. A `ws`
+   * socket is listened to on its EventEmitter side, and gets an `error` listener, so an error
+   * (a dialer's malformed frame) ends the peer through the close that follows it instead of
+   * being thrown out of the process.
    *
    * @param socket The server side of an upgraded connection.
    * @returns The new peer.
@@ -752,6 +847,16 @@ export class Acceptor {
     }
     const connecting = socket.readyState === 0;
     const link = this.#attach(socket, true, {}, socket.readyState === 1);
+    if (isWs(socket)) {
+      // Without an `error` listener, a `ws` socket throws its errors out of the process.
+      socket.on('error', onWsError);
+      if (socket.readyState === 1 && !wsLinks.has(socket)) {
+        wsLinks.set(socket, link);
+        socket.on('message', onWsMessage);
+        socket.on('close', onWsClose);
+        return link.peer;
+      }
+    }
     const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
       socket.removeEventListener('open', onOpen);
@@ -890,24 +995,18 @@ export class Acceptor {
     options: AttachOptions,
     open: boolean,
   ): PeerLink {
-    const peer = new PeerImpl(options.id ?? crypto.randomUUID(), options.data ?? {});
+    const peer = new PeerImpl(options.id ?? newPeerId(), options.data);
     for (const tag of options.tags ?? []) peer.tags.add(tag);
     const link = new Acceptor.#Link(this, peer, transport, isSocket);
     peer.sink = link;
-    const onStream = this.#onStream;
-    peer.session = new Session(link, {
-      side: 'acceptor',
-      codec: this.#codec,
-      limits: this.#limits,
-      firstStreamId: options.nextStreamId,
-      onStream: onStream && ((stream) => onStream(stream, peer)),
-      onError: (error) => this.#report(error, peer),
-      onClose: ({ code, reason }) => this.#ended(peer, { code, reason }),
-    });
+    // The link is the session's sink and its options (see #Link).
+    link.firstStreamId = options.nextStreamId;
+    peer.session = new Session(link, link);
+    link.firstStreamId = undefined;
     this.#accepted++;
     this.#peers.add(peer);
     for (const tag of peer.tags) this.#index(peer, tag);
-    peer.tags.bind((tag) => this.#index(peer, tag), (tag) => this.#unindex(peer, tag));
+    peer.tags.bind(link);
     this.#armSweep();
     if (open) link.announce();
     return link;
@@ -927,16 +1026,17 @@ export class Acceptor {
     transport: PeerSink | ServerWebSocket,
     isSocket: boolean,
   ) => PeerLink = class implements PeerLink {
+    /** {@linkcode AttachOptions.nextStreamId}, read by the session's constructor only. */
+    firstStreamId: number | undefined;
     readonly peer: PeerImpl;
     readonly #acceptor: Acceptor;
     /** accept()'s socket, or attach()'s sink. */
     readonly #transport: PeerSink | ServerWebSocket;
     readonly #isSocket: boolean;
+    /** accept()'s sends while its socket connects. */
     #queued: Array<string | Uint8Array> | undefined;
-    #queuedBytes = 0;
-    #announced = false;
+    /** Events waiting for a Blob before them to be read; set only while that goes on. */
     #backlog: Array<IncomingData | { close: [number, string] }> | undefined;
-    #reading = false;
 
     constructor(
       acceptor: Acceptor,
@@ -958,7 +1058,6 @@ export class Acceptor {
       const socket = this.#transport as ServerWebSocket;
       if (socket.readyState === 0) {
         (this.#queued ??= []).push(data);
-        this.#queuedBytes += typeof data === 'string' ? data.length : data.byteLength;
       } else if (socket.readyState === 1) {
         socket.send(data);
       }
@@ -974,7 +1073,12 @@ export class Acceptor {
 
     get bufferedAmount(): number | undefined {
       if (!this.#isSocket) return (this.#transport as PeerSink).bufferedAmount;
-      return ((this.#transport as ServerWebSocket).bufferedAmount ?? 0) + this.#queuedBytes;
+      let buffered = (this.#transport as ServerWebSocket).bufferedAmount ?? 0;
+      // Only while the socket connects: what waits to go out counts as buffered.
+      for (const data of this.#queued ?? []) {
+        buffered += typeof data === 'string' ? data.length : data.byteLength;
+      }
+      return buffered;
     }
 
     /** accept()'s socket opened: what waited goes out, then the peer is announced. */
@@ -984,14 +1088,13 @@ export class Acceptor {
       if (queued !== undefined) {
         for (const data of queued) (this.#transport as ServerWebSocket).send(data);
       }
-      this.#queuedBytes = 0;
       this.announce();
     }
 
     announce(): void {
       const peer = this.peer;
-      if (this.#announced || peer.isClosed) return;
-      this.#announced = true;
+      // Once turned away below, the peer is closed: it is announced at most once either way.
+      if (peer.announced || peer.isClosed) return;
       const acceptor = this.#acceptor;
       if (acceptor.#closing) {
         // Too late to serve: tell the dialer to redial elsewhere and close at once.
@@ -1012,9 +1115,13 @@ export class Acceptor {
     }
 
     message(data: IncomingData): void {
-      if (this.#reading || (typeof Blob !== 'undefined' && data instanceof Blob)) {
-        (this.#backlog ??= []).push(data);
-        if (!this.#reading) void this.#pump();
+      if (this.#backlog !== undefined) {
+        this.#backlog.push(data);
+        return;
+      }
+      if (typeof Blob !== 'undefined' && data instanceof Blob) {
+        this.#backlog = [data];
+        void this.#pump(this.#backlog);
         return;
       }
       this.#deliver(data as string | ArrayBuffer | ArrayBufferView);
@@ -1025,7 +1132,7 @@ export class Acceptor {
         typeof code === 'number' && code > 0 ? code : 1006,
         typeof reason === 'string' ? reason : '',
       ];
-      if (this.#reading) (this.#backlog ??= []).push({ close: info });
+      if (this.#backlog !== undefined) this.#backlog.push({ close: info });
       else this.peer.session.closed(...info);
     }
 
@@ -1033,13 +1140,48 @@ export class Acceptor {
       if (!this.peer.isClosed) this.peer.session.drain();
     }
 
+    get side(): 'acceptor' {
+      return 'acceptor';
+    }
+
+    get codec(): Codec {
+      return this.#acceptor.#codec;
+    }
+
+    get limits(): Readonly<Limits> {
+      return this.#acceptor.#limits;
+    }
+
+    // The session reads each callback from its options when it calls it, so the link hands it
+    // out bound to the peer then, rather than holding three closures for the peer's lifetime.
+    get onStream(): ((stream: Stream) => unknown) | undefined {
+      const onStream = this.#acceptor.#onStream;
+      if (onStream === undefined) return undefined;
+      const peer = this.peer;
+      return (stream) => onStream(stream, peer);
+    }
+
+    get onError(): (error: unknown) => void {
+      return (error) => this.#acceptor.#report(error, this.peer);
+    }
+
+    get onClose(): (info: PeerCloseInfo) => void {
+      return ({ code, reason }) => this.#acceptor.#ended(this.peer, { code, reason });
+    }
+
+    tagAdded(tag: string): void {
+      this.#acceptor.#index(this.peer, tag);
+    }
+
+    tagDeleted(tag: string): void {
+      this.#acceptor.#unindex(this.peer, tag);
+    }
+
     #deliver(data: string | ArrayBuffer | ArrayBufferView): void {
       if (!this.peer.isClosed) this.peer.session.receive(data);
     }
 
-    async #pump(): Promise<void> {
-      this.#reading = true;
-      const backlog = this.#backlog!;
+    async #pump(backlog: Array<IncomingData | { close: [number, string] }>): Promise<void> {
       while (backlog.length > 0) {
         const item = backlog.shift()!;
         if (typeof Blob !== 'undefined' && item instanceof Blob) {
@@ -1057,7 +1199,7 @@ export class Acceptor {
           this.#deliver(item as string | ArrayBuffer | ArrayBufferView);
         }
       }
-      this.#reading = false;
+      this.#backlog = undefined;
     }
   };
 
@@ -1153,7 +1295,7 @@ export class Acceptor {
   #ended(peer: PeerImpl, info: PeerCloseInfo): void {
     if (!peer.ended(info)) return;
     this.#peers.delete(peer);
-    peer.tags.unbind();
+    peer.tags.bind(undefined);
     for (const tag of peer.tags) this.#unindex(peer, tag);
     if (this.#peers.size === 0) this.#disarmSweep();
     if (peer.announced) this.#emit(() => this.#onPeerClose?.(peer, info), peer);

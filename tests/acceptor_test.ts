@@ -395,6 +395,26 @@ test('WSM-ACC-004 Peer has a UUID id, empty tags and data, and validates tags', 
   await acceptor.close({ drainMs: 0 });
 });
 
+test('WSM-ACC-004 peer.closed is one promise whether read before or after the end, and data can be replaced', async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+  const early = dial(acceptor);
+  const late = dial(acceptor);
+  const before = early.peer.closed;
+  assert.equal(early.peer.closed, before);
+  early.peer.close(4000, 'early');
+  late.peer.close(4001, 'late');
+  assert.deepEqual(await before, { code: 4000, reason: 'early' });
+  const after = late.peer.closed;
+  assert.equal(late.peer.closed, after);
+  assert.deepEqual(await after, { code: 4001, reason: 'late' });
+  const data = early.peer.data;
+  data.seen = true;
+  assert.deepEqual(early.peer.data, { seen: true });
+  early.peer.data = { replaced: 1 };
+  assert.deepEqual(early.peer.data, { replaced: 1 });
+  await acceptor.close({ drainMs: 0 });
+});
+
 test('WSM-ACC-004 peer.request() and peer.open() reach the dialer, streams both ways', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });
   const d = dial(acceptor, {

@@ -82,7 +82,7 @@ export interface BunHandlers {
  * ```
  */
 export function bunHandlers(acceptor: Acceptor): BunHandlers {
-  const peers = new WeakMap<BunServerWebSocket, AttachedPeer>();
+  const peers = new WeakMap<BunServerWebSocket, BunSink>();
   return {
     fetch(request, server) {
       const check = acceptor.checkUpgrade(request);
@@ -94,38 +94,54 @@ export function bunHandlers(acceptor: Acceptor): BunHandlers {
     },
     websocket: {
       open(ws) {
-        let backpressured = false;
-        const handle = acceptor.attach({
-          send(data) {
-            if (ws.send(data) === -1) backpressured = true;
-          },
-          close(code, reason) {
-            ws.close(code, reason);
-          },
-          get bufferedAmount() {
-            if (typeof ws.getBufferedAmount === 'function') return ws.getBufferedAmount();
-            return backpressured ? Number.MAX_SAFE_INTEGER : 0;
-          },
-        });
-        peers.set(ws, {
-          ...handle,
-          drain() {
-            backpressured = false;
-            handle.drain();
-          },
-        });
+        const sink = new BunSink(ws);
+        sink.handle = acceptor.attach(sink);
+        peers.set(ws, sink);
       },
       message(ws, message) {
-        peers.get(ws)?.message(message);
+        peers.get(ws)?.handle?.message(message);
       },
       close(ws, code, reason) {
-        const handle = peers.get(ws);
+        const sink = peers.get(ws);
         peers.delete(ws);
-        handle?.closed(code, reason);
+        sink?.handle?.closed(code, reason);
       },
       drain(ws) {
-        peers.get(ws)?.drain();
+        const sink = peers.get(ws);
+        if (sink === undefined) return;
+        sink.backpressured = false;
+        sink.handle?.drain();
       },
     },
   };
+}
+
+/**
+ * One socket's sink and handle: one object per peer with its methods on a shared prototype,
+ * rather than closures per peer (an idle peer's memory, docs/performance.md). Without
+ * `getBufferedAmount`, a send Bun queued behind backpressure counts as a full buffer until
+ * `drain`.
+ */
+class BunSink {
+  readonly #ws: BunServerWebSocket;
+  backpressured = false;
+  handle: AttachedPeer | undefined;
+
+  constructor(ws: BunServerWebSocket) {
+    this.#ws = ws;
+  }
+
+  send(data: string | Uint8Array): void {
+    if (this.#ws.send(data) === -1) this.backpressured = true;
+  }
+
+  close(code: number, reason: string): void {
+    this.#ws.close(code, reason);
+  }
+
+  get bufferedAmount(): number {
+    const ws = this.#ws;
+    if (typeof ws.getBufferedAmount === 'function') return ws.getBufferedAmount();
+    return this.backpressured ? Number.MAX_SAFE_INTEGER : 0;
+  }
 }
