@@ -159,7 +159,8 @@ export class Session {
   #options: SessionOptions;
   #now: () => number;
   #host: StreamHost;
-  #streams = new Map<number, Stream>();
+  /** Open streams by id: made by the first stream, dropped when the last one finishes. */
+  #streams: Map<number, Stream> | undefined;
   #nextId: number;
   #highestRemote = 0;
   #remoteParity: number;
@@ -300,7 +301,7 @@ export class Session {
 
   /** Streams not yet finished in both directions nor reset (both sides' streams). */
   get activeStreams(): number {
-    return this.#streams.size;
+    return this.#streams?.size ?? 0;
   }
 
   /** `now()` when the last message arrived (at construction before any). */
@@ -459,7 +460,7 @@ export class Session {
    * ignored (a finished id) or was malformed (never opened).
    */
   #lookup(id: number, kind: string): Stream | undefined {
-    const stream = this.#streams.get(id);
+    const stream = this.#streams?.get(id);
     if (stream !== undefined) return stream;
     if (id % 2 === this.#remoteParity ? id > this.#highestRemote : id >= this.#nextId) {
       this.#malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
@@ -514,7 +515,7 @@ export class Session {
       return;
     }
     const stream = new Stream(this.#host, id, headers, payload, false, hasEnd(flags));
-    this.#streams.set(id, stream);
+    (this.#streams ??= new Map()).set(id, stream);
     this.#remoteActive++;
     let result: unknown;
     try {
@@ -565,7 +566,7 @@ export class Session {
           return;
         }
       } else if (kind === DATA) {
-        const stream = this.#streams.get(id);
+        const stream = this.#streams?.get(id);
         if (stream !== undefined) {
           this.#report(
             new ProtocolError(`Cannot decode a message of stream ${id}`, { cause: error }),
@@ -627,9 +628,10 @@ export class Session {
       this.#pollTimer = undefined;
     }
     this.#waiting.clear();
-    const streams = [...this.#streams.values()];
-    for (const stream of streams) control.lost(stream);
-    this.#streams.clear();
+    // Taken first: the lost streams' finished() calls find no table and change nothing.
+    const streams = this.#streams;
+    this.#streams = undefined;
+    if (streams !== undefined) { for (const stream of streams.values()) control.lost(stream); }
     this.#remoteActive = 0;
     this.#wakeIdle();
     const onClose = this.#options.onClose;
@@ -700,7 +702,7 @@ export class Session {
     }
     this.#nextId = id + 2;
     const stream = new Stream(this.#host, id, headers, payload, end, false);
-    this.#streams.set(id, stream);
+    (this.#streams ??= new Map()).set(id, stream);
     this.#send(data);
     if (signal !== undefined) control.watch(stream, signal);
     return stream;
@@ -791,7 +793,7 @@ export class Session {
 
   /** Resolves when `activeStreams` reaches 0 (at once when it is 0) or the session ends. */
   idle(): Promise<void> {
-    if (this.#closed || this.#streams.size === 0) return EMPTY;
+    if (this.#closed || this.#streams === undefined) return EMPTY;
     return new Promise<void>((resolve) => (this.#idle ??= []).push(resolve));
   }
 
@@ -861,14 +863,19 @@ export class Session {
   }
 
   #finished(stream: Stream, provoked: boolean): void {
-    if (this.#streams.get(stream.id) !== stream) return;
-    this.#streams.delete(stream.id);
+    const streams = this.#streams;
+    if (streams?.get(stream.id) !== stream) return;
+    streams.delete(stream.id);
     if (this.#waiting.size > 0) this.#waiting.delete(stream);
     if (stream.id % 2 === this.#remoteParity) {
       this.#remoteActive--;
       if (provoked) this.#countReset();
     }
-    if (this.#streams.size === 0) this.#wakeIdle();
+    if (streams.size === 0) {
+      // An idle session (an idle peer's memory) holds no table.
+      this.#streams = undefined;
+      this.#wakeIdle();
+    }
   }
 
   /**
