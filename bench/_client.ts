@@ -32,6 +32,8 @@ const quick = numberOption('quick', 0) === 1;
 const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,broadcast')
   .split(',');
 const compared = SUBJECTS.filter((subject) => ports[subject] > 0);
+/** The request/response and one-way subjects: `raw-decoding` too, on the raw server. */
+const withDecoding: readonly Subject[] = ports.raw > 0 ? [...compared, 'raw-decoding'] : compared;
 
 const budgetMs = numberOption('budget', quick ? 15_000 : 90_000);
 const started = Date.now();
@@ -115,6 +117,7 @@ async function withCpu<T>(
 
 async function main(): Promise<void> {
   for (const subject of compared) clients.set(subject, await openClient(subject, ports[subject]));
+  if (ports.raw > 0) clients.set('raw-decoding', await openClient('raw-decoding', ports.raw));
   const deadline = (what: string, ms: number) => <T>(p: Promise<T>) => within(p, ms, what);
   for (const inFlight of [1, 64]) {
     const scenario = `req-resp-${inFlight}`;
@@ -132,6 +135,7 @@ async function main(): Promise<void> {
         );
         return { throughput: result.rate, cpu, p50: result.p50, p99: result.p99 };
       },
+      withDecoding,
     );
   }
   if (scenarios.includes('one-way')) {
@@ -147,6 +151,7 @@ async function main(): Promise<void> {
         );
         return { throughput, cpu };
       },
+      withDecoding,
     );
   }
   if (scenarios.includes('connect')) {

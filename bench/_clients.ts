@@ -12,9 +12,12 @@ import { runtime } from './_common.ts';
 
 /**
  * The subjects every side-by-side scenario compares, plus `muxws-nohello` (muxws without a hello,
- * established when the socket opens), which only `connect` measures, to show what the hello costs.
+ * established when the socket opens), which only `connect` measures, to show what the hello costs,
+ * and `raw-decoding` (the raw client and server, the server decoding every message with
+ * `JSON.parse` and encoding each echo with `JSON.stringify`), which the request/response and
+ * one-way scenarios measure, to show what reading the messages costs against raw's verbatim echo.
  */
-export type Subject = 'raw' | 'muxws' | 'socketio' | 'muxws-nohello';
+export type Subject = 'raw' | 'muxws' | 'socketio' | 'muxws-nohello' | 'raw-decoding';
 
 /** The subjects in the order repetitions interleave them. */
 export const SUBJECTS: readonly Subject[] = ['muxws', 'raw', 'socketio'];
@@ -52,11 +55,12 @@ interface RawWebSocket {
 export function openClient(subject: Subject, port: number, id = 0): Promise<BenchClient> {
   if (subject === 'muxws') return openMuxws(port, id, true);
   if (subject === 'muxws-nohello') return openMuxws(port, id, false);
-  if (subject === 'raw') return openRaw(port, id);
+  if (subject === 'raw') return openRaw(port, id, false);
+  if (subject === 'raw-decoding') return openRaw(port, id, true);
   return openSocketIo(port, id);
 }
 
-function openRaw(port: number, id: number): Promise<BenchClient> {
+function openRaw(port: number, id: number, decode: boolean): Promise<BenchClient> {
   const Ctor = WebSocketClass as unknown as new (url: string) => RawWebSocket;
   const ws = new Ctor(`ws://127.0.0.1:${port}/raw?c=${id}`);
   const waiting: Array<(value: unknown) => void> = [];
@@ -102,7 +106,10 @@ function openRaw(port: number, id: number): Promise<BenchClient> {
     }
   };
   return new Promise((resolve, reject) => {
-    ws.onopen = () => resolve(client);
+    ws.onopen = () => {
+      if (decode) ws.send('#decode');
+      resolve(client);
+    };
     ws.onerror = () => reject(new Error(`raw WebSocket to port ${port} failed`));
   });
 }

@@ -15,8 +15,11 @@
  * What each subject serves, the same on every runtime:
  * - raw (`Deno.serve`, `Bun.serve`, `ws` on Node): a text message is echoed verbatim, except
  *   `#sink <n>` (the next n messages are only counted, then `#done` is sent), `#bcast` (the
- *   same ~100-byte string is sent to every socket, then `#bdone <count>`) and `#cpu` (answered
- *   with `#cpu <µs of CPU this process used>`).
+ *   same ~100-byte string is sent to every socket, then `#bdone <count>`), `#cpu` (answered
+ *   with `#cpu <µs of CPU this process used>`) and `#decode` (from then on this connection
+ *   decodes every message with `JSON.parse`, and an echo is `JSON.stringify` of what it
+ *   decoded: the least an application that reads its messages does, the `raw decoding`
+ *   comparator).
  * - muxws (`./deno`, `./bun`, `ws` + `accept()` on Node): the hello (stream 1) is answered with a
  *   welcome and the peer tagged `all`; a request is answered with its payload; a stream opened
  *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'bcast'`
@@ -91,6 +94,8 @@ interface RawSocket {
 
 interface RawState {
   sinkLeft: number;
+  /** Set by `#decode`: messages are decoded, echoes re-encoded. */
+  decode?: boolean;
 }
 
 const rawSockets = new Set<RawSocket>();
@@ -98,19 +103,21 @@ const rawSockets = new Set<RawSocket>();
 function rawMessage(socket: RawSocket, state: RawState, data: unknown): void {
   const text = typeof data === 'string' ? data : String(data);
   if (state.sinkLeft > 0) {
+    if (state.decode) JSON.parse(text);
     if (--state.sinkLeft === 0) socket.send('#done');
     return;
   }
   if (text.charCodeAt(0) === 35 /* # */) {
     if (text.startsWith('#sink ')) state.sinkLeft = Number(text.slice(6));
     else if (text === '#cpu') socket.send(`#cpu ${cpuMicros()}`);
+    else if (text === '#decode') state.decode = true;
     else if (text === '#bcast') {
       for (const other of rawSockets) other.send(BROADCAST_TEXT);
       socket.send(`#bdone ${rawSockets.size}`);
     }
     return;
   }
-  socket.send(text);
+  socket.send(state.decode ? JSON.stringify(JSON.parse(text)) : text);
 }
 
 const rawSubject: Subject = {

@@ -228,6 +228,7 @@ async function sideBySide(runtime: string, wanted: string[]): Promise<void> {
         const row = JSON.parse(line.slice(4)) as Row;
         if (row.subject === 'socketio') row.subject = 'socket.io';
         if (row.subject === 'muxws-nohello') row.subject = 'muxws without hello';
+        if (row.subject === 'raw-decoding') row.subject = 'raw decoding';
         rows.push(row);
       }
     }
@@ -433,7 +434,7 @@ function addRatios(): void {
     const [metric, lowerBetter] = mainMetric(scenario);
     const ours = value(scenario, runtime, 'muxws', metric);
     const oursCpu = value(scenario, runtime, 'muxws', 'cpu');
-    for (const other of ['raw', 'socket.io']) {
+    for (const other of ['raw', 'socket.io', 'raw decoding']) {
       const theirsCpu = value(scenario, runtime, other, 'cpu');
       if (Number.isFinite(theirsCpu) && Number.isFinite(oursCpu)) {
         rows.push({
@@ -527,6 +528,19 @@ function tables(): string {
             cell(scenario, runtime, 'raw', m)
           } | ${cell(scenario, runtime, 'socket.io', m)} | ${ratio('raw')} | ${socketCell} |`,
         );
+        const decoding = 'raw decoding';
+        if (
+          Number.isFinite(value(scenario, runtime, decoding, m)) && (m === metric || m === 'cpu')
+        ) {
+          // What reading the messages costs: raw's server decoding each one (and re-encoding its
+          // echo) instead of sending the bytes back untouched; muxws ÷ that.
+          const r = ratio(decoding);
+          out.push(
+            `| ${scenario} | ${runtime} | ${m} (${unit}), ${decoding} each message | | ${
+              cell(scenario, runtime, decoding, m)
+            } | | ${r} | |`,
+          );
+        }
         const bare = 'muxws without hello';
         if (scenario === 'connect' && Number.isFinite(value(scenario, runtime, bare, m))) {
           // What the hello costs: muxws established when its socket opens, against raw.

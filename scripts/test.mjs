@@ -11,8 +11,8 @@
 // The last line printed is `N passed, M failed` over all runtimes; it is also written to
 // .test-results/<run id>/summary.txt for .ci/run. Exit status is non-zero when anything failed.
 //
-// Flags: `--only deno,bun,node` runs a subset; `--files a_test.ts,b_test.ts` limits the shared
-// tests to those names (for a quick loop while developing).
+// Flags: `--only deno,bun,node` runs a subset; `--files a_test.ts,node/b_test.ts` limits the
+// tests to the files whose paths end so, shared and per-runtime (a quick loop while developing).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,9 +36,9 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const shared = tsFiles('tests', { suffix: '_test.ts' })
   .filter((f) => f.split('/').length === 2)
   .filter((f) => !filesFilter || filesFilter.some((name) => f.endsWith(name)));
-const own = (
-  runtime,
-) => (filesFilter ? [] : tsFiles(join('tests', runtime), { suffix: '_test.ts' }));
+const own = (runtime) =>
+  tsFiles(join('tests', runtime), { suffix: '_test.ts' })
+    .filter((f) => !filesFilter || filesFilter.some((name) => f.endsWith(name)));
 
 /** The `deno …` commands of a deno.json task that chains them with `&&`. */
 function denoTask(name) {

@@ -19,7 +19,7 @@ interface Row {
   unit: string;
 }
 
-test('issue 8 bench: a quick run writes rows for muxws, raw and socket.io, ratios and bundle sizes', async () => {
+test('issue 8 bench: a quick run writes rows for muxws, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
   const root = repoRoot();
   const out = mkdtempSync(join(tmpdir(), 'muxws-bench-'));
   const child = spawn(join(root, 'node_modules', '.bin', 'deno'), [
@@ -65,7 +65,7 @@ test('issue 8 bench: a quick run writes rows for muxws, raw and socket.io, ratio
         r.scenario === scenario && r.subject === subject && r.metric === metric &&
         (scenario === 'bundle' || r.runtime === 'node')
       );
-    for (const subject of ['muxws', 'raw', 'socket.io']) {
+    for (const subject of ['muxws', 'raw', 'raw decoding', 'socket.io']) {
       const row = find(subject, 'throughput');
       assert.ok(row && row.value > 0 && row.unit === 'round trips/s', `${subject}: ${stderr}`);
       const min = find(subject, 'throughput-min')!.value;
@@ -81,6 +81,14 @@ test('issue 8 bench: a quick run writes rows for muxws, raw and socket.io, ratio
         1e-9,
     );
     assert.ok(find('ratio', 'vs-socket.io')!.value > 0);
+    assert.equal(
+      find('ratio', 'vs-raw decoding')!.value,
+      find('muxws', 'throughput')!.value / find('raw decoding', 'throughput')!.value,
+    );
+    assert.match(
+      readFileSync(join(out, 'latest.md'), 'utf8'),
+      /\| req-resp-1 \| node \| throughput \(round trips\/s\), raw decoding each message \| \| [\d,]+/,
+    );
     const dialer = find('muxws', 'min+gzip', 'bundle')!;
     const socketIo = find('socket.io', 'min+gzip', 'bundle')!;
     assert.ok(dialer.value > 1000 && dialer.value < find('muxws', 'min', 'bundle')!.value);
