@@ -5,37 +5,17 @@
 // dist/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, STATUS_CODES } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { Acceptor, type Peer, type PeerCloseInfo } from '../../lib/acceptor.ts';
 import { jsonCodec } from '../../lib/codec.ts';
+import { serveWs } from './_serve.ts';
 
 /** Serves `acceptor` with ws on 127.0.0.1; returns the port and a close function. */
 async function serve(acceptor: Acceptor): Promise<{ port: number; close(): Promise<void> }> {
-  const server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({
-    noServer: true,
-    handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
-  });
-  server.on('upgrade', (req, socket, head) => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const check = acceptor.checkUpgrade(
-      new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers }),
-    );
-    if (check instanceof Response) {
-      socket.end(`HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\n\r\n`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => acceptor.accept(ws));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { server, wss, port } = await serveWs(acceptor);
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         for (const client of wss.clients) client.terminate();

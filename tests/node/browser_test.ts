@@ -8,13 +8,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer, type Server, STATUS_CODES } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { Acceptor } from '../../lib/acceptor.ts';
 import { bundleForBrowser, launchBrowser, readRepoFile } from '../_browser.ts';
 import { repoRoot } from '../_repo.ts';
+import { serveWs } from './_serve.ts';
 
 /** The page's state (examples/browser/app.ts `PageState`), as read from the page. */
 interface PageState {
@@ -136,32 +137,7 @@ async function startNodeAcceptor(
       return { echo: stream.payload, generation };
     },
   });
-  const server = createServer((_request, response) => response.writeHead(404).end());
-  const wss = new WebSocketServer({
-    noServer: true,
-    handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
-  });
-  server.on('upgrade', (request, socket, head) => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const check = acceptor.checkUpgrade(
-      new Request(`http://${request.headers.host}${request.url}`, {
-        method: request.method,
-        headers,
-      }),
-    );
-    if (check instanceof Response) {
-      socket.end(
-        `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\n` +
-          'Connection: close\r\nContent-Length: 0\r\n\r\n',
-      );
-      return;
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => acceptor.accept(ws));
-  });
-  const bound = await listen(server, port);
+  const { server, wss, port: bound } = await serveWs(acceptor, port);
   const stop = async (graceMs = 0) => {
     // Let closing handshakes finish (at most graceMs) before cutting what is left.
     const open = [...wss.clients].filter((client) => client.readyState !== WebSocket.CLOSED);
