@@ -42,6 +42,7 @@ import { type Codec, jsonCodec, subprotocol } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import { encodePublish, Session, sessionLimits, type SessionOptions } from './_session.ts';
+import { cork } from './_cork.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
 // A server needs the backplane beside the acceptor: one import serves both.
@@ -1059,6 +1060,7 @@ export class Acceptor {
       if (socket.readyState === 0) {
         (this.#queued ??= []).push(data);
       } else if (socket.readyState === 1) {
+        cork(socket);
         socket.send(data);
       }
     }

@@ -29,6 +29,7 @@ import {
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
 import { type GoAway, Session } from './_session.ts';
 import { utf8Length } from './_frame.ts';
+import { cork } from './_cork.ts';
 
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -1154,6 +1155,7 @@ class DialerConnection implements Connection {
     } as Link;
     const sink = {
       send: (data: string | Uint8Array) => {
+        cork(socket);
         socket.send(data);
         this.#afterSend(link);
       },
