@@ -315,15 +315,35 @@ interface BunServerLike {
 function listenBun(): Promise<{ port: number; subject: Subject }> {
   const bun = (globalThis as unknown as { Bun: BunServe }).Bun;
   if (subject === 'muxws') {
-    const handlers = bunHandlers(acceptor);
+    // One set of handlers per acceptor: after `goaway` the fresh acceptor takes the redials while
+    // the closing one keeps serving its own sockets until they close. Each socket carries the set
+    // that upgraded it in its `data`, and its events go there.
+    let handlers = bunHandlers(acceptor);
+    let handlersOf = acceptor;
+    type Handlers = ReturnType<typeof bunHandlers>;
+    type Ws = Parameters<Handlers['websocket']['open']>[0] & { data: { handlers: Handlers } };
     const server = bun.serve({
       hostname: '127.0.0.1',
       port: requestedPort,
       fetch(request, srv) {
         arrive(request.url);
-        return handlers.fetch(request, srv);
+        if (handlersOf !== acceptor) {
+          handlers = bunHandlers(acceptor);
+          handlersOf = acceptor;
+        }
+        const mine = handlers;
+        return mine.fetch(request, {
+          upgrade: (req, options) => srv.upgrade(req, { ...options, data: { handlers: mine } }),
+        });
       },
-      websocket: { ...handlers.websocket },
+      websocket: {
+        open: (ws: Ws) => ws.data.handlers.websocket.open(ws),
+        message: (ws: Ws, message: string | Uint8Array) =>
+          ws.data.handlers.websocket.message(ws, message),
+        close: (ws: Ws, code: number, reason: string) =>
+          ws.data.handlers.websocket.close(ws, code, reason),
+        drain: (ws: Ws) => ws.data.handlers.websocket.drain(ws),
+      },
     });
     return Promise.resolve({ port: server.port, subject: muxwsSubject });
   }
