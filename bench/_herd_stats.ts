@@ -90,3 +90,28 @@ export function herdRuntimes(args: readonly string[], quick: boolean): string[] 
   }
   return wanted;
 }
+
+/** The stalls of this process's event loop, recorded by {@linkcode watchStalls}. */
+export interface StallWatch {
+  /** Every stall that ended at or after epoch ms `t0`, as `[from, to]` in ms after `t0`. */
+  since(t0: number): Array<[number, number]>;
+}
+
+/**
+ * Watches this process's event loop with a 5 ms interval and records, as epoch ms `[from, to]`,
+ * every gap between two ticks longer than `minMs`: when the loop ran nothing else, timers and
+ * socket events included. For diagnosing where a herd's lumps come from (`--watch-stalls 1` of
+ * `bench/herd.ts` and `bench/_server.ts`), not for the figures: the interval costs a little CPU.
+ */
+export function watchStalls(minMs = 15): StallWatch {
+  const stalls: Array<[number, number]> = [];
+  let last = Date.now();
+  setInterval(() => {
+    const now = Date.now();
+    if (now - last > minMs) stalls.push([last, now]);
+    last = now;
+  }, 5);
+  return {
+    since: (t0) => stalls.filter(([, to]) => to >= t0).map(([from, to]) => [from - t0, to - t0]),
+  };
+}

@@ -10,6 +10,8 @@
  * - `live`: prints `LIVE <open connections>`.
  * - `arrivals`: prints `ARRIVALS {"t0":…,"times":[…]}`, the first arrival of each dialer (the `c`
  *   query parameter) since the last event or, without one, since the server was ready, in ms.
+ * - `stalls`: with `--watch-stalls 1`, prints `STALLS [[from, to]…]`, the event loop's stalls
+ *   over 15 ms since the last event, in ms after it (diagnosing the herd; empty without it).
  * - `quit`: exits.
  *
  * What each subject serves, the same on every runtime:
@@ -50,9 +52,12 @@ import {
   readLines,
   runtime,
 } from './_common.ts';
+import { watchStalls } from './_herd_stats.ts';
 
 const subject = option('subject', 'raw');
 const requestedPort = numberOption('port', 0);
+/** With `--watch-stalls 1`, `stalls` prints `STALLS [[from, to]…]` after the last event. */
+const stalls = numberOption('watch-stalls', 0) ? watchStalls() : undefined;
 const BROADCAST = PAYLOADS[7];
 const BROADCAST_TEXT = JSON.stringify(BROADCAST);
 
@@ -409,6 +414,9 @@ async function main(): Promise<void> {
         console.log(
           `ARRIVALS ${JSON.stringify({ t0, times: [...arrivals.values()].map((t) => t - t0) })}`,
         );
+        break;
+      case 'stalls':
+        console.log(`STALLS ${JSON.stringify(stalls?.since(t0) ?? [])}`);
         break;
       case 'quit':
         process.exit(0);

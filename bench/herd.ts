@@ -36,10 +36,13 @@ import ReconnectingWebSocket from 'reconnecting-websocket';
 import { connect } from '../mod.ts';
 import type { DialerSocketConstructor } from '../mod.ts';
 import { numberOption, option, readLines, runtime, within } from './_common.ts';
+import { watchStalls } from './_herd_stats.ts';
 
 const subject = option('subject', 'muxws');
 const port = numberOption('port', 0);
 const count = numberOption('count', 1_000);
+/** With `--watch-stalls 1`, `stalls <t0>` prints `STALLS [[from, to]…]`, the loop's stalls. */
+const stalls = numberOption('watch-stalls', 0) ? watchStalls() : undefined;
 
 const closers: Array<() => void> = [];
 /** Epoch ms of every connection attempt, per dialer. */
@@ -156,6 +159,8 @@ readLines((line) => {
       : lists[what].map(first);
     const relative = times.filter((t) => t !== undefined).map((t) => t! - t0);
     console.log(`${what.toUpperCase()} ${JSON.stringify(relative)}`);
+  } else if (what === 'stalls' && at !== undefined) {
+    console.log(`STALLS ${JSON.stringify(stalls?.since(Number(at)) ?? [])}`);
   } else if (line === 'quit') quit();
 });
 process.stdin.on('end', quit);
