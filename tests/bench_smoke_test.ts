@@ -1,6 +1,6 @@
 // The herd figures of issue 8 (bench/_herd_stats.ts): T50/T95/T100, the busiest 100 ms window
-// and lumpiness, on arrival times made here. No SPEC rule covers benchmarks; the names cite the
-// issue instead.
+// and lumpiness, on arrival times made here, and the parsing of `--herd-runtime`. No SPEC rule
+// covers benchmarks; the names cite the issue instead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { herdRuntimes, herdStats, sparkline } from '../bench/_herd_stats.ts';
