@@ -67,3 +67,51 @@ export function sparkline(histogram: readonly number[]): string {
   const max = Math.max(1, ...per100);
   return per100.map((n) => marks[n === 0 ? 0 : Math.max(1, Math.round((n / max) * 8))]).join('');
 }
+
+/** The runtimes a herd's dialers and server can run on. */
+export const HERD_RUNTIMES: readonly string[] = ['node', 'bun', 'deno'];
+
+/**
+ * The runtimes the herd runs on, from `--herd-runtime node|bun|deno` (a comma list, in that
+ * order, duplicates dropped) in `args`; without it `node` and `bun`, or only `node` with `quick`.
+ * Throws a `RangeError` naming an unknown runtime or an empty list.
+ */
+export function herdRuntimes(args: readonly string[], quick: boolean): string[] {
+  const i = args.indexOf('--herd-runtime');
+  if (i === -1) return quick ? ['node'] : ['node', 'bun'];
+  const wanted = [...new Set((args[i + 1] ?? '').split(',').map((s) => s.trim()).filter(Boolean))];
+  const unknown = wanted.find((name) => !HERD_RUNTIMES.includes(name));
+  if (unknown !== undefined || wanted.length === 0) {
+    throw new RangeError(
+      `--herd-runtime must be a comma list of ${HERD_RUNTIMES.join(', ')}: current value is "${
+        args[i + 1] ?? ''
+      }"`,
+    );
+  }
+  return wanted;
+}
+
+/** The stalls of this process's event loop, recorded by {@linkcode watchStalls}. */
+export interface StallWatch {
+  /** Every stall that ended at or after epoch ms `t0`, as `[from, to]` in ms after `t0`. */
+  since(t0: number): Array<[number, number]>;
+}
+
+/**
+ * Watches this process's event loop with a 5 ms interval and records, as epoch ms `[from, to]`,
+ * every gap between two ticks longer than `minMs`: when the loop ran nothing else, timers and
+ * socket events included. For diagnosing where a herd's lumps come from (`--watch-stalls 1` of
+ * `bench/herd.ts` and `bench/_server.ts`), not for the figures: the interval costs a little CPU.
+ */
+export function watchStalls(minMs = 15): StallWatch {
+  const stalls: Array<[number, number]> = [];
+  let last = Date.now();
+  setInterval(() => {
+    const now = Date.now();
+    if (now - last > minMs) stalls.push([last, now]);
+    last = now;
+  }, 5);
+  return {
+    since: (t0) => stalls.filter(([, to]) => to >= t0).map(([from, to]) => [from - t0, to - t0]),
+  };
+}

@@ -10,6 +10,8 @@
  * - `live`: prints `LIVE <open connections>`.
  * - `arrivals`: prints `ARRIVALS {"t0":…,"times":[…]}`, the first arrival of each dialer (the `c`
  *   query parameter) since the last event or, without one, since the server was ready, in ms.
+ * - `stalls`: with `--watch-stalls 1`, prints `STALLS [[from, to]…]`, the event loop's stalls
+ *   over 15 ms since the last event, in ms after it (diagnosing the herd; empty without it).
  * - `quit`: exits.
  *
  * What each subject serves, the same on every runtime:
@@ -50,9 +52,12 @@ import {
   readLines,
   runtime,
 } from './_common.ts';
+import { watchStalls } from './_herd_stats.ts';
 
 const subject = option('subject', 'raw');
 const requestedPort = numberOption('port', 0);
+/** With `--watch-stalls 1`, `stalls` prints `STALLS [[from, to]…]` after the last event. */
+const stalls = numberOption('watch-stalls', 0) ? watchStalls() : undefined;
 const BROADCAST = PAYLOADS[7];
 const BROADCAST_TEXT = JSON.stringify(BROADCAST);
 
@@ -315,15 +320,35 @@ interface BunServerLike {
 function listenBun(): Promise<{ port: number; subject: Subject }> {
   const bun = (globalThis as unknown as { Bun: BunServe }).Bun;
   if (subject === 'muxws') {
-    const handlers = bunHandlers(acceptor);
+    // One set of handlers per acceptor: after `goaway` the fresh acceptor takes the redials while
+    // the closing one keeps serving its own sockets until they close. Each socket carries the set
+    // that upgraded it in its `data`, and its events go there.
+    let handlers = bunHandlers(acceptor);
+    let handlersOf = acceptor;
+    type Handlers = ReturnType<typeof bunHandlers>;
+    type Ws = Parameters<Handlers['websocket']['open']>[0] & { data: { handlers: Handlers } };
     const server = bun.serve({
       hostname: '127.0.0.1',
       port: requestedPort,
       fetch(request, srv) {
         arrive(request.url);
-        return handlers.fetch(request, srv);
+        if (handlersOf !== acceptor) {
+          handlers = bunHandlers(acceptor);
+          handlersOf = acceptor;
+        }
+        const mine = handlers;
+        return mine.fetch(request, {
+          upgrade: (req, options) => srv.upgrade(req, { ...options, data: { handlers: mine } }),
+        });
       },
-      websocket: { ...handlers.websocket },
+      websocket: {
+        open: (ws: Ws) => ws.data.handlers.websocket.open(ws),
+        message: (ws: Ws, message: string | Uint8Array) =>
+          ws.data.handlers.websocket.message(ws, message),
+        close: (ws: Ws, code: number, reason: string) =>
+          ws.data.handlers.websocket.close(ws, code, reason),
+        drain: (ws: Ws) => ws.data.handlers.websocket.drain(ws),
+      },
     });
     return Promise.resolve({ port: server.port, subject: muxwsSubject });
   }
@@ -389,6 +414,9 @@ async function main(): Promise<void> {
         console.log(
           `ARRIVALS ${JSON.stringify({ t0, times: [...arrivals.values()].map((t) => t - t0) })}`,
         );
+        break;
+      case 'stalls':
+        console.log(`STALLS ${JSON.stringify(stalls?.since(t0) ?? [])}`);
         break;
       case 'quit':
         process.exit(0);

@@ -1,12 +1,14 @@
 /**
- * Scenarios `herd-goaway`, `herd-1012` and `herd-kill`, the dialer process (Node):
- * `node herd.mjs --subject muxws|socket.io-client|partysocket|reconnecting-websocket --port P
+ * Scenarios `herd-goaway`, `herd-1012` and `herd-kill`, the dialer process (Node, Bun or Deno,
+ * chosen by `bench/run.ts --herd-runtime`): `node herd.mjs` (`bun bench/herd.ts`,
+ * `deno run -A bench/herd.ts`) `--subject muxws|socket.io-client|partysocket|reconnecting-websocket --port P
  * --count 1000` opens `count` real dialers of that library, with its default settings, to one
  * `bench/_server.ts` (muxws: the acceptor; socket.io-client: socket.io; the other two: the raw
  * `ws` server), each naming itself with the query parameter `c`. It prints `OPEN <count>` once
  * all are connected, then keeps them, redialling as each library does, until its stdin closes.
- * It records when every dialer starts each attempt (a `ws` subclass handed to the library as its
- * constructor; socket.io-client: its `reconnect_attempt` event); `attempts <t0>` prints
+ * It records when every dialer starts each attempt (a subclass of the constructor handed to the
+ * library, `ws` on Node and the global `WebSocket` on Bun and Deno; socket.io-client: its
+ * `reconnect_attempt` event); `attempts <t0>` prints
  * `ATTEMPTS [ms…]`, each dialer's first attempt at or after epoch ms `t0`: the schedule as the
  * dialers ran it, before any server work. `scheduled <t0>` prints `SCHEDULED [ms…]`, when the
  * attempt of each dialer that came after t0 was scheduled for (when the library chose its delay,
@@ -19,8 +21,10 @@
  * starts a new one on the same port 2 s later) and reads the arrivals the server recorded
  * (`bench/_herd_stats.ts` turns them into T50/T95/T100, the busiest 100 ms and lumpiness).
  *
- * Only `WebSocket` is set where a library needs a constructor on Node (`ws`); socket.io-client
- * keeps its default transports (polling first, then the upgrade to websocket).
+ * Only `WebSocket` is set where a library needs a constructor (`ws` on Node, which has no global
+ * one before v22; the runtime's global `WebSocket` on Bun and Deno); socket.io-client keeps its
+ * defaults (polling first, then the upgrade to websocket, with whatever transport implementation
+ * its package resolves to on that runtime).
  *
  * @module
  */
@@ -31,11 +35,14 @@ import PartySocket from 'partysocket/ws';
 import ReconnectingWebSocket from 'reconnecting-websocket';
 import { connect } from '../mod.ts';
 import type { DialerSocketConstructor } from '../mod.ts';
-import { numberOption, option, readLines, within } from './_common.ts';
+import { numberOption, option, readLines, runtime, within } from './_common.ts';
+import { watchStalls } from './_herd_stats.ts';
 
 const subject = option('subject', 'muxws');
 const port = numberOption('port', 0);
 const count = numberOption('count', 1_000);
+/** With `--watch-stalls 1`, `stalls <t0>` prints `STALLS [[from, to]…]`, the loop's stalls. */
+const stalls = numberOption('watch-stalls', 0) ? watchStalls() : undefined;
 
 const closers: Array<() => void> = [];
 /** Epoch ms of every connection attempt, per dialer. */
@@ -56,8 +63,21 @@ function recordDelays(owner: unknown, method: string, id: number): void {
   };
 }
 
-/** `ws`, recording when each dialer starts an attempt (the libraries take a constructor). */
+/**
+ * The runtime's WebSocket constructor (`ws` on Node, the global one on Bun and Deno), recording
+ * when each dialer starts an attempt and when its socket closes (the libraries take a
+ * constructor).
+ */
 function recordingWebSocket(id: number): unknown {
+  if (runtime !== 'node') {
+    return class extends globalThis.WebSocket {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        attempts[id].push(Date.now());
+        super(url, protocols);
+        this.addEventListener('close', () => closes[id].push(Date.now()));
+      }
+    };
+  }
   return class extends WebSocket {
     constructor(url: string, protocols?: string | string[]) {
       attempts[id].push(Date.now());
@@ -139,6 +159,8 @@ readLines((line) => {
       : lists[what].map(first);
     const relative = times.filter((t) => t !== undefined).map((t) => t! - t0);
     console.log(`${what.toUpperCase()} ${JSON.stringify(relative)}`);
+  } else if (what === 'stalls' && at !== undefined) {
+    console.log(`STALLS ${JSON.stringify(stalls?.since(Number(at)) ?? [])}`);
   } else if (line === 'quit') quit();
 });
 process.stdin.on('end', quit);

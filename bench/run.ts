@@ -5,7 +5,8 @@
  *
  * Options: `--quick` (smaller counts, fewer rounds, at most 1 minute), `--runtimes deno,bun,node`,
  * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle`,
- * `--out DIR` (where the results go instead of `bench/results`).
+ * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
+ * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`).
  *
  * Prints a table, writes `bench/results/latest.json` (rows `{ scenario, runtime, subject, metric,
  * value, unit }`, plus `subject: "ratio"` rows `vs-raw` / `vs-socket.io` = muxws ÷ subject on the
@@ -22,7 +23,7 @@ import { cpus, totalmem } from 'node:os';
 import process from 'node:process';
 import { type Row, sleep } from './_common.ts';
 import { bundleSizes } from './bundle.ts';
-import { type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
+import { herdRuntimes, type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const BIN = `${ROOT}/node_modules/.bin`;
@@ -48,6 +49,7 @@ const BUDGET_MS = quick ? 60_000 : 480_000;
 const CLIENT_BUDGET_MS = quick ? 7_000 : 60_000;
 const REPS = quick ? 1 : 5;
 const IDLE_CONNECTIONS = quick ? 200 : 5_000;
+const HERD_RUNTIMES = herdRuntimes(argv, quick);
 const HERD_DIALERS = quick ? 100 : 1_000;
 const HERD_BOUND_MS = quick ? 4_000 : 15_000;
 const HERD_SUBJECTS = quick
@@ -58,7 +60,9 @@ const SIDE_BY_SIDE = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadc
 
 const started = Date.now();
 const rows: Row[] = [];
-const herdRuns: Array<{ scenario: string; subject: string; measured: string } & HerdStats> = [];
+const herdRuns: Array<
+  { scenario: string; runtime: string; subject: string; measured: string } & HerdStats
+> = [];
 const children = new Set<Child>();
 
 /** A child process whose stdout lines are read as they come. */
@@ -88,7 +92,8 @@ class Child {
     this.proc.stderr!.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-4000);
     });
-    this.proc.on('exit', () => {
+    this.proc.on('exit', (code, signal) => {
+      this.#stderr += `[exited: ${signal ?? `code ${code}`}]`;
       this.exited = true;
       children.delete(this);
       this.#wake?.();
@@ -313,10 +318,10 @@ async function settle(server: Child, ms: number): Promise<void> {
   await sleep(ms);
 }
 
-/** Measures every herd event for one dialer library, on one set of dialers. */
-async function herdSubject(subject: string): Promise<void> {
-  let [server, port] = await startServer('node', HERD_SERVER[subject]);
-  const dialers = start('node', 'herd', [
+/** Measures every herd event for one dialer library on one runtime, on one set of dialers. */
+async function herdSubject(runtime: string, subject: string): Promise<void> {
+  let [server, port] = await startServer(runtime, HERD_SERVER[subject]);
+  const dialers = start(runtime, 'herd', [
     '--subject',
     subject,
     '--port',
@@ -329,9 +334,9 @@ async function herdSubject(subject: string): Promise<void> {
     const events = HERD_EVENTS.filter((event) => event !== 'herd-goaway' || subject === 'muxws');
     for (const scenario of events) {
       if (left() < HERD_BOUND_MS + (quick ? 2_000 : 10_000)) {
-        return log(`${scenario} ${subject} skipped: out of time`);
+        return log(`${scenario} ${subject} on ${runtime} skipped: out of time`);
       }
-      log(`${scenario} ${subject}`);
+      log(`${scenario} ${subject} on ${runtime}`);
       // Every library is back in its steady state: partysocket and reconnecting-websocket reset
       // their retry count after 5 s up (minUptime), socket.io and muxws at once.
       await settle(server, quick ? 500 : 5_500);
@@ -339,7 +344,7 @@ async function herdSubject(subject: string): Promise<void> {
         server.kill();
         await server.done(5_000);
         await sleep(2_000);
-        [server, port] = await startServer('node', HERD_SERVER[subject], port);
+        [server, port] = await startServer(runtime, HERD_SERVER[subject], port);
       } else {
         server.send(scenario === 'herd-goaway' ? 'goaway' : 'close1012');
         await server.waitFor('EVENT', 5_000);
@@ -357,7 +362,7 @@ async function herdSubject(subject: string): Promise<void> {
       dialers.send(`scheduled ${arrivals.t0}`);
       const scheduledTimes = JSON.parse(await dialers.waitFor('SCHEDULED', 5_000)) as number[];
       const name = subject === 'socket.io-client' ? 'socket.io' : subject;
-      const base = { scenario, runtime: 'node', subject: name };
+      const base = { scenario, runtime, subject: name };
       const measured = [
         ['', 'server', arrivals.times],
         ['attempt-', 'dialer attempts', attemptTimes],
@@ -367,6 +372,7 @@ async function herdSubject(subject: string): Promise<void> {
         const stats = herdStats(times, HERD_DIALERS);
         herdRuns.push({
           scenario,
+          runtime,
           subject: name,
           measured: where,
           ...stats,
@@ -388,14 +394,18 @@ async function herdSubject(subject: string): Promise<void> {
 }
 
 async function herd(): Promise<void> {
+  // Library by library, each on every herd runtime in turn, so a run short of time still has
+  // muxws beside its first comparators on every runtime.
   for (const subject of HERD_SUBJECTS) {
-    if (left() < HERD_BOUND_MS + (quick ? 4_000 : 20_000)) {
-      return log(`herd ${subject} skipped: out of time`);
-    }
-    try {
-      await herdSubject(subject);
-    } catch (error) {
-      log(`herd ${subject} failed: ${(error as Error).message}`);
+    for (const runtime of HERD_RUNTIMES) {
+      if (left() < HERD_BOUND_MS + (quick ? 4_000 : 20_000)) {
+        return log(`herd ${subject} on ${runtime} skipped: out of time`);
+      }
+      try {
+        await herdSubject(runtime, subject);
+      } catch (error) {
+        log(`herd ${subject} on ${runtime} failed: ${(error as Error).message}`);
+      }
     }
   }
 }
@@ -560,12 +570,12 @@ function tables(): string {
   if (herdRuns.length) {
     out.push(
       '',
-      '| event | dialer | measured at | back | T50 ms | T95 ms | T100 ms | busiest 100 ms | L | arrivals, 100 ms per mark |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| event | runtime | dialer | measured at | back | T50 ms | T95 ms | T100 ms | busiest 100 ms | L | arrivals, 100 ms per mark |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     );
     for (const run of herdRuns) {
       out.push(
-        `| ${run.scenario} | ${run.subject} | ${run.measured} | ${run.arrived}/${run.total} | ${
+        `| ${run.scenario} | ${run.runtime} | ${run.subject} | ${run.measured} | ${run.arrived}/${run.total} | ${
           fmt(run.t50)
         } | ${fmt(run.t95)} | ${fmt(run.t100)} | ${fmt(run.share * 100)} % | ${
           fmt(run.lumpiness)

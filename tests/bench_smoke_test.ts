@@ -1,9 +1,9 @@
 // The herd figures of issue 8 (bench/_herd_stats.ts): T50/T95/T100, the busiest 100 ms window
-// and lumpiness, on arrival times made here. No SPEC rule covers benchmarks; the names cite the
-// issue instead.
+// and lumpiness, on arrival times made here, and the parsing of `--herd-runtime`. No SPEC rule
+// covers benchmarks; the names cite the issue instead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { herdStats, sparkline } from '../bench/_herd_stats.ts';
+import { herdRuntimes, herdStats, sparkline } from '../bench/_herd_stats.ts';
 
 test('issue 8 herd: arrivals spread evenly over 1 s score a lumpiness just under 1', () => {
   const times = Array.from({ length: 1000 }, (_, i) => i);
@@ -58,4 +58,25 @@ test('issue 8 herd: the sparkline has one mark per 100 ms, tallest for the busie
   histogram[25] = 8;
   assert.equal(sparkline(histogram), '▁·█');
   assert.equal(sparkline([]), '');
+});
+
+test('issue 8 herd: --herd-runtime picks the runtimes, node and bun by default, node when quick', () => {
+  assert.deepEqual(herdRuntimes([], false), ['node', 'bun']);
+  assert.deepEqual(herdRuntimes(['--quick'], true), ['node']);
+  assert.deepEqual(herdRuntimes(['--herd-runtime', 'deno'], false), ['deno']);
+  assert.deepEqual(herdRuntimes(['--quick', '--herd-runtime', 'bun'], true), ['bun']);
+  assert.deepEqual(
+    herdRuntimes(['--scenarios', 'herd', '--herd-runtime', 'bun,node,bun,,deno'], false),
+    ['bun', 'node', 'deno'],
+  );
+});
+
+test('issue 8 herd: --herd-runtime refuses an unknown runtime or an empty list', () => {
+  assert.throws(() => herdRuntimes(['--herd-runtime', 'node,workerd'], false), {
+    name: 'RangeError',
+    message:
+      '--herd-runtime must be a comma list of node, bun, deno: current value is "node,workerd"',
+  });
+  assert.throws(() => herdRuntimes(['--herd-runtime'], false), RangeError);
+  assert.throws(() => herdRuntimes(['--herd-runtime', ','], false), RangeError);
 });
