@@ -651,6 +651,33 @@ test('WSM-ACC-008 close() sends GOAWAY, closes idle peers at once, busy ones whe
   assert.equal(acceptor.close(), acceptor.close(), 'close() is idempotent');
 });
 
+test('WSM-ACC-008 close() drains 100 peers per turn of the event loop, so accepts can interleave', async () => {
+  using clock = fakeTime();
+  const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+  const sent: number[] = [];
+  for (let i = 0; i < 250; i++) {
+    let goAways = 0;
+    const index = sent.push(0) - 1;
+    acceptor.attach({
+      send: (data) => {
+        if ((JSON.parse(String(data)) as unknown[])[0] === 8) sent[index] = ++goAways;
+      },
+      close() {},
+    });
+  }
+  const closing = acceptor.close({ drainMs: 1000, spreadMs: 500 });
+  const reached = () => sent.filter((n) => n === 1).length;
+  assert.equal(reached(), 100, 'the first slice, at once');
+  await clock.nextAsync(); // the next turn of the event loop: the one timer due first
+  assert.equal(reached(), 200, 'the next slice, one turn later');
+  await clock.nextAsync();
+  assert.equal(reached(), 250);
+  await clock.tickAsync(1000); // the sinks never report a close: drainMs ends the wait
+  await closing;
+  assert.equal(acceptor.stats.peers, 0);
+  assert.equal(clock.countTimers(), 0, 'no timer outlives close()');
+});
+
 test('WSM-ACC-008 an Acceptor is async-disposable: leaving its scope closes it', async () => {
   let peer: Peer;
   {
