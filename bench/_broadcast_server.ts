@@ -19,15 +19,14 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { createServer } from 'node:http';
 import process from 'node:process';
-import { WebSocketServer } from 'ws';
 import { Server as SocketIoServer } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { createClient } from 'redis';
 import { Acceptor } from '../lib/acceptor.ts';
 import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
+import { acceptUpgrades } from './_ws_upgrade.ts';
 import { bunHandlers } from '../lib/adapters/bun.ts';
 import { redisBackplane } from '../lib/adapters/redis.ts';
 import type { Backplane } from '../lib/backplane.ts';
@@ -46,14 +45,6 @@ async function redisPair() {
   subscriber.on('error', (error) => console.error(`node ${nodeId} subscriber:`, error));
   await Promise.all([publisher.connect(), subscriber.connect()]);
   return { publisher, subscriber };
-}
-
-function toRequest(req: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers });
 }
 
 function listen(server: ReturnType<typeof createServer>): Promise<number> {
@@ -113,23 +104,7 @@ async function serveMuxws(): Promise<number> {
     return bun.serve({ hostname: '127.0.0.1', port: 0, ...bunHandlers(acceptor) }).port;
   }
   const server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({
-    noServer: true,
-    handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
-  });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const check = acceptor.checkUpgrade(toRequest(req));
-    if (check instanceof Response) {
-      socket.end(
-        `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +
-          'Content-Length: 0\r\n\r\n',
-      );
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptor.accept(ws as unknown as Parameters<Acceptor['accept']>[0]);
-    });
-  });
+  acceptUpgrades(server, () => acceptor);
   return await listen(server);
 }
 

@@ -33,10 +33,10 @@
  *
  * @module
  */
-import { createServer, type IncomingMessage, STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { createServer, type IncomingMessage } from 'node:http';
 import process from 'node:process';
 import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
+import { acceptUpgrades } from './_ws_upgrade.ts';
 import { Server as SocketIoServer } from 'socket.io';
 import { Acceptor } from '../lib/acceptor.ts';
 import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
@@ -212,37 +212,13 @@ function socketIo(server: ReturnType<typeof createServer>): Subject {
 // ---------------------------------------------------------------------------------------------
 // listening
 
-function toRequest(req: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers });
-}
-
 function listenNode(): Promise<{ port: number; subject: Subject }> {
   const server = createServer((_req, res) => res.writeHead(404).end());
   let hooks: Subject;
   if (subject === 'socketio') hooks = socketIo(server);
   else if (subject === 'muxws') {
     hooks = muxwsSubject;
-    const wss = new WebSocketServer({
-      noServer: true,
-      handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
-    });
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      const check = acceptor.checkUpgrade(toRequest(req));
-      if (check instanceof Response) {
-        socket.end(
-          `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +
-            'Content-Length: 0\r\n\r\n',
-        );
-        return;
-      }
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        acceptor.accept(ws as unknown as Parameters<Acceptor['accept']>[0]);
-      });
-    });
+    acceptUpgrades(server, () => acceptor);
   } else {
     hooks = rawSubject;
     const wss = new WebSocketServer({ server });

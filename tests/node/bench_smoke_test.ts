@@ -9,15 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { repoRoot } from '../_repo.ts';
-
-interface Row {
-  scenario: string;
-  runtime: string;
-  subject: string;
-  metric: string;
-  value: number;
-  unit: string;
-}
+import type { Row } from '../../bench/_common.ts';
 
 test('issue 8 bench: a quick run writes rows for muxws, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
   const root = repoRoot();
