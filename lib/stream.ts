@@ -561,7 +561,7 @@ export class Stream {
    */
   #consume(units: number): void {
     if (this.#recvEnded || this.#error !== undefined) return;
-    if (this.#unacked === 0 && this.#creditAt === 0) this.#creditAt = Date.now();
+    if (this.#creditAt === 0) this.#creditAt = Date.now();
     this.#unacked += units;
     if (this.#unacked >= HALF_WINDOW) {
       let grant = this.#unacked;
