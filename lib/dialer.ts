@@ -30,6 +30,7 @@ import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stre
 import { type GoAway, Session } from './_session.ts';
 import { utf8Length } from './_frame.ts';
 import { cork } from './_cork.ts';
+import { DEFAULT_SERVICE_RESTART, DEFAULT_TERMINAL } from './_codes.ts';
 
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -106,8 +107,8 @@ export interface CloseCodes {
  * ```
  */
 export const DEFAULT_CLOSE_CODES: Readonly<Required<CloseCodes>> = Object.freeze({
-  serviceRestart: Object.freeze([1012]),
-  terminal: Object.freeze([1002, 1003, 1007, 1008, 1009, 1010, 4401, 4403]),
+  serviceRestart: Object.freeze([...DEFAULT_SERVICE_RESTART]),
+  terminal: Object.freeze([...DEFAULT_TERMINAL]),
 });
 
 /** Heartbeat settings (WSM-DIAL-009). */
