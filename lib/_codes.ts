@@ -133,8 +133,8 @@ export const ACCEPTOR_CODES_TEXT = '1000–1003, 1007–1014 or 3000–4999';
 
 /**
  * Reset codes muxws sends, by name (WSM-WIRE-005; an enum, inlined by a bundle). Each entry
- * says who sends it and what the
- * receiver does. Applications send their own codes through `StreamError`.
+ * says who sends it and what the receiver does. Applications send their own codes through
+ * `StreamError`.
  */
 export enum ResetCode {
   /**
