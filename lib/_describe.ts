@@ -1,0 +1,42 @@
+/**
+ * The one way muxws renders a value found in an error message ("… current value is X"), so the
+ * same mistake reads the same from every part of the library.
+ *
+ * @module
+ */
+
+/** Longest rendering kept whole; a longer one is cut there and ends with `…`. */
+const MAX_SHOWN = 60;
+
+function cut(text: string): string {
+  return text.length > MAX_SHOWN ? text.slice(0, MAX_SHOWN) + '…' : text;
+}
+
+/**
+ * Renders `value` for an error message: strings quoted, `5n` for a bigint, `a function`, plain
+ * data as its JSON (`{"a":1}`, `[1,2]`), cut at 60 characters; what JSON cannot show reads `an
+ * object` or `an array of N`. Never throws.
+ */
+export function describe(value: unknown): string {
+  try {
+    switch (typeof value) {
+      case 'string':
+        return JSON.stringify(cut(value));
+      case 'bigint':
+        return `${value}n`;
+      case 'function':
+        return 'a function';
+      case 'object': {
+        if (value === null) return 'null';
+        const json = JSON.stringify(value);
+        if (json !== undefined) return cut(json);
+        break;
+      }
+      default:
+        return String(value);
+    }
+  } catch {
+    // a cycle, a bigint inside, a throwing toJSON: fall through to the shape
+  }
+  return Array.isArray(value) ? `an array of ${value.length}` : 'an object';
+}
