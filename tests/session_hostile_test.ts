@@ -402,6 +402,29 @@ test('WSM-WIRE-007 [json] a message whose prefix names a live stream resets only
   assert.equal(p.session.protocolErrors, 2);
 });
 
+test('WSM-WIRE-007 [json] a damaged prefix written with JSON whitespace names its stream as the compact one does', async () => {
+  const streams: Stream[] = [];
+  using p = probe('acceptor', { onStream: (s) => (streams.push(s), new Promise(() => {})) });
+  p.session.receive('[1, 1, 0, null, "a"]');
+  p.session.receive('[2, 1, 0, {"broken": tru');
+  await assert.rejects(
+    streams[0].closed,
+    (e: unknown) => e instanceof StreamResetError && e.code === 'decode',
+  );
+  p.session.receive('\n[ 1 ,\t3 , 0, null, garbage');
+  assert.deepEqual(p.sent, [
+    [4, 1, 'decode', 'A payload could not be decoded'],
+    [4, 3, 'decode', 'The OPEN could not be decoded'],
+  ]);
+  assert.equal(p.session.protocolErrors, 0);
+  // Not the beginning of an OPEN or DATA: malformed, nothing sent.
+  for (const text of ['\u00a0[2,5,0,x', '[2,5]x', '[2,5.0,0,x', '[1,05,0,x', '[3, 5, x']) {
+    p.session.receive(text);
+  }
+  assert.equal(p.session.protocolErrors, 5);
+  assert.equal(p.sent.length, 2);
+});
+
 test('WSM-WIRE-008 [json] a deep value cannot make receive() throw on any runtime, even at 1,000,000 levels', () => {
   using p = probe('acceptor', { onStream: () => 1, limits: { maxMessageBytes: 4_000_000 } });
   const text = '[2,1,0,' + '['.repeat(1_000_000) + ']'.repeat(1_000_000) + ']';
