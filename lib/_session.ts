@@ -410,7 +410,7 @@ export class Session {
       case PING:
         // While the socket is over highWaterMark, PINGs are owed one PONG, sent once it falls:
         // every PING is answered, but a peer that floods PINGs and never reads cannot grow this
-        // side's send buffer by a PONG each (issue 7, row 16).
+        // side's send buffer by a PONG each.
         if (this.#congested()) {
           this.#pongOwed = true;
           this.#armPoll();
