@@ -410,7 +410,7 @@ export class Session {
       case PING:
         // While the socket is over highWaterMark, PINGs are owed one PONG, sent once it falls:
         // every PING is answered, but a peer that floods PINGs and never reads cannot grow this
-        // side's send buffer by a PONG each (issue 7, row 16).
+        // side's send buffer by a PONG each.
         if (this.#congested()) {
           this.#pongOwed = true;
           this.#armPoll();
@@ -492,10 +492,10 @@ export class Session {
     this.#highestRemote = id;
     const max = this.#limits.maxDepth;
     if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
-      this.#refuse(id, 'decode', `The OPEN nests deeper than ${max}`);
       this.#report(
         new ProtocolError(`Cannot decode the OPEN of stream ${id}: it nests deeper than ${max}`),
       );
+      this.#refuse(id, 'decode', `The OPEN nests deeper than ${max}`);
       return;
     }
     const onStream = this.#options.onStream;
@@ -503,7 +503,9 @@ export class Session {
       this.#goingAway ||
       (this.#goAway !== undefined && this.side === 'acceptor' && id > this.#goAway.lastId)
     ) {
-      this.#refuse(id, 'refused', 'The connection is going away');
+      // Not counted: a conforming peer stops opening once the GOAWAY arrives, so these are the
+      // OPENs already in flight, and the side that sent GOAWAY closes once its streams drained.
+      this.#sendReset(id, 'refused', 'The connection is going away');
       return;
     }
     if (onStream === undefined) {
@@ -537,7 +539,17 @@ export class Session {
     control.settle(stream, result);
   }
 
+  /**
+   * Refuses an OPEN the other side sent (`decode`, or `refused` for want of a handler or over
+   * `maxStreams`): the refusal counts toward the reset budget first (`#countReset`),
+   * so the OPEN that exceeds it closes the connection instead of drawing one more RESET.
+   */
   #refuse(id: number, code: string, message: string): void {
+    this.#countReset();
+    this.#sendReset(id, code, message);
+  }
+
+  #sendReset(id: number, code: string, message: string): void {
     this.#send(this.#codec.encode([RESET, id, code, message]));
   }
 
@@ -559,10 +571,10 @@ export class Session {
       if (kind === OPEN) {
         if (id % 2 === this.#remoteParity && id > this.#highestRemote) {
           this.#highestRemote = id;
-          this.#refuse(id, 'decode', 'The OPEN could not be decoded');
           this.#report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );
+          this.#refuse(id, 'decode', 'The OPEN could not be decoded');
           return;
         }
       } else if (kind === DATA) {
@@ -879,9 +891,17 @@ export class Session {
   }
 
   /**
-   * A stream the other side opened was reset by it (Rapid Reset, CVE-2023-44487), or by this side
-   * because of its input (MadeYouReset, CVE-2025-8671): both free a slot while the handler's work
-   * goes on, so both count.
+   * The reset budget (`maxResetRate` within any 1000 ms; docs/security.md, "The reset budget"):
+   * every reset the other side can cause at will counts here, and one more than the budget
+   * closes with 1008 (acceptor) / 4002 (dialer). Counted:
+   * - a RESET the other side sent on a live stream it opened (Rapid Reset, CVE-2023-44487);
+   * - a reset this side sent on a live stream the other side opened because of its input, through
+   *   `control.fail(stream, code, message, true)`: `decode`, `flow` (MadeYouReset,
+   *   CVE-2025-8671);
+   * - a refusal of an OPEN through `#refuse`: `decode` (undecodable or too deep),
+   *   `refused` (no handler, over `maxStreams`).
+   * A new reset code provoked by the other side joins with one line: `control.fail(…, true)` for
+   * a stream that exists, `this.#refuse(…)` for an OPEN that never becomes one.
    */
   #countReset(): void {
     const max = this.#limits.maxResetRate;

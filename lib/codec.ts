@@ -41,7 +41,7 @@ export interface Codec {
   decode(data: string | Uint8Array): unknown;
   /**
    * Optional. When `decode` threw, names the frame kind and stream id still readable at the
-   * start of the damaged message (e.g. `[2,5,0,` then garbage gives `[2, 5]`), so the session
+   * start of the damaged message (e.g. `[2, 5, 0,` then garbage gives `[2, 5]`), so the session
    * resets only that stream with `decode` instead of counting a malformed message
    * (WSM-WIRE-007). Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
    */
@@ -54,7 +54,15 @@ export interface Codec {
   readonly minUnitsPerLevel?: number;
 }
 
-const PREFIX = /^\s*\[\s*([12])\s*,\s*([1-9][0-9]{0,15})\s*,/;
+/**
+ * The beginning of an OPEN or DATA frame in JSON: `[`, the kind 1 or 2, `,`, the id in plain
+ * decimal (no sign, leading zero, fraction or exponent), `,`, with JSON whitespace (space, tab,
+ * line feed, carriage return) allowed around each token, within the first {@linkcode PREFIX_UNITS}
+ * characters (docs/protocol.md, "Undecodable messages").
+ */
+const PREFIX = /^[ \t\n\r]*\[[ \t\n\r]*([12])[ \t\n\r]*,[ \t\n\r]*([1-9][0-9]{0,15})[ \t\n\r]*,/;
+/** How much of a damaged message `identify` reads. */
+const PREFIX_UNITS = 64;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const prefixDecoder = new TextDecoder('utf-8');
 
@@ -92,8 +100,8 @@ export const jsonCodec: Codec = Object.freeze({
   },
   identify(data: string | Uint8Array): readonly [number, number] | undefined {
     const head = typeof data === 'string'
-      ? data.slice(0, 64)
-      : prefixDecoder.decode(data.subarray(0, 64));
+      ? data.slice(0, PREFIX_UNITS)
+      : prefixDecoder.decode(data.subarray(0, PREFIX_UNITS));
     const match = PREFIX.exec(head);
     if (match === null) return undefined;
     const id = Number(match[2]);

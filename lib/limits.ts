@@ -12,8 +12,8 @@
  *
  * Exceeding `maxMessageBytes` closes the connection (acceptor 1009, dialer 4009); more than
  * `maxProtocolErrors` malformed messages close it (acceptor 1002, dialer 4002); more than
- * `maxResetRate` streams opened and then reset by the other side within one second close it
- * (acceptor 1008, dialer 4002); an OPEN above `maxStreams` is refused with RESET `refused`; a
+ * `maxResetRate` resets the other side caused within one second close it (acceptor 1008, dialer
+ * 4002); an OPEN above `maxStreams` is refused with RESET `refused`; a
  * payload or headers value nested deeper than `maxDepth` resets its stream with `decode`. A
  * write waits while the socket's `bufferedAmount` is above `highWaterMark`.
  *
@@ -57,8 +57,11 @@ export interface Limits {
    */
   maxDepth: number;
   /**
-   * Streams the other side may open and then reset itself within any one second; one more
-   * closes the connection (the rapid-reset defence).
+   * Resets the other side may cause within any one second; one more closes the connection (the
+   * rapid-reset defence). Counted: each stream it opened and then reset itself, each of its
+   * streams this side reset with `decode` or `flow` because of what it sent, and each of its
+   * OPENs this side refused with `decode` or `refused` (no stream handler, or over
+   * `maxStreams`). A refusal after this side sent GOAWAY does not count.
    *
    * @default {200}
    */

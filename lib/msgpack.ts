@@ -342,33 +342,54 @@ function repair(root: unknown, flags: number): unknown {
 
 /**
  * The kind and stream id at the start of a damaged message, when it starts as an OPEN (1) or DATA
- * (2) frame does: an array header, the kind as a positive fixint, the id as a positive integer.
+ * (2) frame does: an array header (fixarray, array 16 or array 32) announcing at least 3 items,
+ * the kind as a positive fixint, then the id as any MessagePack integer (positive fixint, uint or
+ * int of 8 to 64 bits) with a positive safe value (docs/protocol.md, "Undecodable messages").
  */
 function identify(bytes: Uint8Array): readonly [number, number] | undefined {
-  let pos = 0;
-  const head = bytes[pos++];
-  if (head === 0xdc) pos += 2;
-  else if (head === 0xdd) pos += 4;
-  else if (!(head >= 0x90 && head <= 0x9f)) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const head = bytes[0];
+  let pos: number;
+  let items: number;
+  if (head >= 0x90 && head <= 0x9f) {
+    items = head - 0x90;
+    pos = 1;
+  } else if (head === 0xdc && bytes.length >= 3) {
+    items = view.getUint16(1);
+    pos = 3;
+  } else if (head === 0xdd && bytes.length >= 5) {
+    items = view.getUint32(1);
+    pos = 5;
+  } else return undefined;
+  if (items < 3) return undefined;
   const kind = bytes[pos++];
   if (kind !== 1 && kind !== 2) return undefined;
   if (pos >= bytes.length) return undefined;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const type = bytes[pos++];
-  const need = type < 0x80 ? 0 : type === 0xcc ? 1 : type === 0xcd ? 2 : type === 0xce ? 4 : 8;
-  if (type >= 0x80 && (type < 0xcc || type > 0xcf)) return undefined;
-  if (pos + need > bytes.length) return undefined;
-  const id = type < 0x80
-    ? type
-    : type === 0xcc
-    ? bytes[pos]
-    : type === 0xcd
-    ? view.getUint16(pos)
-    : type === 0xce
-    ? view.getUint32(pos)
-    : Number(view.getBigUint64(pos));
+  if (type < 0x80) return type > 0 ? [kind, type] : undefined;
+  const size = INT_SIZES[type];
+  if (size === undefined || pos + size > bytes.length) return undefined;
+  const id = size === 1
+    ? (type === 0xcc ? view.getUint8(pos) : view.getInt8(pos))
+    : size === 2
+    ? (type === 0xcd ? view.getUint16(pos) : view.getInt16(pos))
+    : size === 4
+    ? (type === 0xce ? view.getUint32(pos) : view.getInt32(pos))
+    : Number(type === 0xcf ? view.getBigUint64(pos) : view.getBigInt64(pos));
   return id > 0 && Number.isSafeInteger(id) ? [kind, id] : undefined;
 }
+
+/** The byte sizes of the MessagePack integer types `identify` reads, by type byte. */
+const INT_SIZES: Readonly<Record<number, number>> = {
+  0xcc: 1,
+  0xcd: 2,
+  0xce: 4,
+  0xcf: 8,
+  0xd0: 1,
+  0xd1: 2,
+  0xd2: 4,
+  0xd3: 8,
+};
 
 function toBytes(data: unknown): Uint8Array {
   if (data instanceof Uint8Array) return data;

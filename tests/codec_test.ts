@@ -36,22 +36,43 @@ test('WSM-WIRE-008 jsonCodec keeps __proto__, constructor and prototype keys as 
 
 test('WSM-WIRE-007 jsonCodec.identify() names OPEN and DATA frames from a damaged prefix only', () => {
   const identify = jsonCodec.identify!;
-  assert.deepEqual(identify('[2,5,0,{"a": tru'), [2, 5]);
-  assert.deepEqual(identify(' [ 1 , 7 , 0, nul'), [1, 7]);
-  assert.deepEqual(identify(new TextEncoder().encode('[2,9,0,\xff')), [2, 9]);
-  for (
-    const text of [
-      '[3,5]',
-      '[2,05,0,',
-      '[2,0,0,',
-      '[2,-1,0,',
-      '[2,99999999999999999,0,',
-      'x[2,5,0,',
-      '[2,5',
-    ]
-  ) {
-    assert.equal(identify(text), undefined, text);
-  }
+  const accepted: [string | Uint8Array, [number, number]][] = [
+    ['[2,5,0,{"a": tru', [2, 5]],
+    ['[1,7,0,nul', [1, 7]],
+    ['[2, 1, 0, garbage', [2, 1]], // as Python's json.dumps writes it
+    ['[1, 3, 0, null, {"a": tru', [1, 3]],
+    [' \t\r\n[\n  2 ,\t9 ,', [2, 9]], // JSON whitespace around every token
+    ['[2,9007199254740991,0,', [2, Number.MAX_SAFE_INTEGER]],
+    [new TextEncoder().encode('[2,9,0,\xff'), [2, 9]],
+    [new TextEncoder().encode('[2, 9, 0, \xff'), [2, 9]],
+    [' '.repeat(59) + '[2,5,0,', [2, 5]], // the comma after the id is the 64th character
+  ];
+  for (const [data, named] of accepted) assert.deepEqual(identify(data), named, String(data));
+  const rejected = [
+    '[3,5,', // not OPEN or DATA
+    '[0,5,',
+    '[12,5,',
+    '[2,05,0,', // leading zero
+    '[2,0,0,', // id 0 is no stream
+    '[2,-1,0,',
+    '[2,+1,0,',
+    '[2,1.0,0,', // a fraction or exponent, though JSON would read 1
+    '[2,1e0,0,',
+    '["2",5,0,',
+    '[2,"5",0,',
+    '[2,9007199254740992,0,', // above the largest safe integer
+    '[2,99999999999999999,0,',
+    'x[2,5,0,',
+    '\u00a0[2,5,0,', // whitespace JSON does not allow
+    '[2\u00a0,5,0,',
+    '\ufeff[2,5,0,',
+    '[2,5', // the id must be followed by a comma
+    '[2,5]x',
+    '[2,5 x',
+    '[2 5,0,',
+    ' '.repeat(60) + '[2,5,0,', // the comma after the id would be the 65th
+  ];
+  for (const text of rejected) assert.equal(identify(text), undefined, JSON.stringify(text));
 });
 
 for (const codec of codecs) {

@@ -345,7 +345,23 @@ test('WSM-WIRE-007 msgpackCodec.identify names the OPEN or DATA frame at the sta
   assert.equal(identify(bytes(0x94, 2, 0xcf, 0, 0x20, 0, 0, 0, 0, 0, 0, 0xc1)), undefined);
   assert.equal(identify(bytes(0x92, 3, 5)), undefined); // END is not identified
   assert.equal(identify(bytes(0x94, 2, 0, 0)), undefined); // id 0 is not a stream
-  assert.equal(identify(bytes(0x94, 2, 0xd0, 5)), undefined); // a signed id is malformed
+  // A signed integer type with a positive value is an id too, as it is in a whole frame.
+  assert.deepEqual(identify(bytes(0x94, 2, 0xd0, 5)), [2, 5]);
+  assert.deepEqual(identify(bytes(0x94, 2, 0xd1, 0x01, 0x00, 0xc1)), [2, 256]);
+  assert.deepEqual(identify(bytes(0x95, 1, 0xd2, 0, 1, 0, 0, 0xc1)), [1, 65536]);
+  assert.deepEqual(identify(bytes(0x94, 2, 0xd3, 0, 0, 0, 0, 0, 0, 0, 7, 0xc1)), [2, 7]);
+  assert.deepEqual(identify(bytes(0xdd, 0, 0, 0, 4, 2, 9, 0xc1)), [2, 9]);
+  assert.deepEqual(identify(bytes(0x93, 2, 9, 0xc1)), [2, 9]); // at least 3 items announced
+  assert.equal(identify(bytes(0x92, 2, 9, 0xc1)), undefined); // fewer: no OPEN or DATA
+  assert.equal(identify(bytes(0x90, 2, 9, 0, 0xc1)), undefined);
+  assert.equal(identify(bytes(0xdc, 0, 2, 2, 9, 0xc1)), undefined);
+  assert.equal(identify(bytes(0xdc, 0)), undefined); // a cut array 16 header
+  assert.equal(identify(bytes(0x94, 2, 0xd0, 0xfb, 0xc1)), undefined); // a negative id
+  assert.equal(identify(bytes(0x94, 2, 0xd3, 0xff, 0, 0, 0, 0, 0, 0, 7, 0xc1)), undefined);
+  assert.equal(identify(bytes(0x94, 2, 0xcb, 0x40, 0x14, 0, 0, 0, 0, 0, 0, 0xc1)), undefined); // 5.0
+  assert.equal(identify(bytes(0x94, 2, 0xa1, 0x35, 0xc1)), undefined); // the string "5"
+  assert.equal(identify(bytes(0x94, 0xd0, 2, 5, 0xc1)), undefined); // the kind must be a fixint
+  assert.equal(identify(bytes(0x94, 2, 0xcd, 0x01)), undefined); // a cut id
   assert.equal(identify(bytes(0x94, 2)), undefined);
   assert.equal(identify(bytes()), undefined);
   assert.equal(identify('[2,5,0,'), undefined);

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProtocolError, StreamResetError } from 'muxws';
-import type { Stream } from 'muxws';
+import type { Codec, Stream } from 'muxws';
 import { fakeTime } from './_fake_time.ts';
 import { codecs } from './_codecs.ts';
-import { probe, sessionPair, settle } from './_session_pair.ts';
+import { type Probe, probe, sessionPair, settle } from './_session_pair.ts';
 
 /** A message `[kind, 1, 0, (null,) <depth nested arrays>]` built by hand, past any encoder's limit. */
 function deepMessage(codecName: string, kind: 1 | 2, depth: number): string | Uint8Array {
@@ -21,6 +21,79 @@ function deepMessage(codecName: string, kind: 1 | 2, depth: number): string | Ui
     return bytes;
   }
   throw new Error(`No hand-built deep message for codec ${codecName}`);
+}
+
+/** The OPEN `[1, id, 0, null, 0]` with its payload replaced by bytes the codec cannot decode. */
+function undecodableOpen(codec: Codec, id: number): string | Uint8Array {
+  const whole = codec.encode([1, id, 0, null, 0]);
+  if (typeof whole === 'string') return whole.slice(0, -2) + 'tru'; // `…,null,tru`
+  const bytes = whole.slice();
+  bytes[bytes.length - 1] = 0xc1; // a type byte MessagePack never uses
+  return bytes;
+}
+
+/** A value nested `depth` arrays deep. */
+function nested(depth: number): unknown {
+  let value: unknown = 0;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+/**
+ * One way for the other side to draw a RESET at will: `provoke` makes this side send one reset
+ * `code` on (or in refusal of) stream `id`, after `setup` ran once with ids from `next`.
+ */
+interface Provocation {
+  name: string;
+  code: string;
+  handler: boolean;
+  setup?: (p: Probe, next: () => number) => void;
+  provoke: (p: Probe, id: number) => void;
+}
+
+function provocations(codec: Codec): Provocation[] {
+  const feed = (p: Probe, frame: unknown[]) => p.session.receive(codec.encode(frame) as string);
+  const deep = nested(70);
+  const big = 'f'.repeat(65_600);
+  return [
+    {
+      name: 'OPENs the codec cannot decode',
+      code: 'decode',
+      handler: true,
+      provoke: (p, id) => p.session.receive(undecodableOpen(codec, id) as string),
+    },
+    {
+      name: 'OPENs nested deeper than maxDepth',
+      code: 'decode',
+      handler: true,
+      provoke: (p, id) => feed(p, [1, id, 0, null, deep]),
+    },
+    {
+      name: 'streams sent DATA past their window',
+      code: 'flow',
+      handler: true,
+      provoke: (p, id) => {
+        feed(p, [1, id, 0, null, 'open']);
+        feed(p, [2, id, 0, big]); // overshoots the window: allowed once
+        feed(p, [2, id, 0, 'one more']); // beyond it: flow
+      },
+    },
+    {
+      name: 'OPENs over maxStreams',
+      code: 'refused',
+      handler: true,
+      setup: (p, next) => {
+        for (let i = 0; i < 100; i++) feed(p, [1, next(), 0, null, 'held']);
+      },
+      provoke: (p, id) => feed(p, [1, id, 0, null, 'one too many']),
+    },
+    {
+      name: 'OPENs with no stream handler',
+      code: 'refused',
+      handler: false,
+      provoke: (p, id) => feed(p, [1, id, 0, null, 'unwanted']),
+    },
+  ];
 }
 
 for (const codec of codecs) {
@@ -153,6 +226,91 @@ for (const codec of codecs) {
     });
   }
 
+  for (const kind of provocations(codec)) {
+    for (const [side, code] of [['acceptor', 1008], ['dialer', 4002]] as const) {
+      test(`WSM-ACC-006 WSM-WIRE-007 ${c} ${kind.name} draw RESET ${kind.code} 200 times within one second, and the 201st closes the ${side} with ${code}`, () => {
+        using clock = fakeTime();
+        using p = probe(side, {
+          codec,
+          onStream: kind.handler ? () => new Promise(() => {}) : undefined,
+        });
+        let id = side === 'acceptor' ? 1 : 2;
+        const next = () => ((id += 2), id - 2);
+        kind.setup?.(p, next);
+        for (let i = 0; i < 200; i++) {
+          const sent = p.sent.length;
+          const provoked = next();
+          kind.provoke(p, provoked);
+          assert.equal(p.sent.length, sent + 1, `one answer to stream ${provoked}`);
+          assert.deepEqual((p.sent.at(-1) as unknown[]).slice(0, 3), [4, provoked, kind.code]);
+          clock.tick(4); // 200 over 796 ms
+        }
+        assert.equal(p.session.isClosed, false);
+        assert.equal(p.session.protocolErrors, 0);
+        kind.provoke(p, next());
+        assert.equal(p.session.isClosed, true);
+        assert.deepEqual(p.closes, [{
+          code,
+          reason: 'more than 200 streams reset within one second',
+        }]);
+      });
+    }
+
+    test(`WSM-ACC-006 ${c} ${kind.name} at 200 a second, sustained, keep the connection open`, () => {
+      using clock = fakeTime();
+      using p = probe('acceptor', {
+        codec,
+        onStream: kind.handler ? () => new Promise(() => {}) : undefined,
+      });
+      let id = 1;
+      const next = () => ((id += 2), id - 2);
+      kind.setup?.(p, next);
+      for (let i = 0; i < 600; i++) {
+        kind.provoke(p, next());
+        clock.tick(5); // exactly 200 per second, for three seconds
+      }
+      assert.equal(p.session.isClosed, false);
+      assert.equal(p.sent.filter((f) => (f as unknown[])[2] === kind.code).length, 600);
+    });
+  }
+
+  test(`WSM-ACC-006 ${c} resets the other side sends and resets it provokes share one budget of maxResetRate a second`, () => {
+    using clock = fakeTime();
+    using p = probe('acceptor', {
+      codec,
+      limits: { maxStreams: 1 },
+      onStream: () => new Promise(() => {}),
+    });
+    const kinds = provocations(codec);
+    const order: ((id: number) => void)[] = [
+      (
+        id,
+      ) => (feed(p.session, [1, id, 0, null, 'cancelled']), feed(p.session, [4, id, 'cancel', ''])),
+      (id) => kinds[0].provoke(p, id),
+      (id) => kinds[1].provoke(p, id),
+      (id) => kinds[2].provoke(p, id),
+    ];
+    let id = 1;
+    for (let i = 0; i < 200; i++, id += 2) {
+      order[i % order.length](id);
+      clock.tick(4);
+    }
+    // The only slot is free: hold it, so the next OPEN is refused over maxStreams.
+    feed(p.session, [1, id, 0, null, 'held']);
+    id += 2;
+    assert.equal(p.session.isClosed, false);
+    feed(p.session, [1, id, 0, null, 'refused, and the 201st reset within one second']);
+    assert.deepEqual(p.closes.map((x) => x.code), [1008]);
+  });
+
+  test(`WSM-ACC-006 ${c} OPENs refused after this side's GOAWAY do not count toward the reset budget`, () => {
+    using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
+    p.session.goAway('restart', 'deploying', 0);
+    for (let id = 1; id < 1000; id += 2) feed(p.session, [1, id, 0, null, 'in flight']);
+    assert.equal(p.session.isClosed, false);
+    assert.equal(p.sent.filter((f) => (f as unknown[])[2] === 'refused').length, 500);
+  });
+
   test(`WSM-ACC-006 ${c} 200 resets a second, sustained, stay under the reset-rate limit`, () => {
     using clock = fakeTime();
     using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
@@ -242,6 +400,29 @@ test('WSM-WIRE-007 [json] a message whose prefix names a live stream resets only
   p.session.receive('[2,7,0,garbage'); // never opened: malformed
   p.session.receive('[1,4,0,null,garbage'); // wrong parity: malformed
   assert.equal(p.session.protocolErrors, 2);
+});
+
+test('WSM-WIRE-007 [json] a damaged prefix written with JSON whitespace names its stream as the compact one does', async () => {
+  const streams: Stream[] = [];
+  using p = probe('acceptor', { onStream: (s) => (streams.push(s), new Promise(() => {})) });
+  p.session.receive('[1, 1, 0, null, "a"]');
+  p.session.receive('[2, 1, 0, {"broken": tru');
+  await assert.rejects(
+    streams[0].closed,
+    (e: unknown) => e instanceof StreamResetError && e.code === 'decode',
+  );
+  p.session.receive('\n[ 1 ,\t3 , 0, null, garbage');
+  assert.deepEqual(p.sent, [
+    [4, 1, 'decode', 'A payload could not be decoded'],
+    [4, 3, 'decode', 'The OPEN could not be decoded'],
+  ]);
+  assert.equal(p.session.protocolErrors, 0);
+  // Not the beginning of an OPEN or DATA: malformed, nothing sent.
+  for (const text of ['\u00a0[2,5,0,x', '[2,5]x', '[2,5.0,0,x', '[1,05,0,x', '[3, 5, x']) {
+    p.session.receive(text);
+  }
+  assert.equal(p.session.protocolErrors, 5);
+  assert.equal(p.sent.length, 2);
 });
 
 test('WSM-WIRE-008 [json] a deep value cannot make receive() throw on any runtime, even at 1,000,000 levels', () => {
