@@ -30,6 +30,7 @@ import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stre
 import { type GoAway, Session } from './_session.ts';
 import { utf8Length } from './_frame.ts';
 import { cork } from './_cork.ts';
+import { retryAfterMs } from './_retry_after.ts';
 
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -416,7 +417,9 @@ const MAX_LOOKBACK_MS = 4_294_967_295;
  * Once established, a lost socket is redialled after `backoffDelay(attempts, reconnect, draw)`
  * (with the defaults about 250, 500, 1000, … capped at 30000 ms, each ±30 %), after
  * `serviceRestartDelayMs` for a service restart (1012) or a GOAWAY, and never for a terminal
- * code (a socket closed with one during a redial's handshake or hello stops too).
+ * code (a socket closed with one during a redial's handshake or hello stops too). A refusal at
+ * upgrade whose `Retry-After` the runtime exposes (the Node `ws` package does; browsers, Deno and
+ * Bun do not) holds the next redial at least that long, capped at the schedule's `maxDelayMs`.
  *
  * @param target A URL (`string` or `URL`), a {@linkcode DialTarget} (`{ url, protocols }`), or a
  * function returning one of them, called before every attempt.
@@ -706,6 +709,36 @@ function race<T>(promises: Promise<T>[]): Promise<T> {
 /** See {@linkcode DialerSocket.onerror}. */
 function ignoreSocketError(): void {}
 
+/** An HTTP refusal of the upgrade: its status and the wait its `Retry-After` asked for. */
+interface Refusal {
+  status: number;
+  retryAfterMs: number | undefined;
+}
+
+/**
+ * The `ws` package (Node) reports an HTTP refusal of the upgrade through an EventEmitter
+ * `unexpected-response` event carrying the response; a WHATWG `WebSocket` (browsers, Deno, Bun)
+ * exposes nothing of it. When the socket has an `on` method, this listens for that event, hands
+ * `record` the status and `Retry-After`, and abandons the handshake, which `ws` does only when
+ * nobody listens; the `error` and `close` events that follow fail the attempt as before.
+ */
+function watchRefusal(socket: DialerSocket, record: (refusal: Refusal) => void): void {
+  const on = (socket as { on?: unknown }).on;
+  if (typeof on !== 'function') return;
+  on.call(socket, 'unexpected-response', (_request: unknown, response: unknown) => {
+    const { statusCode, headers } = (response ?? {}) as {
+      statusCode?: unknown;
+      headers?: Record<string, unknown>;
+    };
+    const header = headers?.['retry-after'];
+    record({
+      status: typeof statusCode === 'number' ? statusCode : 0,
+      retryAfterMs: retryAfterMs(typeof header === 'string' ? header : undefined, Date.now()),
+    });
+    closeQuietly(socket);
+  });
+}
+
 function closedByClose(): ClosedError {
   return new ClosedError('The connection was closed by close()');
 }
@@ -749,6 +782,8 @@ class DialerConnection implements Connection {
   #disconnectedAt: number | undefined;
   #lastError: unknown = undefined;
   #lastAttemptClose: { code: number; reason: string; wasClean: boolean } | undefined;
+  /** The HTTP refusal of the last attempt's upgrade, where the runtime exposes it. */
+  #lastRefusal: Refusal | undefined;
   /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
   readonly #openedWaiters = new Set<(error?: unknown) => void>();
   readonly #subscriptions = new Set<LiveSubscription>();
@@ -1003,6 +1038,7 @@ class DialerConnection implements Connection {
       ? new AbortController()
       : undefined;
     this.#lastAttemptClose = undefined;
+    this.#lastRefusal = undefined;
     const ctx = controller && this.#context(reason, fast, controller.signal);
     let reject!: (reason: unknown) => void;
     const attempt: Attempt = {
@@ -1036,6 +1072,9 @@ class DialerConnection implements Connection {
       const expected = subprotocol(o.codec);
       socket = new o.WebSocket(target.url, [expected, ...target.protocols]);
       socket.onerror = ignoreSocketError;
+      watchRefusal(socket, (refusal) => {
+        if (this.#pending === attempt) this.#lastRefusal = refusal;
+      });
       try {
         socket.binaryType = 'arraybuffer';
       } catch {
@@ -1399,7 +1438,12 @@ class DialerConnection implements Connection {
       this.#finish(this.#attemptCloseInfo(error, this.#attempts));
       return;
     }
-    const delayMs = backoffDelay(this.#attempts, o.reconnect, o.draw);
+    let delayMs = backoffDelay(this.#attempts, o.reconnect, o.draw);
+    const retryAfter = this.#lastRefusal?.retryAfterMs;
+    if (retryAfter !== undefined) {
+      // the acceptor said when to come back: no sooner, and no later than the schedule's cap
+      delayMs = Math.max(delayMs, Math.min(retryAfter, o.reconnect.maxDelayMs));
+    }
     this.#schedule(delayMs, () => this.#redialContained(false), false);
     this.#emit(this.#options.onReconnecting, { attempt: this.#attempts, delayMs, error });
   }
