@@ -31,6 +31,7 @@ import { type GoAway, Session } from './_session.ts';
 import { utf8Length } from './_frame.ts';
 import { cork } from './_cork.ts';
 import { DEFAULT_SERVICE_RESTART, DEFAULT_TERMINAL } from './_codes.ts';
+import { retryAfterMs } from './_retry_after.ts';
 
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -64,10 +65,14 @@ export interface DialContext {
   readonly signal: AbortSignal;
 }
 
-/** Where to dial: a URL, or a function called before every attempt (WSM-DIAL-001). */
+/**
+ * Where to dial: a URL, a {@linkcode DialTarget} (a URL with extra subprotocols), or a function
+ * called before every attempt that returns one of them (WSM-DIAL-001).
+ */
 export type DialTargetInput =
   | string
   | URL
+  | DialTarget
   | ((ctx: DialContext) => string | URL | DialTarget | Promise<string | URL | DialTarget>);
 
 /** The hello of {@linkcode ConnectOptions.hello}: fixed, or computed per attempt (WSM-DIAL-004). */
@@ -405,15 +410,20 @@ const MAX_LOOKBACK_MS = 4_294_967_295;
 /**
  * Dials `target` and resolves with the established {@linkcode Connection} (WSM-DIAL-001..012).
  *
- * An attempt resolves the target, opens a WebSocket offering `muxws.v1.<codec>` first, checks
- * the selected subprotocol, and sends the hello (if any) as an ordinary request on stream 1.
- * The first connection's failure rejects with {@linkcode ConnectError} and nothing is retried.
+ * An attempt resolves the target, opens a WebSocket offering `muxws.v1.<codec>` first (then the
+ * target's extra `protocols`), checks the selected subprotocol, and sends the hello (if any) as
+ * the OPEN of stream 1 with END; it is acknowledged by the acceptor's END, and the last message
+ * before that END is `connection.welcome`. The first connection's failure rejects with
+ * {@linkcode ConnectError} and nothing is retried.
  * Once established, a lost socket is redialled after `backoffDelay(attempts, reconnect, draw)`
  * (with the defaults about 250, 500, 1000, … capped at 30000 ms, each ±30 %), after
  * `serviceRestartDelayMs` for a service restart (1012) or a GOAWAY, and never for a terminal
- * code.
+ * code (a socket closed with one during a redial's handshake or hello stops too). A refusal at
+ * upgrade whose `Retry-After` the runtime exposes (the Node `ws` package does; browsers, Deno and
+ * Bun do not) holds the next redial at least that long, capped at the schedule's `maxDelayMs`.
  *
- * @param target A URL, or a function returning one (or a {@linkcode DialTarget}) per attempt.
+ * @param target A URL (`string` or `URL`), a {@linkcode DialTarget} (`{ url, protocols }`), or a
+ * function returning one of them, called before every attempt.
  * @param options See {@linkcode ConnectOptions}.
  * @returns The connection, once established.
  * @throws {TypeError} (rejection) When an option has the wrong type.
@@ -429,6 +439,17 @@ const MAX_LOOKBACK_MS = 4_294_967_295;
  *   onClose: ({ code, willRetry }) => console.log('closed', code, willRetry),
  * });
  * console.log(await connection.request({ op: 'time' }));
+ * ```
+ *
+ * @example A fixed target with an extra subprotocol
+ * ```ts ignore
+ * import { connect } from 'muxws';
+ *
+ * await using connection = await connect({
+ *   url: new URL('wss://example.com/ws'),
+ *   protocols: ['token.abc'],
+ * });
+ * console.log(connection.state);
  * ```
  *
  * @example The first connection's failure rejects with ConnectError
@@ -468,14 +489,22 @@ interface Link {
   lossError?: unknown;
   /** The socket's close event, once seen. */
   closeEvent?: { code: number; reason: string; wasClean: boolean };
-  /** Resolves when the session ended, with the code and reason. */
-  readonly ended: Promise<{ code: number; reason: string; local: boolean }>;
+  /** How the session ended, once it did. */
+  endedWith?: { code: number; reason: string; local: boolean };
   /** Blob messages are decoded in order through this chain. */
   chain?: Promise<void>;
   detach(): void;
 }
 
+/** A target checked and copied: the URL as a string, the extra subprotocols. */
+interface FixedTarget {
+  url: string;
+  protocols: string[];
+}
+
 interface Resolved {
+  /** The fixed target, or the function to call before every attempt. */
+  target: FixedTarget | ((ctx: DialContext) => unknown);
   codec: Codec;
   hello: Hello | ((ctx: DialContext) => Hello | HelloOptions | Promise<Hello | HelloOptions>);
   reconnect: Reconnect | false;
@@ -553,12 +582,34 @@ function codeList(field: string, value: unknown, fallback: readonly number[]): r
   return Object.freeze([...value]);
 }
 
-function resolveOptions(target: unknown, options: ConnectOptions): Resolved {
-  if (
-    typeof target !== 'string' && !(target instanceof URL) && typeof target !== 'function'
-  ) {
+/**
+ * Checks a string, URL or {@linkcode DialTarget} and copies it; `undefined` for anything else.
+ * `what` names the value in the error for bad `protocols`.
+ */
+function fixedTarget(value: unknown, what: string): FixedTarget | undefined {
+  if (typeof value === 'string' || value instanceof URL) {
+    return { url: String(value), protocols: [] };
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const { url, protocols = [] } = value as Partial<DialTarget>;
+  if (typeof url !== 'string' && !(url instanceof URL)) return undefined;
+  if (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string')) {
     throw new TypeError(
-      `Cannot connect as "target" must be a string, a URL or a function: current value is ${
+      `Cannot ${what} as "protocols" must be an array of strings: current value is ${
+        show(protocols)
+      }`,
+    );
+  }
+  return { url: String(url), protocols: [...protocols] };
+}
+
+function resolveOptions(target: unknown, options: ConnectOptions): Resolved {
+  const fixed = typeof target === 'function'
+    ? target as (ctx: DialContext) => unknown
+    : fixedTarget(target, 'connect');
+  if (fixed === undefined) {
+    throw new TypeError(
+      `Cannot connect as "target" must be a string, a URL, a DialTarget or a function: current value is ${
         show(target)
       }`,
     );
@@ -626,6 +677,7 @@ function resolveOptions(target: unknown, options: ConnectOptions): Resolved {
     if (fn !== undefined && typeof fn !== 'function') throw optionError(name, 'a function', fn);
   }
   return {
+    target: fixed,
     codec,
     hello,
     reconnect,
@@ -658,6 +710,36 @@ function race<T>(promises: Promise<T>[]): Promise<T> {
 /** See {@linkcode DialerSocket.onerror}. */
 function ignoreSocketError(): void {}
 
+/** An HTTP refusal of the upgrade: its status and the wait its `Retry-After` asked for. */
+interface Refusal {
+  status: number;
+  retryAfterMs: number | undefined;
+}
+
+/**
+ * The `ws` package (Node) reports an HTTP refusal of the upgrade through an EventEmitter
+ * `unexpected-response` event carrying the response; a WHATWG `WebSocket` (browsers, Deno, Bun)
+ * exposes nothing of it. When the socket has an `on` method, this listens for that event, hands
+ * `record` the status and `Retry-After`, and abandons the handshake, which `ws` does only when
+ * nobody listens; the `error` and `close` events that follow fail the attempt as before.
+ */
+function watchRefusal(socket: DialerSocket, record: (refusal: Refusal) => void): void {
+  const on = (socket as { on?: unknown }).on;
+  if (typeof on !== 'function') return;
+  on.call(socket, 'unexpected-response', (_request: unknown, response: unknown) => {
+    const { statusCode, headers } = (response ?? {}) as {
+      statusCode?: unknown;
+      headers?: Record<string, unknown>;
+    };
+    const header = headers?.['retry-after'];
+    record({
+      status: typeof statusCode === 'number' ? statusCode : 0,
+      retryAfterMs: retryAfterMs(typeof header === 'string' ? header : undefined, Date.now()),
+    });
+    closeQuietly(socket);
+  });
+}
+
 function closedByClose(): ClosedError {
   return new ClosedError('The connection was closed by close()');
 }
@@ -684,7 +766,6 @@ function delayFrom(ms: number): number {
 }
 
 class DialerConnection implements Connection {
-  readonly #target: DialTargetInput;
   readonly #options: ConnectOptions;
   readonly #o: Resolved;
   #state: ConnectionState = 'connecting';
@@ -702,6 +783,8 @@ class DialerConnection implements Connection {
   #disconnectedAt: number | undefined;
   #lastError: unknown = undefined;
   #lastAttemptClose: { code: number; reason: string; wasClean: boolean } | undefined;
+  /** The HTTP refusal of the last attempt's upgrade, where the runtime exposes it. */
+  #lastRefusal: Refusal | undefined;
   /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
   readonly #openedWaiters = new Set<(error?: unknown) => void>();
   readonly #subscriptions = new Set<LiveSubscription>();
@@ -713,7 +796,6 @@ class DialerConnection implements Connection {
   constructor(target: DialTargetInput, options: ConnectOptions) {
     this.#o = resolveOptions(target, options);
     this.#limits = this.#o.limits;
-    this.#target = target;
     this.#options = options;
     this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
   }
@@ -951,12 +1033,13 @@ class DialerConnection implements Connection {
    */
   async #runAttempt(reason: 'initial' | 'reconnect', fast: boolean): Promise<Link> {
     const o = this.#o;
-    const fixedTarget = this.#target;
+    const fixedTarget = o.target;
     const fixedHello = o.hello;
     const controller = typeof fixedTarget === 'function' || !(fixedHello instanceof Hello)
       ? new AbortController()
       : undefined;
     this.#lastAttemptClose = undefined;
+    this.#lastRefusal = undefined;
     const ctx = controller && this.#context(reason, fast, controller.signal);
     let reject!: (reason: unknown) => void;
     const attempt: Attempt = {
@@ -982,14 +1065,17 @@ class DialerConnection implements Connection {
     let helloTimer: ReturnType<typeof setTimeout> | undefined;
     try {
       const target = typeof fixedTarget === 'function'
-        ? await race([this.#resolveTarget(ctx!), aborted])
-        : { url: String(fixedTarget), protocols: [] };
+        ? await race([this.#resolveTarget(fixedTarget, ctx!), aborted])
+        : fixedTarget;
       const hello = fixedHello instanceof Hello
         ? fixedHello
         : await race([this.#resolveHello(ctx!), aborted]);
       const expected = subprotocol(o.codec);
       socket = new o.WebSocket(target.url, [expected, ...target.protocols]);
       socket.onerror = ignoreSocketError;
+      watchRefusal(socket, (refusal) => {
+        if (this.#pending === attempt) this.#lastRefusal = refusal;
+      });
       try {
         socket.binaryType = 'arraybuffer';
       } catch {
@@ -1039,22 +1125,14 @@ class DialerConnection implements Connection {
             reject(new TimeoutError(`The hello was not acknowledged within ${timeoutMs} ms`));
           }, delayFrom(timeoutMs));
         });
-        // Cleared once the hello is settled: the end of every established connection must not
-        // build an error (and its stack) that nobody reads.
-        let waiting = true;
-        const ended = link.ended.then((info) => {
-          if (!waiting) return;
-          throw new Error(
-            `The connection closed with code ${info.code} before the hello was acknowledged`,
-          );
-        });
         try {
           this.#welcome = undefined;
+          const helloStream = link.session.open(hello.payloadForWire(), {
+            headers: hello.headersForWire() ?? null,
+            end: true,
+          });
           const welcome = await race([
-            link.session.request(hello.payloadForWire(), {
-              headers: hello.headersForWire() ?? null,
-            }),
-            ended,
+            lastMessage(helloStream),
             helloTimeout,
             aborted,
           ]);
@@ -1070,9 +1148,17 @@ class DialerConnection implements Connection {
               { code: error.code, cause: error },
             );
           }
+          const endedWith = link.endedWith;
+          if (error instanceof StreamResetError && endedWith !== undefined) {
+            // the hello stream failed because the connection ended: say how it ended
+            throw new Error(
+              `The connection closed with code ${
+                endedWith.code || 1006
+              } before the hello was acknowledged`,
+              { cause: error },
+            );
+          }
           throw error;
-        } finally {
-          waiting = false;
         }
       } else {
         this.#welcome = undefined;
@@ -1081,6 +1167,16 @@ class DialerConnection implements Connection {
       return link;
     } catch (error) {
       const request = this.#closeRequest;
+      const endedWith = link?.endedWith;
+      if (endedWith !== undefined && this.#lastAttemptClose === undefined) {
+        // the socket closed during the hello: its code decides the policy (WSM-RCN-020)
+        const code = endedWith.code === 0 ? 1006 : endedWith.code;
+        this.#lastAttemptClose = {
+          code,
+          reason: endedWith.reason,
+          wasClean: endedWith.local ? code === 1000 : link!.closeEvent?.wasClean ?? false,
+        };
+      }
       if (link !== undefined) {
         if (link.phase !== 'done') {
           link.session.close(request?.code ?? 1000, request?.reason ?? '');
@@ -1098,25 +1194,13 @@ class DialerConnection implements Connection {
   }
 
   /** Calls the target function and checks what it returned. */
-  async #resolveTarget(ctx: DialContext): Promise<{ url: string; protocols: string[] }> {
-    const value = await (this.#target as Exclude<DialTargetInput, string | URL>)(ctx);
-    if (typeof value === 'string' || value instanceof URL) {
-      return { url: String(value), protocols: [] };
-    }
-    if (
-      value !== null && typeof value === 'object' &&
-      (typeof value.url === 'string' || value.url instanceof URL)
-    ) {
-      const protocols = value.protocols ?? [];
-      if (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string')) {
-        throw new TypeError(
-          `Cannot dial as "protocols" must be an array of strings: current value is ${
-            show(protocols)
-          }`,
-        );
-      }
-      return { url: String(value.url), protocols: [...protocols] };
-    }
+  async #resolveTarget(
+    fn: (ctx: DialContext) => unknown,
+    ctx: DialContext,
+  ): Promise<FixedTarget> {
+    const value = await fn(ctx);
+    const target = fixedTarget(value, 'dial');
+    if (target !== undefined) return target;
     throw new TypeError(
       `Cannot dial as the target function must return a string, a URL or a DialTarget: current value is ${
         show(value)
@@ -1140,11 +1224,6 @@ class DialerConnection implements Connection {
   }
 
   #createLink(socket: DialerSocket): Link {
-    let resolveEnded!: (info: { code: number; reason: string; local: boolean }) => void;
-    const ended = new Promise<{ code: number; reason: string; local: boolean }>((resolve) => {
-      resolveEnded = resolve;
-    });
-    ended.catch(() => {});
     const onStreamOption = this.#options.onStream;
     // The optional fields start absent; session and detach are set below, before any use.
     const link = {
@@ -1152,7 +1231,6 @@ class DialerConnection implements Connection {
       phase: 'hello',
       establishedAt: Date.now(),
       inflight: 0,
-      ended,
     } as Link;
     const sink = {
       send: (data: string | Uint8Array) => {
@@ -1178,8 +1256,8 @@ class DialerConnection implements Connection {
       onError: (error: unknown) => this.#report(error),
       onClose: (info: { code: number; reason: string; local: boolean }) => {
         link.phase = 'done';
+        link.endedWith = info;
         link.detach();
-        resolveEnded(info);
         this.#lost(link, info);
       },
     });
@@ -1353,13 +1431,20 @@ class DialerConnection implements Connection {
     if (!fast) this.#attempts++;
     this.#lastError = error;
     const auth = error instanceof HelloRejectedError && HELLO_AUTH_CODES.has(error.code);
-    const terminal = auth && this.#lastFailureWasAuth;
+    const closeCode = this.#lastAttemptClose?.code;
+    const terminal = (auth && this.#lastFailureWasAuth) ||
+      (closeCode !== undefined && o.terminal.includes(closeCode));
     this.#lastFailureWasAuth = auth;
     if (terminal || o.reconnect === false || !shouldRetry(this.#attempts, o.reconnect)) {
       this.#finish(this.#attemptCloseInfo(error, this.#attempts));
       return;
     }
-    const delayMs = backoffDelay(this.#attempts, o.reconnect, o.draw);
+    let delayMs = backoffDelay(this.#attempts, o.reconnect, o.draw);
+    const retryAfter = this.#lastRefusal?.retryAfterMs;
+    if (retryAfter !== undefined) {
+      // the acceptor said when to come back: no sooner, and no later than the schedule's cap
+      delayMs = Math.max(delayMs, Math.min(retryAfter, o.reconnect.maxDelayMs));
+    }
     this.#schedule(delayMs, () => this.#redialContained(false), false);
     this.#emit(this.#options.onReconnecting, { attempt: this.#attempts, delayMs, error });
   }
@@ -1573,7 +1658,8 @@ class DialerConnection implements Connection {
   }
 
   #describeTarget(): string {
-    return typeof this.#target === 'function' ? "the target function's URL" : String(this.#target);
+    const target = this.#o.target;
+    return typeof target === 'function' ? "the target function's URL" : target.url;
   }
 }
 
@@ -1703,6 +1789,16 @@ function dueAt(link: Link, heartbeat: { intervalMs: number; timeoutMs: number })
   return link.pingSentAt !== undefined
     ? link.pingSentAt + heartbeat.timeoutMs
     : lastHeard(link) + heartbeat.intervalMs;
+}
+
+/**
+ * Reads a stream to its END and resolves with the last message before it (undefined when none
+ * came): the hello is acknowledged at the acceptor's END, not its first DATA (WSM-DIAL-004).
+ */
+async function lastMessage(stream: Stream): Promise<unknown> {
+  let last: unknown = undefined;
+  for await (const value of stream) last = value;
+  return last;
 }
 
 function message(error: unknown): string {

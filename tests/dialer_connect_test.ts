@@ -39,6 +39,61 @@ test("WSM-DIAL-001 connect() offers the muxws subprotocol first, then the target
   assert.equal(clock.countTimers(), 0);
 });
 
+test('connect() takes a DialTarget object, its url a string or a URL, and offers its protocols (WSM-DIAL-001)', async () => {
+  using clock = fakeTime();
+  for (const url of [URL_, new URL(URL_)]) {
+    const server = new FakeServer();
+    const acceptor = new TestAcceptor();
+    serveFake(server, acceptor);
+    const protocols = ['token.abc'];
+    const connection = await connect({ url, protocols }, {
+      WebSocket: server.WebSocket,
+      heartbeat: false,
+      draw: () => 0,
+    });
+    protocols.push('added.later'); // captured at connect(), as every option is
+    assert.equal(connection.state, 'open');
+    assert.equal(server.connections[0].url, URL_);
+    assert.deepEqual(server.connections[0].protocols, ['muxws.v1.json', 'token.abc']);
+    acceptor.last.close(1011);
+    await clock.tickAsync(250);
+    await connection.opened();
+    assert.deepEqual(server.connections[1].protocols, ['muxws.v1.json', 'token.abc']);
+    await connection.close();
+  }
+  const server = new FakeServer();
+  const withoutProtocols = await connect({ url: URL_ }, { WebSocket: server.WebSocket });
+  assert.deepEqual(server.connections[0].protocols, ['muxws.v1.json']);
+  await withoutProtocols.close();
+  await assert.rejects(
+    connect({ url: URL_, protocols: 'token.abc' } as never, { WebSocket: server.WebSocket }),
+    {
+      name: 'TypeError',
+      message:
+        'Cannot connect as "protocols" must be an array of strings: current value is "token.abc"',
+    },
+  );
+  await assert.rejects(connect({ href: URL_ } as never, { WebSocket: server.WebSocket }), {
+    name: 'TypeError',
+    message:
+      'Cannot connect as "target" must be a string, a URL, a DialTarget or a function: current value is {"href":"ws://fake/ws"}',
+  });
+  assert.equal(server.connections.length, 1);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a DialTarget object names its URL in the ConnectError of a failed first connection (WSM-DIAL-003)', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  server.onConnection = (c) => queueMicrotask(() => c.refuse());
+  const error = await connect({ url: new URL(URL_), protocols: ['token.abc'] }, {
+    WebSocket: server.WebSocket,
+  }).catch((e) => e);
+  assert(error instanceof ConnectError);
+  assert.match(error.message, /^Cannot connect to ws:\/\/fake\/ws: /);
+  assert.equal(clock.countTimers(), 0);
+});
+
 test('WSM-DIAL-003 a target function that throws rejects connect() with ConnectError and nothing is dialled', async () => {
   using clock = fakeTime();
   const server = new FakeServer();

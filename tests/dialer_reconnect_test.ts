@@ -256,6 +256,70 @@ test('WSM-RCN-020 terminal close codes stop redialling and other codes back off'
   assert.equal(clock.countTimers(), 0);
 });
 
+test('dialer stops redialling on a terminal close during a redial (WSM-RCN-020)', async () => {
+  using clock = fakeTime();
+  const cases: [code: number, terminal: number[] | undefined][] = [
+    [4401, undefined],
+    [4403, undefined],
+    [1008, undefined],
+    [1002, undefined],
+    [4409, [4409]],
+  ];
+  for (const [code, terminal] of cases) {
+    const h = harness();
+    h.acceptor.options = { hello: () => 'ok' };
+    const connection = await connect(
+      h.target,
+      h.options({
+        draw: () => 0,
+        hello: { payload: 'token' },
+        closeCodes: terminal === undefined ? undefined : { terminal },
+      }),
+    );
+    // every redial's socket opens, then the acceptor closes it before answering the hello
+    h.acceptor.options = {
+      hello: (_stream, peer) => {
+        peer.close(code, 'go away');
+        return never();
+      },
+    };
+    h.acceptor.last.close(1011);
+    await clock.tickAsync(60_000);
+    assert.equal(h.server.connections.length, 2, `code ${code}`);
+    assert.deepEqual(h.events, [
+      'open:false:0',
+      'close:1011:true',
+      'reconnecting:0:250',
+      `close:${code}:false`,
+    ], `code ${code}`);
+    assert.equal(h.closes.at(-1)?.reason, 'go away');
+    assert.equal(connection.state, 'closed', `code ${code}`);
+    assert.equal((await connection.closed).code, code);
+    assert.equal(clock.countTimers(), 0, `code ${code}`);
+  }
+});
+
+test('a terminal close before the first hello is acknowledged rejects connect() with ConnectError and dials once (WSM-DIAL-003)', async () => {
+  using clock = fakeTime();
+  for (const code of [4401, 1008]) {
+    const h = harness();
+    h.acceptor.options = {
+      hello: (_stream, peer) => {
+        peer.close(code);
+        return never();
+      },
+    };
+    const error = await connect(h.target, h.options({ hello: { payload: 'token' } }))
+      .catch((e) => e);
+    assert(error instanceof ConnectError, `code ${code}`);
+    assert.match((error.cause as Error).message, new RegExp(`code ${code}`));
+    await clock.tickAsync(60_000);
+    assert.equal(h.server.connections.length, 1);
+    assert.deepEqual(h.events, []);
+    assert.equal(clock.countTimers(), 0);
+  }
+});
+
 test('WSM-WIRE-009 a close event with code 0 or no code counts as 1006', async () => {
   using clock = fakeTime();
   const h = harness();
