@@ -84,3 +84,20 @@ test('STYLE layout: the LICENSE file is the MIT license that every manifest decl
   assert.equal(read('deno.json').license, 'MIT');
   assert.match(readFileSync(join(root, 'LICENSE'), 'utf8'), /^MIT License/);
 });
+
+test('STYLE layout: the entry points are listed once, in deno.json; every other list of them is derived from it', async () => {
+  const { derive } = await import('../scripts/entries.mjs');
+  const current = { deno: read('deno.json'), jsr: read('jsr.json'), pkg: read('package.json') };
+  const wanted = derive(current.deno, current.jsr, current.pkg);
+  assert.deepEqual(wanted['deno.json'], current.deno, 'deno.json imports or doc tasks');
+  assert.deepEqual(wanted['jsr.json'], current.jsr, 'jsr.json');
+  assert.deepEqual(wanted['package.json'], current.pkg, 'package.json');
+  // A new entry reaches every derived list.
+  const grown = structuredClone(current.deno);
+  (grown.exports as Record<string, string>)['./extra'] = './lib/extra.ts';
+  const next = derive(grown, current.jsr, current.pkg);
+  assert.equal(next['deno.json'].imports['muxws/extra'], './lib/extra.ts');
+  assert.match(next['deno.json'].tasks.ok, /deno doc --lint [^&]*lib\/extra\.ts/);
+  assert.equal(next['jsr.json'].exports['./extra'], './lib/extra.ts');
+  assert.equal(next['package.json'].exports['./extra'].default, './dist/lib/extra.js');
+});

@@ -1,0 +1,83 @@
+// The package's entry points are listed once, in deno.json's "exports". This script derives
+// everything else that names them from that list:
+//
+//   - jsr.json: name, version, license, exports and publish, field for field;
+//   - package.json: "exports" (the source on Deno and Bun, dist/ with types elsewhere) and
+//     "version"/"license";
+//   - deno.json: the "muxws/<entry>" import map and the file list of `deno doc --lint` in the
+//     "doc" and "ok" tasks.
+//
+//   node scripts/entries.mjs          rewrite the files from deno.json's exports
+//   node scripts/entries.mjs --check  exit 1, naming each file that differs (tests run this)
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(fileURLToPath(import.meta.url), '..', '..');
+
+/** What each manifest should hold, derived from deno.json. */
+export function derive(deno, jsr, pkg) {
+  const exports = deno.exports;
+  const files = Object.values(exports).map((f) => f.replace(/^\.\//, ''));
+  const nextDeno = structuredClone(deno);
+  const imports = {};
+  for (const [entry, file] of Object.entries(exports)) {
+    imports[entry === '.' ? 'muxws' : `muxws/${entry.slice(2)}`] = file;
+  }
+  for (const [name, target] of Object.entries(deno.imports ?? {})) {
+    if (name !== 'muxws' && !name.startsWith('muxws/')) imports[name] = target;
+  }
+  nextDeno.imports = imports;
+  for (const task of ['doc', 'ok']) {
+    nextDeno.tasks[task] = deno.tasks[task].replace(
+      /deno doc --lint [^&]+?(?=( &&|$))/,
+      `deno doc --lint ${files.join(' ')}`,
+    );
+  }
+  const nextJsr = { ...jsr };
+  for (const field of ['name', 'version', 'license', 'exports', 'publish']) {
+    nextJsr[field] = deno[field];
+  }
+  const nextPkg = { ...pkg, version: deno.version, license: deno.license, exports: {} };
+  for (const [entry, source] of Object.entries(exports)) {
+    const built = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '.js');
+    nextPkg.exports[entry] = {
+      types: built.replace(/\.js$/, '.d.ts'),
+      bun: source,
+      deno: source,
+      default: built,
+    };
+  }
+  return { 'deno.json': nextDeno, 'jsr.json': nextJsr, 'package.json': nextPkg };
+}
+
+function main() {
+  const read = (name) => JSON.parse(readFileSync(join(root, name), 'utf8'));
+  const current = {
+    'deno.json': read('deno.json'),
+    'jsr.json': read('jsr.json'),
+    'package.json': read('package.json'),
+  };
+  const wanted = derive(current['deno.json'], current['jsr.json'], current['package.json']);
+  const check = process.argv.includes('--check');
+  let stale = 0;
+  for (const [name, value] of Object.entries(wanted)) {
+    if (JSON.stringify(value) === JSON.stringify(current[name])) continue;
+    stale++;
+    if (check) {
+      console.error(`${name} does not match deno.json's exports: run node scripts/entries.mjs`);
+    } else {
+      writeFileSync(join(root, name), JSON.stringify(value, null, 2) + '\n');
+      console.log(`wrote ${name} (run \`deno fmt ${name}\` to restore its layout)`);
+    }
+  }
+  if (check && stale > 0) process.exit(1);
+}
+
+// Run as a command only (a test imports derive(), and Node's test bundle inlines this module).
+if (
+  import.meta.url.endsWith('/scripts/entries.mjs') &&
+  fileURLToPath(import.meta.url) === process.argv[1]
+) {
+  main();
+}
