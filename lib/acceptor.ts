@@ -43,6 +43,7 @@ import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import { encodePublish, Session, sessionLimits, type SessionOptions } from './_session.ts';
 import { cork } from './_cork.ts';
+import { callContained, reportTo } from './_contain.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
 // A server needs the backplane beside the acceptor: one import serves both.
@@ -105,9 +106,9 @@ export interface AcceptorOptions {
   /** A peer's session ended, for any reason; its streams have already failed. */
   onPeerClose?: (peer: Peer, info: PeerCloseInfo) => void;
   /**
-   * Contained errors: malformed frames, failed handlers, throwing callbacks, backplane
-   * failures. A throwing `onError` is reported to `console.error`; without `onError`, errors go
-   * to `console.error`.
+   * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
+   * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
+   * `console.error`; without `onError`, errors go to `console.error`.
    */
   onError?: (error: unknown, peer?: Peer) => void;
   /**
@@ -658,8 +659,9 @@ class PeerImpl implements Peer {
  * Callback order for one peer: `onPeer` when its socket is open, then `onStream` for each
  * stream the dialer opens, then `onPeerClose` once, after every stream of the peer has failed.
  * A peer accepted after {@linkcode Acceptor.close} began is closed at once with the close code,
- * and neither `onPeer` nor `onPeerClose` fires for it. Every callback is contained: a throw goes
- * to `onError`, and a throwing `onError` to `console.error`.
+ * and neither `onPeer` nor `onPeerClose` fires for it. Every callback is contained: a throw, or
+ * the rejection of a promise it returns, goes to `onError`, and an `onError` that throws or
+ * rejects to `console.error`.
  *
  * @example Origins, subprotocols and refusals
  * ```ts
@@ -1126,7 +1128,7 @@ export class Acceptor {
         return;
       }
       peer.announced = true;
-      acceptor.#emit(() => acceptor.#onPeer?.(peer), peer);
+      callContained((error) => acceptor.#report(error, peer), acceptor.#onPeer, peer);
     }
 
     message(data: IncomingData): void {
@@ -1313,7 +1315,8 @@ export class Acceptor {
     peer.tags.bind(undefined);
     for (const tag of peer.tags) this.#unindex(peer, tag);
     if (this.#peers.size === 0) this.#disarmSweep();
-    if (peer.announced) this.#emit(() => this.#onPeerClose?.(peer, info), peer);
+    if (!peer.announced) return;
+    callContained((error) => this.#report(error, peer), this.#onPeerClose, peer, info);
   }
 
   /** Arms the idle sweep for the earliest deadline, when peers exist and the sweep is on. */
@@ -1346,19 +1349,6 @@ export class Acceptor {
   }
 
   #report(error: unknown, peer?: Peer): void {
-    try {
-      if (this.#onError) this.#onError(error, peer);
-      else console.error(error);
-    } catch (thrown) {
-      console.error(thrown);
-    }
-  }
-
-  #emit(fn: () => void, peer: Peer): void {
-    try {
-      fn();
-    } catch (error) {
-      this.#report(error, peer);
-    }
+    reportTo(this.#onError, error, peer);
   }
 }

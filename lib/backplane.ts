@@ -130,7 +130,10 @@ export interface Backplane {
  * assert.equal(error.name, 'BackplaneError');
  * ```
  */
-export class BackplaneError extends MuxwsError {}
+export class BackplaneError extends MuxwsError {
+  /** `'BackplaneError'`. */
+  override name: string = 'BackplaneError';
+}
 
 /** Options of {@linkcode BackplaneGapError}. */
 export interface BackplaneGapErrorOptions extends MuxwsErrorOptions {
@@ -164,6 +167,8 @@ export interface BackplaneGapErrorOptions extends MuxwsErrorOptions {
  * ```
  */
 export class BackplaneGapError extends BackplaneError {
+  /** `'BackplaneGapError'`. */
+  override name: string = 'BackplaneGapError';
   /** Epoch milliseconds when the gap began. */
   readonly startedAt: number;
   /** Epoch milliseconds when delivery resumed. */

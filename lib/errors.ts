@@ -6,6 +6,10 @@
  * first connection, a reset stream, a call made while disconnected. Configuration mistakes are
  * plain `Error`, `TypeError` or `RangeError`, thrown at construction.
  *
+ * Each `name` is a string literal, not read from the class, so it survives a minifier that
+ * renames classes. A subclass of your own inherits its parent's `name` (as a subclass of
+ * `TypeError` does) unless it sets one.
+ *
  * @module
  */
 
@@ -32,6 +36,9 @@ export interface MuxwsErrorOptions {
  * ```
  */
 export class MuxwsError extends Error {
+  /** The class name, as a literal so that minified bundles keep it. */
+  override name: string = 'MuxwsError';
+
   /**
    * Creates the error.
    *
@@ -40,7 +47,6 @@ export class MuxwsError extends Error {
    */
   constructor(message: string, options?: MuxwsErrorOptions) {
     super(message, options);
-    this.name = new.target.name;
   }
 }
 
@@ -59,7 +65,10 @@ export class MuxwsError extends Error {
  * assert(error.cause instanceof TimeoutError);
  * ```
  */
-export class ConnectError extends MuxwsError {}
+export class ConnectError extends MuxwsError {
+  /** `'ConnectError'`. */
+  override name: string = 'ConnectError';
+}
 
 /**
  * The other side broke the protocol: a wrong subprotocol, a malformed frame, a forbidden id.
@@ -73,7 +82,10 @@ export class ConnectError extends MuxwsError {}
  * assert(error.name === 'ProtocolError');
  * ```
  */
-export class ProtocolError extends MuxwsError {}
+export class ProtocolError extends MuxwsError {
+  /** `'ProtocolError'`. */
+  override name: string = 'ProtocolError';
+}
 
 /**
  * A call that needs an open connection was made while it was not open, or after a GOAWAY
@@ -88,7 +100,10 @@ export class ProtocolError extends MuxwsError {}
  * assert(error.message.includes('reconnecting'));
  * ```
  */
-export class NotConnectedError extends MuxwsError {}
+export class NotConnectedError extends MuxwsError {
+  /** `'NotConnectedError'`. */
+  override name: string = 'NotConnectedError';
+}
 
 /** Options of {@linkcode HelloRejectedError}. */
 export interface HelloRejectedErrorOptions extends MuxwsErrorOptions {
@@ -112,6 +127,8 @@ export interface HelloRejectedErrorOptions extends MuxwsErrorOptions {
  * ```
  */
 export class HelloRejectedError extends MuxwsError {
+  /** `'HelloRejectedError'`. */
+  override name: string = 'HelloRejectedError';
   /** The reset code the acceptor answered the hello with. */
   readonly code: string;
 
@@ -153,6 +170,8 @@ export interface StreamResetErrorOptions extends MuxwsErrorOptions {
  * ```
  */
 export class StreamResetError extends MuxwsError {
+  /** `'StreamResetError'`. */
+  override name: string = 'StreamResetError';
   /** The reset code. */
   readonly code: string;
   /** True when the other side sent the RESET. */
@@ -186,6 +205,8 @@ export class StreamResetError extends MuxwsError {
  * ```
  */
 export class StreamError extends MuxwsError {
+  /** `'StreamError'`. */
+  override name: string = 'StreamError';
   /** The reset code sent to the other side. */
   readonly code: string;
 
@@ -221,7 +242,10 @@ export class StreamError extends MuxwsError {
  * assert(new TimeoutError('The request did not answer within 5000 ms').name === 'TimeoutError');
  * ```
  */
-export class TimeoutError extends MuxwsError {}
+export class TimeoutError extends MuxwsError {
+  /** `'TimeoutError'`. */
+  override name: string = 'TimeoutError';
+}
 
 /**
  * The connection or acceptor was closed for good, by `close()` or by giving up.
@@ -234,4 +258,7 @@ export class TimeoutError extends MuxwsError {}
  * assert(new ClosedError('The connection was closed').name === 'ClosedError');
  * ```
  */
-export class ClosedError extends MuxwsError {}
+export class ClosedError extends MuxwsError {
+  /** `'ClosedError'`. */
+  override name: string = 'ClosedError';
+}

@@ -14,7 +14,8 @@
 
 /**
  * A jitter source: returns a number from -1 (inclusive) to 1 (exclusive), a fresh value per call.
- * {@linkcode backoffDelay} also accepts exactly 1, so a test can pin the highest jitter.
+ * A test may pin exactly 1 to see the highest jitter; {@linkcode backoffDelay} does not check the
+ * value and clamps only its result, at 0.
  */
 export type RandomDraw = () => number;
 
@@ -196,15 +197,18 @@ export function unjitteredDelay(attempts: number, options: Reconnect): number {
  * an application can compute when the next retry happens, and `draw` is injectable so the
  * schedule can be tested as a pure function.
  *
- * `draw` is called exactly once per call, also when `jitter` is 0.
+ * `draw` is called exactly once per call, also when `jitter` is 0. Its value is not checked:
+ * the formula applies as written and only the result is clamped, so with `jitter` 0.5 a draw of
+ * 2 doubles the delay, a draw of -2 or below gives 0, and a draw that is NaN or not a number
+ * gives 0. With `jitter` 0 the draw does not matter.
  *
  * @param attempts How many consecutive attempts have already failed; `0` is the first retry after
  * a loss.
  * @param options The schedule to compute from.
  * @param draw The jitter source, returning a number from -1 to 1. The default, {@linkcode uniform},
  * uses `Math.random`: jitter spreads reconnects over time and has no security function.
- * @returns The delay in milliseconds, never negative.
- * @throws {Error} When `attempts` is negative or NaN, or `draw` returns a value outside -1 to 1.
+ * @returns The delay in milliseconds, clamped at 0: never negative, never NaN.
+ * @throws {Error} When `attempts` is negative or NaN.
  *
  * @example Pin the draw to see the jitter's bounds
  * ```ts
@@ -232,17 +236,13 @@ export function backoffDelay(
     );
   }
   const drawn = draw();
-  if (!isNumber(drawn) || !(drawn >= -1 && drawn <= 1)) {
-    throw new Error(
-      `Cannot compute a backoff delay as "draw" must return a number from -1 to 1: it returned ${
-        describe(drawn)
-      }`,
-    );
-  }
-  const scale = 1 + drawn * options.jitter;
-  // Checked first so an infinite cap times a zero scale gives 0, not NaN.
-  if (scale <= 0) return 0;
-  return Math.max(0, unjitteredDelay(attempts, options) * scale);
+  const { jitter } = options;
+  // Jitter 0 disables jitter: the draw, whatever it returned, does not move the delay.
+  const scale = jitter === 0 ? 1 : 1 + (isNumber(drawn) ? drawn : NaN) * jitter;
+  const delay = unjitteredDelay(attempts, options) * scale;
+  // The clamp: anything not above 0 is 0, so a negative product, NaN (an infinite cap times a
+  // zero scale, a NaN draw) and -Infinity all give 0.
+  return delay > 0 ? delay : 0;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { PublishMessage, Stream } from '../lib/stream.ts';
 import { ProtocolError, StreamError, StreamResetError } from '../lib/errors.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
 import { fakeTime } from './_fake_time.ts';
+import { watchUnhandled } from './_unhandled.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from '../lib/backplane.ts';
 
 /** A dialer-side Session over the client end of a socket pair, accepted by `acceptor`. */
@@ -836,6 +837,60 @@ test('WSM-ACC-009 a throwing onError goes to console.error and the peer keeps wo
     const d = dial(acceptor);
     assert.equal(await d.session.request('x'), 'still here');
     assert.deepEqual(logged.map((e) => (e as Error).message), ['second']);
+    await acceptor.close({ drainMs: 0 });
+  } finally {
+    console.error = original;
+  }
+});
+
+test('WSM-ACC-009 async callbacks that reject are reported with the peer, never left unhandled', async () => {
+  using unhandled = watchUnhandled();
+  const reported: Array<[string, Peer | undefined]> = [];
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onPeer: async () => {
+      await Promise.resolve();
+      throw new Error('onPeer rejected');
+    },
+    onPeerClose: () => Promise.reject(new Error('onPeerClose rejected')),
+    onStream: () => 'served',
+    onError: (error, peer) => reported.push([(error as Error).message, peer]),
+  });
+  const d = dial(acceptor);
+  assert.equal(await d.session.request('x'), 'served');
+  d.peer.close(1000);
+  await unhandled.settle();
+  assert.deepEqual(reported, [['onPeer rejected', d.peer], ['onPeerClose rejected', d.peer]]);
+  assert.deepEqual(unhandled.reasons, []);
+});
+
+test('WSM-ACC-009 an onError that rejects goes to console.error, never left unhandled', async () => {
+  using unhandled = watchUnhandled();
+  const logged: unknown[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => logged.push(args[0]);
+  try {
+    const acceptor = new Acceptor({
+      idleTimeoutMs: 0,
+      onPeer: async () => {
+        await Promise.resolve();
+        throw new Error('first');
+      },
+      onError: async (error) => {
+        await Promise.resolve();
+        throw new Error(`onError rejected on ${(error as Error).message}`);
+      },
+      onStream: () => 'still here',
+    });
+    const d = dial(acceptor);
+    assert.equal(await d.session.request('x'), 'still here');
+    d.client.send('[99]'); // a malformed frame: reported by the session through onError
+    await unhandled.settle();
+    const [first, malformed, ...rest] = logged.map((e) => (e as Error).message);
+    assert.equal(first, 'onError rejected on first');
+    assert.match(malformed, /^onError rejected on Malformed frame/);
+    assert.deepEqual(rest, []);
+    assert.deepEqual(unhandled.reasons, []);
     await acceptor.close({ drainMs: 0 });
   } finally {
     console.error = original;

@@ -12,6 +12,7 @@ import {
   type WorkersWebSocket,
 } from '../lib/adapters/cloudflare.ts';
 import { msgpackCodec } from '../lib/msgpack.ts';
+import { watchUnhandled } from './_unhandled.ts';
 
 /** A Workers socket as the hibernation API hands it back. */
 class FakeWorkersSocket implements WorkersWebSocket {
@@ -311,6 +312,57 @@ test('WSM-WIRE-009 webSocketClose() ends the peer and answers the close frame; w
   assert.deepEqual(closed, [['a', 4001], ['b', 1005], ['c', 1000], ['d', 1006]]);
   assert.deepEqual(errors, [failure]);
   assert.equal(acceptor.stats.peers, 0);
+});
+
+test("WSM-ACC-009 a Durable Object's async callbacks that reject are reported, never left unhandled", async () => {
+  using unhandled = watchUnhandled();
+  const reported: Array<[string, string | undefined]> = [];
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onPeer: async (peer) => {
+      await Promise.resolve();
+      throw new Error(`onPeer rejected for ${peer.id}`);
+    },
+    onPeerClose: (peer) => Promise.reject(new Error(`onPeerClose rejected for ${peer.id}`)),
+    onError: (error, peer) => reported.push([(error as Error).message, peer?.id]),
+  });
+  const ws = new FakeWorkersSocket();
+  ws.attachment = attachment('peer-1', ['room']);
+  const room = new DurableObjectAcceptor(new FakeState([ws]), acceptor);
+  assert.equal(room.restored, 1);
+  room.webSocketClose(ws, 1000, '', true);
+  await unhandled.settle();
+  assert.deepEqual(reported.sort(), [
+    ['onPeer rejected for peer-1', 'peer-1'],
+    ['onPeerClose rejected for peer-1', 'peer-1'],
+  ]);
+  assert.deepEqual(unhandled.reasons, []);
+});
+
+test("WSM-ACC-009 a Durable Object's onError that rejects goes to console.error, never left unhandled", async () => {
+  using unhandled = watchUnhandled();
+  const logged: unknown[] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => logged.push(args[0]);
+  try {
+    const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+    const ws = new FakeWorkersSocket();
+    ws.attachment = attachment('peer-1', []);
+    const room = new DurableObjectAcceptor(new FakeState([ws]), acceptor, {
+      onError: async (error, peer) => {
+        await Promise.resolve();
+        throw new Error(`onError rejected on ${(error as Error).message} of ${peer?.id}`);
+      },
+    });
+    room.webSocketError(ws, new Error('network gone'));
+    await unhandled.settle();
+    assert.deepEqual(logged.map((e) => (e as Error).message), [
+      'onError rejected on network gone of peer-1',
+    ]);
+    assert.deepEqual(unhandled.reasons, []);
+  } finally {
+    console.error = original;
+  }
 });
 
 test('WSM-WIRE-003 the PING auto-response (answering [6] with [7]) is set for the JSON codec only, and can be turned off', async () => {

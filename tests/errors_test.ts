@@ -40,6 +40,16 @@ test('SPEC §8: every error class extends MuxwsError and Error and sets its own 
   });
 });
 
+test('SPEC §8: a subclass of an error class inherits its name unless it sets its own', () => {
+  class RoomFullError extends StreamError {}
+  class NamedError extends ConnectError {
+    override name = 'NamedError';
+  }
+  assert.equal(new RoomFullError('room_full', 'a').name, 'StreamError');
+  assert.equal(new NamedError('b').name, 'NamedError');
+  assert.ok(new NamedError('b') instanceof MuxwsError);
+});
+
 test('SPEC §8: errors carry their cause and data', () => {
   const cause = new TypeError('socket failed');
   const connect = new ConnectError('Cannot connect', { cause });

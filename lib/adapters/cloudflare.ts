@@ -49,6 +49,7 @@
  * @module
  */
 import type { Acceptor, AttachedPeer, IncomingData, Peer, PeerSink } from '../acceptor.ts';
+import { reportTo } from '../_contain.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -98,7 +99,8 @@ export interface DurableObjectAcceptorOptions {
   /**
    * Errors the adapter contains: a peer state that cannot be saved in the socket's attachment
    * (not structured-clonable, or over the runtime's size limit), a socket that cannot be
-   * restored. Not set: `console.error`.
+   * restored. Not set: `console.error`. An `onError` that throws or returns a promise that
+   * rejects is reported to `console.error`.
    */
   onError?: (error: unknown, peer?: Peer) => void;
 }
@@ -499,12 +501,7 @@ export class DurableObjectAcceptor {
   }
 
   #report(error: unknown, peer?: Peer): void {
-    try {
-      if (this.#onError) this.#onError(error, peer);
-      else console.error(error);
-    } catch (thrown) {
-      console.error(thrown);
-    }
+    reportTo(this.#onError, error, peer);
   }
 }
 
