@@ -59,6 +59,22 @@ export interface HostileRuntime {
    * @default {globalThis.WebSocket}
    */
   WebSocket?: DialerSocketConstructor;
+  /**
+   * Tests this runtime does not register, each for a reason its caller states in a comment (the
+   * failure it shows). Every other test is registered.
+   * @default {[]}
+   */
+  leaveOut?: readonly HostileTestKey[];
+}
+
+/** The keys of the tests a runtime may leave out (see {@linkcode HostileRuntime.leaveOut}). */
+export type HostileTestKey =
+  /** `floods.ts`: the acceptor's RSS growth under 20,000 open+reset pairs. */
+  'open-reset-flood';
+
+/** True when `runtime` registers the test `key`. */
+export function registers(runtime: HostileRuntime, key: HostileTestKey): boolean {
+  return !(runtime.leaveOut ?? []).includes(key);
 }
 
 /** A test name: the behaviour as a sentence, the SPEC rules it checks, then the runtime. */
