@@ -1,5 +1,5 @@
 /**
- * The behavioural suite every acceptor runtime passes (issue 5): raw Deno, Hono on Deno, raw
+ * The behavioural suite every acceptor runtime passes: raw Deno, Hono on Deno, raw
  * Bun, Hono on Bun, Hono on Node. {@linkcode acceptorSuite} registers the same `node:test` cases
  * for one runtime, given a factory that serves an {@linkcode Acceptor} on a real server on
  * 127.0.0.1 with an ephemeral port.

@@ -1,6 +1,6 @@
 /**
- * A TCP proxy on 127.0.0.1 that injects network faults between a dialer and an acceptor (issue
- * 7). It uses only `node:net`, so it runs under Deno, Bun and Node.
+ * A TCP proxy on 127.0.0.1 that injects network faults between a dialer and an acceptor. It uses
+ * only `node:net`, so it runs under Deno, Bun and Node.
  *
  * ```ts ignore
  * await using proxy = await startFaultProxy(acceptorPort);

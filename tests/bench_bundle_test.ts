@@ -1,5 +1,6 @@
-// The bundle figures of issue 8 (bench/bundle.ts): each entry's minified and gzipped size, and
-// the breakdown of one entry by file. No SPEC rule covers benchmarks; the names cite the issue.
+// The bundle figures of the benchmarks (bench/bundle.ts): each entry's minified and gzipped size,
+// and the breakdown of one entry by file. No SPEC rule covers benchmarks, so the names cite no
+// rule id.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { repoRoot } from './_repo.ts';
 const root = repoRoot();
 const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
 
-test('issue 8 bundle: bundleBreakdown() gives the connect bundle to its files, shares summing to the bundle', () => {
+test('bundle: bundleBreakdown() gives the connect bundle to its files, shares summing to the bundle', () => {
   const source = "export { connect } from './mod.ts';";
   const shares = bundleBreakdown(esbuild, root, source);
   const files = shares.map((share) => share.file);
@@ -28,7 +29,7 @@ test('issue 8 bundle: bundleBreakdown() gives the connect bundle to its files, s
   assert.ok(gzipped < connectOnly.gzipped && gzipped > connectOnly.gzipped - 40);
 });
 
-test('issue 8 bundle: the entries include connect alone and connect with Reconnect and Hello', () => {
+test('bundle: the entries include connect alone and connect with Reconnect and Hello', () => {
   const sources = new Map(ENTRIES);
   assert.equal(sources.get('muxws connect only'), "export { connect } from './mod.ts';");
   assert.equal(

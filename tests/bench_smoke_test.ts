@@ -1,11 +1,11 @@
-// The herd figures of issue 8 (bench/_herd_stats.ts): T50/T95/T100, the busiest 100 ms window
-// and lumpiness, on arrival times made here, and the parsing of `--herd-runtime`. No SPEC rule
-// covers benchmarks; the names cite the issue instead.
+// The herd figures of the benchmarks (bench/_herd_stats.ts): T50/T95/T100, the busiest 100 ms
+// window and lumpiness, on arrival times made here, and the parsing of `--herd-runtime`. No SPEC
+// rule covers benchmarks, so the names cite no rule id.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { herdRuntimes, herdStats, sparkline } from '../bench/_herd_stats.ts';
 
-test('issue 8 herd: arrivals spread evenly over 1 s score a lumpiness just under 1', () => {
+test('herd: arrivals spread evenly over 1 s score a lumpiness just under 1', () => {
   const times = Array.from({ length: 1000 }, (_, i) => i);
   const stats = herdStats(times, 1000);
   assert.equal(stats.arrived, 1000);
@@ -18,7 +18,7 @@ test('issue 8 herd: arrivals spread evenly over 1 s score a lumpiness just under
   assert.ok(stats.histogram.every((n) => n === 10));
 });
 
-test('issue 8 herd: everyone inside one 100 ms window at 4 s scores about 40', () => {
+test('herd: everyone inside one 100 ms window at 4 s scores about 40', () => {
   const times = Array.from({ length: 1000 }, (_, i) => 4000 + (i % 50));
   const stats = herdStats(times, 1000);
   assert.equal(stats.share, 1);
@@ -29,7 +29,7 @@ test('issue 8 herd: everyone inside one 100 ms window at 4 s scores about 40', (
   assert.equal(stats.histogram.slice(0, 400).reduce((a, b) => a + b, 0), 0);
 });
 
-test('issue 8 herd: the busiest window is the densest 100 ms, not a fixed bin', () => {
+test('herd: the busiest window is the densest 100 ms, not a fixed bin', () => {
   // 30 arrivals from 50 to 79 ms and 30 from 120 to 149 ms: no fixed bin of 100 holds both
   // groups, but the window [50, 150) does.
   const times = [
@@ -41,7 +41,7 @@ test('issue 8 herd: the busiest window is the densest 100 ms, not a fixed bin', 
   assert.equal(stats.share, 0.6);
 });
 
-test('issue 8 herd: dialers that never came back leave T95 and T100 unreached', () => {
+test('herd: dialers that never came back leave T95 and T100 unreached', () => {
   const stats = herdStats([10, 20, 30], 10);
   assert.equal(stats.arrived, 3);
   assert.ok(Number.isNaN(stats.t50));
@@ -52,7 +52,7 @@ test('issue 8 herd: dialers that never came back leave T95 and T100 unreached', 
   assert.equal(herdStats([-3, 5], 2).t50, 0);
 });
 
-test('issue 8 herd: the sparkline has one mark per 100 ms, tallest for the busiest', () => {
+test('herd: the sparkline has one mark per 100 ms, tallest for the busiest', () => {
   const histogram = new Array<number>(30).fill(0);
   histogram[0] = 1;
   histogram[25] = 8;
@@ -60,7 +60,7 @@ test('issue 8 herd: the sparkline has one mark per 100 ms, tallest for the busie
   assert.equal(sparkline([]), '');
 });
 
-test('issue 8 herd: --herd-runtime picks the runtimes, node and bun by default, node when quick', () => {
+test('herd: --herd-runtime picks the runtimes, node and bun by default, node when quick', () => {
   assert.deepEqual(herdRuntimes([], false), ['node', 'bun']);
   assert.deepEqual(herdRuntimes(['--quick'], true), ['node']);
   assert.deepEqual(herdRuntimes(['--herd-runtime', 'deno'], false), ['deno']);
@@ -71,7 +71,7 @@ test('issue 8 herd: --herd-runtime picks the runtimes, node and bun by default, 
   );
 });
 
-test('issue 8 herd: --herd-runtime refuses an unknown runtime or an empty list', () => {
+test('herd: --herd-runtime refuses an unknown runtime or an empty list', () => {
   assert.throws(() => herdRuntimes(['--herd-runtime', 'node,workerd'], false), {
     name: 'RangeError',
     message:

@@ -1,5 +1,5 @@
 /**
- * Frame-level fuzzing over both codecs (issue 7), seeded and reproducible: `MUXWS_FUZZ_SEED`
+ * Frame-level fuzzing over both codecs, seeded and reproducible: `MUXWS_FUZZ_SEED`
  * overrides the seed, and a failure names the seed to replay. `MUXWS_FUZZ_SCALE` multiplies the
  * run counts (`npm run fuzz` uses 20: about 2,000,000 frames).
  *

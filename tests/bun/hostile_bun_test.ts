@@ -1,6 +1,7 @@
-// The hostile rows of issue 7 on raw Bun: Bun.serve with the ./bun adapter.
-import { hostileRows } from '../_hostile_rows.ts';
+// The hostile-input tests on raw Bun: Bun.serve with the ./bun adapter, and a child acceptor run
+// by this Bun.
+import { hostileTests } from '../hostile/_all.ts';
 import { spawnAcceptor } from '../hostile/_spawn.ts';
 import { serveAcceptorOnBun } from './_serve.ts';
 
-hostileRows('Bun', serveAcceptorOnBun, { spawnAcceptor });
+hostileTests({ name: 'Bun', start: serveAcceptorOnBun, spawnAcceptor });

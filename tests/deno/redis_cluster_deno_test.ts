@@ -1,5 +1,5 @@
 // Acceptor nodes in separate Deno and Bun processes share a real redis-server through
-// redisBackplane (issue 6): dialers in this Deno process connect to every node, and broadcasts
+// redisBackplane: dialers in this Deno process connect to every node, and broadcasts
 // must reach every tagged peer on every node exactly once, never the untagged, with `except`
 // holding across nodes; bursts arrive complete and in order per node; a 3 s Redis outage never
 // stops local delivery, is reported, and delivery across nodes resumes within 1 s.

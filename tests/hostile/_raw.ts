@@ -1,8 +1,9 @@
 /**
- * Raw clients for the hostile rows (issue 7): they speak WebSocket but not muxws, so a test can
- * send any bytes an attacker could.
+ * Raw clients for the hostile-input tests: they speak WebSocket but not muxws, so a test can send
+ * any bytes an attacker could.
  *
- * - {@linkcode rawClient}: a plain global `WebSocket` offering a muxws subprotocol; frames are
+ * - {@linkcode rawClient}: a plain `WebSocket` (the global one, or one passed in, such as the
+ *   `ws` package's on Node 20) offering a muxws subprotocol; frames are
  *   sent as given (a string as it is, anything else through the codec) and every message
  *   received is decoded and kept.
  * - {@linkcode tcpClient}: a WebSocket client written over `node:net`, for what a `WebSocket`
@@ -39,13 +40,24 @@ export interface RawClient {
   close(): void;
 }
 
+/** A constructor with the `WebSocket` signature, e.g. `globalThis.WebSocket` or `ws`. */
+export type RawSocketConstructor = new (url: string, protocols?: string | string[]) => unknown;
+
+/** Options of {@linkcode rawClient}. */
+export interface RawClientOptions {
+  /** Encodes frames given as arrays and decodes what arrives. @default {jsonCodec} */
+  codec?: Codec;
+  /** The subprotocols offered. @default {[`muxws.v1.<codec>`]} */
+  protocols?: string[];
+  /** The WebSocket constructor. @default {globalThis.WebSocket} */
+  WebSocket?: RawSocketConstructor;
+}
+
 /** Opens a plain WebSocket offering `muxws.v1.<codec>`; resolves once open. */
-export function rawClient(
-  url: string,
-  options: { codec?: Codec; protocols?: string[] } = {},
-): Promise<RawClient> {
+export function rawClient(url: string, options: RawClientOptions = {}): Promise<RawClient> {
   const codec = options.codec ?? jsonCodec;
-  const ws = new WebSocket(url, options.protocols ?? [`muxws.v1.${codec.name}`]);
+  const Socket = (options.WebSocket ?? WebSocket) as typeof WebSocket;
+  const ws = new Socket(url, options.protocols ?? [`muxws.v1.${codec.name}`]);
   ws.binaryType = 'arraybuffer';
   const frames: unknown[] = [];
   const waiters = new Set<() => void>();

@@ -1,6 +1,9 @@
 /**
- * Starts `serve_acceptor.ts` in a child process of the running runtime (Deno or Bun) and reads
- * its port; `kill()` sends SIGKILL and resolves once the process is gone.
+ * Starts a child acceptor process and reads its port; `kill()` sends SIGKILL and resolves once
+ * the process is gone. {@linkcode spawnAcceptor} runs `serve_acceptor.ts` with the running
+ * runtime (Deno or Bun); {@linkcode spawnAcceptorWith} runs any script of this runtime that
+ * prints `PORT <n>` (Node's is the bundled test file itself, see
+ * `tests/node/hostile_node_test.ts`).
  */
 import { spawn } from 'node:child_process';
 import process from 'node:process';
@@ -21,12 +24,35 @@ export interface SpawnOptions {
   idleTimeoutMs?: number;
 }
 
-/** Spawns the child acceptor; rejects when it prints no port within 10 s. */
+/** Spawns `serve_acceptor.ts`; rejects when it prints no port within 10 s. */
 export function spawnAcceptor(options: SpawnOptions = {}): Promise<ChildAcceptor> {
   const isBun = 'Bun' in globalThis;
-  const args = isBun ? [script] : ['run', '-A', '--quiet', script];
-  const env = { ...process.env, MUXWS_IDLE_MS: String(options.idleTimeoutMs ?? 30_000) };
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+  return spawnAcceptorWith(isBun ? [script] : ['run', '-A', '--quiet', script], options);
+}
+
+/**
+ * Spawns this runtime's executable with `args` as the child acceptor, its environment this
+ * process's plus `MUXWS_IDLE_MS` and `env` (a variable set to undefined is removed); rejects when
+ * it prints no port within 10 s.
+ */
+export function spawnAcceptorWith(
+  args: string[],
+  options: SpawnOptions = {},
+  env: Record<string, string | undefined> = {},
+): Promise<ChildAcceptor> {
+  const childEnv: Record<string, string> = {};
+  const merged = {
+    ...process.env,
+    MUXWS_IDLE_MS: String(options.idleTimeoutMs ?? 30_000),
+    ...env,
+  };
+  for (const [name, value] of Object.entries(merged)) {
+    if (value !== undefined) childEnv[name] = value;
+  }
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: childEnv,
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let out = '';

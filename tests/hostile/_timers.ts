@@ -1,7 +1,7 @@
 /**
  * Counts the timers and the global `online`/`offline` listeners created while installed, for the
- * rows and the chaos run that assert none is left after every connection closed. It wraps
- * `setTimeout`, `clearTimeout`, `setInterval`, `clearInterval`, `addEventListener` and
+ * hostile-input tests and the chaos run that assert none is left after every connection closed.
+ * It wraps `setTimeout`, `clearTimeout`, `setInterval`, `clearInterval`, `addEventListener` and
  * `removeEventListener` on `globalThis`; disposing restores them.
  *
  * ```ts ignore

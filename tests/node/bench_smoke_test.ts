@@ -1,6 +1,6 @@
-// A smoke test of the benchmark harness of issue 8 (bench/run.ts): one short side-by-side
-// scenario on Node (three server processes and a client process on 127.0.0.1) and the bundle
-// sizes, written to a temporary directory. It checks the shape of latest.json, not the speed.
+// A smoke test of the benchmark harness (bench/run.ts): one short side-by-side scenario on Node
+// (three server processes and a client process on 127.0.0.1) and the bundle sizes, written to a
+// temporary directory. It checks the shape of latest.json, not the speed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +11,7 @@ import process from 'node:process';
 import { repoRoot } from '../_repo.ts';
 import type { Row } from '../../bench/_common.ts';
 
-test('issue 8 bench: a quick run writes rows for muxws, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
+test('bench: a quick run writes rows for muxws, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
   const root = repoRoot();
   const out = mkdtempSync(join(tmpdir(), 'muxws-bench-'));
   const child = spawn(join(root, 'node_modules', '.bin', 'deno'), [
