@@ -45,6 +45,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 import { ClosedError, MuxwsError, type MuxwsErrorOptions } from './errors.ts';
 
 /**
@@ -220,88 +221,238 @@ export function isBackplaneMessage(value: unknown): value is BackplaneMessage {
     typeof m.origin === 'string' && typeof m.codec === 'string';
 }
 
-/** Describes a value for an error message. */
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'bigint') return `${value}n`;
-  if (Array.isArray(value)) return 'an array';
-  if (value !== null && typeof value === 'object') return 'an object';
-  return String(value);
+/** Senders whose last sequence number a {@linkcode BackplaneReceiver} remembers. */
+const MAX_SENDERS = 1024;
+
+/**
+ * One incoming message as a backplane's wire format carries it: who published it, its place in
+ * that publisher's sequence, and the message.
+ */
+export interface BackplaneEnvelope {
+  /** The id of the backplane object that published it, drawn once per object. */
+  readonly sender: string;
+  /** The publisher's sequence number of the message: 1 for its first, then one more each. */
+  readonly seq: number;
+  /** The message. */
+  readonly message: BackplaneMessage;
+}
+
+/** Options of {@linkcode BackplaneReceiver}. */
+export interface BackplaneReceiverOptions<T> {
+  /**
+   * Turns what the engine delivered into an envelope. Returns `undefined` to ignore it (a
+   * message this node published itself, say); throws a {@linkcode BackplaneError} saying why
+   * it cannot be read, which the receiver reports.
+   */
+  decode: (data: T) => BackplaneEnvelope | undefined;
+  /**
+   * Receives a {@linkcode BackplaneGapError} when a sender's sequence numbers were skipped, what
+   * `decode` could not read, a subscriber that threw or rejected, and whatever is given to
+   * `report()`. Contained; absent, `console.error`.
+   */
+  onError?: (error: BackplaneError) => void;
+  /**
+   * The clock, in epoch milliseconds, that dates each sender's last message and the gaps.
+   *
+   * @default {Date.now}
+   */
+  now?: () => number;
 }
 
 /**
- * Calls `onError` with `error`, containing a throw (then `console.error`); with no `onError`,
- * `console.error`, so a user callback never breaks delivery.
+ * The receiving half every backplane in this package shares: it decodes what the engine
+ * delivered, drops a repeated or older sequence number, reports skipped ones as a
+ * {@linkcode BackplaneGapError} counting the missed messages, and hands each message to every
+ * subscribed handler in subscription order, containing and reporting a handler that throws or
+ * rejects. A backplane over another engine can build on it: it supplies the wire format
+ * (`decode`) and the publishing half.
+ *
+ * Up to 1024 senders are remembered; past that the one heard from least recently is forgotten,
+ * and its next message is taken as a first one.
+ *
+ * @example A receiver fed by hand, on a fake clock
+ * ```ts
+ * import {
+ *   type BackplaneEnvelope,
+ *   type BackplaneError,
+ *   BackplaneGapError,
+ *   BackplaneReceiver,
+ * } from 'muxws/backplane';
+ * import assert from 'node:assert/strict';
+ *
+ * let now = 1_000;
+ * const errors: BackplaneError[] = [];
+ * const receiver = new BackplaneReceiver<BackplaneEnvelope>('Example channel', {
+ *   decode: (envelope) => envelope,
+ *   onError: (error) => errors.push(error),
+ *   now: () => now,
+ * });
+ * const tags: string[] = [];
+ * receiver.subscribe((message) => tags.push(message.tag));
+ * const message = (tag: string) =>
+ *   ({ tag, headers: null, payload: '[9]', except: [], origin: 'node-a', codec: 'json' });
+ *
+ * receiver.receive({ sender: 's', seq: 1, message: message('one') });
+ * receiver.receive({ sender: 's', seq: 1, message: message('again') }); // a repeat: dropped
+ * now = 1_500;
+ * receiver.receive({ sender: 's', seq: 4, message: message('four') }); // 2 and 3 are lost
+ * assert.deepEqual(tags, ['one', 'four']);
+ * assert(errors[0] instanceof BackplaneGapError);
+ * assert.equal(errors[0].message, 'Example channel lost 2 message(s) from node "node-a"');
+ * assert.equal(errors[0].endedAt - errors[0].startedAt, 500);
+ * receiver.close();
+ * ```
  */
-function reportBackplaneError(
-  onError: ((error: BackplaneError) => void) | undefined,
-  error: BackplaneError,
-): void {
-  if (!onError) {
-    console.error(error);
-    return;
-  }
-  try {
-    onError(error);
-  } catch (thrown) {
-    console.error(thrown);
-  }
-}
+export class BackplaneReceiver<T> {
+  readonly #where: string;
+  readonly #decode: (data: T) => BackplaneEnvelope | undefined;
+  readonly #onError: ((error: BackplaneError) => void) | undefined;
+  readonly #now: () => number;
+  readonly #handlers = new Set<(message: BackplaneMessage) => void>();
+  /** Each sender's last sequence number and when it arrived, least recent sender first. */
+  readonly #seen = new Map<string, { seq: number; at: number }>();
+  #closed = false;
 
-/**
- * Hands `message` to every handler in subscription order; a handler that throws is reported
- * and the others still run.
- */
-function dispatchBackplaneMessage(
-  handlers: Iterable<(message: BackplaneMessage) => void>,
-  message: BackplaneMessage,
-  onError: ((error: BackplaneError) => void) | undefined,
-): void {
-  for (const handler of handlers) {
+  /**
+   * Creates the receiver.
+   *
+   * @param where Names the channel at the start of its error messages, e.g.
+   * `Redis channel "chat"`.
+   * @param options `decode`, and optionally `onError` and `now`.
+   */
+  constructor(where: string, options: BackplaneReceiverOptions<T>) {
+    this.#where = where;
+    this.#decode = options.decode;
+    this.#onError = options.onError;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Takes one delivery from the engine: decodes it, checks its sequence number and hands its
+   * message to the handlers. Never throws; does nothing after `close()`.
+   *
+   * @param data What the engine delivered.
+   */
+  receive(data: T): void {
+    if (this.#closed) return;
+    let envelope: BackplaneEnvelope | undefined;
     try {
-      handler(message);
+      envelope = this.#decode(data);
     } catch (cause) {
-      reportBackplaneError(
-        onError,
-        new BackplaneError(`A backplane subscriber threw on a message for tag "${message.tag}"`, {
-          cause,
-        }),
+      this.report(
+        cause instanceof BackplaneError ? cause : new BackplaneError(
+          `${this.#where} received a message it cannot read: ${
+            cause instanceof Error ? cause.message : describe(cause)
+          }`,
+          { cause },
+        ),
+      );
+      return;
+    }
+    if (envelope === undefined || !this.#track(envelope)) return;
+    const message = envelope.message;
+    for (const handler of [...this.#handlers]) {
+      let result: unknown;
+      try {
+        result = handler(message);
+      } catch (cause) {
+        this.#subscriberFailed('threw on', message, cause);
+        continue;
+      }
+      if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
+        (result as PromiseLike<unknown>).then(undefined, (cause) => {
+          this.#subscriberFailed('rejected a promise on', message, cause);
+        });
+      }
+    }
+  }
+
+  /**
+   * Calls `handler` with each message received, in order, until the returned function is
+   * called (idempotent). Subscribing the same function twice gives two deliveries and two
+   * independent stop functions. After `close()` the handler is never called.
+   *
+   * @param handler Called with each message.
+   * @returns The function that stops it.
+   * @throws {TypeError} When `handler` is not a function.
+   */
+  subscribe(handler: (message: BackplaneMessage) => void): () => void {
+    if (typeof handler !== 'function') {
+      throw new TypeError(
+        `Cannot subscribe as "handler" must be a function: current value is ${describe(handler)}`,
       );
     }
+    const entry = (message: BackplaneMessage) => handler(message);
+    if (!this.#closed) this.#handlers.add(entry);
+    return () => {
+      this.#handlers.delete(entry);
+    };
+  }
+
+  /**
+   * Hands `error` to `onError`, containing a throw (then `console.error`); with no `onError`,
+   * `console.error`. The backplane reports through it what no call waits for, such as a lost
+   * connection.
+   *
+   * @param error What went wrong.
+   */
+  report(error: BackplaneError): void {
+    const onError = this.#onError;
+    if (!onError) {
+      console.error(error);
+      return;
+    }
+    try {
+      onError(error);
+    } catch (thrown) {
+      console.error(thrown);
+    }
+  }
+
+  /** Drops every handler and ignores what is received from now on. Idempotent. */
+  close(): void {
+    this.#closed = true;
+    this.#handlers.clear();
+  }
+
+  /**
+   * Records the envelope's sequence number: false for a repeat or an older one (drop it);
+   * reports the gap when numbers were skipped.
+   */
+  #track({ sender, seq, message }: BackplaneEnvelope): boolean {
+    const now = this.#now();
+    const seen = this.#seen;
+    const last = seen.get(sender);
+    if (last !== undefined) {
+      if (seq <= last.seq) return false;
+      if (seq > last.seq + 1) {
+        const missed = seq - last.seq - 1;
+        this.report(
+          new BackplaneGapError(
+            `${this.#where} lost ${missed} message(s) from node "${message.origin}"`,
+            { startedAt: last.at, endedAt: now, missed, origin: message.origin },
+          ),
+        );
+      }
+      seen.delete(sender);
+    } else if (seen.size >= MAX_SENDERS) {
+      seen.delete(seen.keys().next().value!);
+    }
+    seen.set(sender, { seq, at: now });
+    return true;
+  }
+
+  #subscriberFailed(what: string, message: BackplaneMessage, cause: unknown): void {
+    this.report(
+      new BackplaneError(`A backplane subscriber ${what} a message for tag "${message.tag}"`, {
+        cause,
+      }),
+    );
   }
 }
 
 /** The envelope version the BroadcastChannel backplane posts and reads. */
 const ENVELOPE_VERSION = 1;
-/** Senders whose last sequence number is remembered, oldest forgotten first. */
-const MAX_SENDERS = 1024;
-
-/**
- * Records sequence number `seq` of `sender`: `null` for a repeat or an older one (drop it), the
- * gap when numbers were skipped, `undefined` otherwise.
- */
-function track(
-  seen: Map<string, { seq: number; at: number }>,
-  sender: string,
-  seq: number,
-  origin: string,
-): BackplaneGapErrorOptions | null | undefined {
-  const now = Date.now();
-  const last = seen.get(sender);
-  let gap: BackplaneGapErrorOptions | undefined;
-  if (last !== undefined) {
-    if (seq <= last.seq) return null;
-    if (seq > last.seq + 1) {
-      gap = { startedAt: last.at, endedAt: now, missed: seq - last.seq - 1, origin };
-    }
-    seen.delete(sender);
-  } else if (seen.size >= MAX_SENDERS) {
-    seen.delete(seen.keys().next().value!);
-  }
-  seen.set(sender, { seq, at: now });
-  return gap;
-}
 
 /** Options of {@linkcode broadcastChannelBackplane}. */
 export interface BroadcastChannelBackplaneOptions {
@@ -378,63 +529,46 @@ export function broadcastChannelBackplane(
   const what = 'Cannot create broadcastChannelBackplane';
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(
-      `${what} as "name" must be a non-empty string: current value is ${describeValue(name)}`,
+      `${what} as "name" must be a non-empty string: current value is ${describe(name)}`,
     );
   }
   const onError = options.onError;
   if (onError !== undefined && typeof onError !== 'function') {
     throw new TypeError(
-      `${what} as "onError" must be a function: current value is ${describeValue(onError)}`,
+      `${what} as "onError" must be a function: current value is ${describe(onError)}`,
     );
   }
   if (typeof globalThis.BroadcastChannel !== 'function') {
     throw new TypeError(`${what} as this runtime has no BroadcastChannel`);
   }
   const channel = new BroadcastChannel(name);
-  const handlers = new Set<(message: BackplaneMessage) => void>();
   let closed = false;
 
   /** This object's id in every envelope it posts; drawn at first use, not at load. */
   let sender: string | undefined;
   let lastSeq = 0;
-  /** Each sender's last sequence number and when it arrived, oldest sender first. */
-  const seen = new Map<string, { seq: number; at: number }>();
-
-  channel.onmessage = (event: MessageEvent) => {
-    if (closed) return;
-    const envelope = event.data as Record<string, unknown> | null;
-    const message = envelope?.message;
-    if (
-      envelope === null || typeof envelope !== 'object' || envelope.v !== ENVELOPE_VERSION ||
-      typeof envelope.sender !== 'string' || !Number.isSafeInteger(envelope.seq) ||
-      (envelope.seq as number) < 1 || !isBackplaneMessage(message)
-    ) {
-      reportBackplaneError(
-        onError,
-        new BackplaneError(
+  const receiver = new BackplaneReceiver<unknown>(`BroadcastChannel "${name}"`, {
+    decode(data) {
+      const envelope = data as Record<string, unknown> | null;
+      if (
+        envelope === null || typeof envelope !== 'object' || envelope.v !== ENVELOPE_VERSION ||
+        typeof envelope.sender !== 'string' || !Number.isSafeInteger(envelope.seq) ||
+        (envelope.seq as number) < 1 || !isBackplaneMessage(envelope.message)
+      ) {
+        throw new BackplaneError(
           `BroadcastChannel "${name}" received something that is not a backplane envelope: ${
-            describeValue(envelope)
+            describe(envelope)
           }`,
-        ),
-      );
-      return;
-    }
-    const gap = track(seen, envelope.sender, envelope.seq as number, message.origin);
-    if (gap === null) return;
-    if (gap) {
-      reportBackplaneError(
-        onError,
-        new BackplaneGapError(
-          `BroadcastChannel "${name}" lost ${gap.missed} message(s) from node "${message.origin}"`,
-          gap,
-        ),
-      );
-    }
-    dispatchBackplaneMessage([...handlers], message, onError);
-  };
+        );
+      }
+      return envelope as unknown as BackplaneEnvelope;
+    },
+    onError,
+  });
+
+  channel.onmessage = (event: MessageEvent) => receiver.receive(event.data);
   channel.onmessageerror = (event: MessageEvent) => {
-    reportBackplaneError(
-      onError,
+    receiver.report(
       new BackplaneError(`BroadcastChannel "${name}" received a message it cannot deserialize`, {
         cause: event.data,
       }),
@@ -453,7 +587,7 @@ export function broadcastChannelBackplane(
         return Promise.reject(
           new BackplaneError(
             `Cannot publish on BroadcastChannel "${name}" as the message is not a backplane message: current value is ${
-              describeValue(message)
+              describe(message)
             }`,
           ),
         );
@@ -476,25 +610,12 @@ export function broadcastChannelBackplane(
       return Promise.resolve();
     },
     subscribe(handler: (message: BackplaneMessage) => void): () => void {
-      if (typeof handler !== 'function') {
-        throw new TypeError(
-          `Cannot subscribe as "handler" must be a function: current value is ${
-            describeValue(handler)
-          }`,
-        );
-      }
-      // A wrapper per call, so subscribing the same function twice gives two deliveries and
-      // two independent unsubscribe functions.
-      const entry = (message: BackplaneMessage) => handler(message);
-      if (!closed) handlers.add(entry);
-      return () => {
-        handlers.delete(entry);
-      };
+      return receiver.subscribe(handler);
     },
     close(): void {
       if (closed) return;
       closed = true;
-      handlers.clear();
+      receiver.close();
       channel.onmessage = null;
       channel.onmessageerror = null;
       channel.close();

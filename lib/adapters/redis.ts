@@ -43,11 +43,14 @@
  */
 import {
   type Backplane,
+  type BackplaneEnvelope,
   BackplaneError,
   BackplaneGapError,
   type BackplaneMessage,
+  BackplaneReceiver,
   isBackplaneMessage,
 } from '../backplane.ts';
+import { describe } from '../describe.ts';
 import { ClosedError } from '../errors.ts';
 
 /** The client events the backplane listens to. */
@@ -132,17 +135,7 @@ export interface RedisBackplane extends Backplane {
 
 /** The envelope version this code writes and reads. */
 const ENVELOPE_VERSION = 1;
-/** Senders whose last sequence number is remembered, oldest forgotten first. */
-const MAX_SENDERS = 1024;
 const BASE64_CHUNK = 0x8000;
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (Array.isArray(value)) return 'an array';
-  if (value !== null && typeof value === 'object') return 'an object';
-  return String(value);
-}
 
 function messageOf(error: unknown): string {
   // node-redis's TimeoutError has an empty message: its name says what happened.
@@ -260,12 +253,13 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
     );
   }
 
-  const handlers = new Set<(message: BackplaneMessage) => void>();
   /** This object's id in every envelope it publishes; drawn at first use, not at load. */
   let sender: string | undefined;
   let lastSeq = 0;
-  /** Each sender's last sequence number and when it arrived, oldest sender first. */
-  const seen = new Map<string, { seq: number; at: number }>();
+  const receiver = new BackplaneReceiver<string>(`Redis channel "${channel}"`, {
+    decode,
+    onError,
+  });
   let closed = false;
   let subscribed = false;
   /** Bumped by every subscribe call, so only the latest one's outcome counts. */
@@ -274,18 +268,6 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
   /** When each client's current outage began; undefined while connected. */
   let publisherDownSince: number | undefined;
   let subscriberDownSince: number | undefined;
-
-  function report(error: BackplaneError): void {
-    if (!onError) {
-      console.error(error);
-      return;
-    }
-    try {
-      onError(error);
-    } catch (thrown) {
-      console.error(thrown);
-    }
-  }
 
   function settleWaiters(error?: unknown): void {
     const list = waiters;
@@ -309,7 +291,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
         const startedAt = subscriberDownSince;
         const endedAt = Date.now();
         subscriberDownSince = undefined;
-        report(
+        receiver.report(
           new BackplaneGapError(
             `Redis channel "${channel}" was not received for ${
               endedAt - startedAt
@@ -322,7 +304,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
     }, (cause) => {
       if (closed || mine !== generation) return;
       // Retried at the subscriber's next `ready`.
-      report(
+      receiver.report(
         new BackplaneError(`Cannot subscribe to Redis channel "${channel}": ${messageOf(cause)}`, {
           cause,
         }),
@@ -342,7 +324,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
       if (subscriberDownSince !== undefined) return;
       subscriberDownSince = now;
     }
-    report(
+    receiver.report(
       new BackplaneError(
         `The Redis ${role} of channel "${channel}" lost its connection${
           cause === undefined ? '' : `: ${messageOf(cause)}`
@@ -361,7 +343,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
       }
       const since = role === 'publisher' ? publisherDownSince : subscriberDownSince;
       if (since !== undefined) return; // already reported for this outage
-      report(
+      receiver.report(
         new BackplaneError(
           `The Redis ${role} of channel "${channel}" failed: ${messageOf(error)}`,
           {
@@ -385,8 +367,8 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
     [subscriber, 'end', () => down('subscriber', undefined)],
   ];
 
-  function listener(text: string): void {
-    if (closed) return;
+  /** Reads one envelope off the channel; `undefined` for the ones this object published. */
+  function decode(text: string): BackplaneEnvelope | undefined {
     let message: BackplaneMessage;
     let from: string;
     let seq: number;
@@ -415,47 +397,18 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
         throw new TypeError('a field is missing or of a wrong type');
       }
     } catch (cause) {
-      report(
-        new BackplaneError(
-          `Redis channel "${channel}" carried a message that is not a muxws backplane envelope: ${
-            messageOf(cause)
-          }`,
-          { cause },
-        ),
+      throw new BackplaneError(
+        `Redis channel "${channel}" carried a message that is not a muxws backplane envelope: ${
+          messageOf(cause)
+        }`,
+        { cause },
       );
-      return;
     }
-    if (from === sender) return;
-    const now = Date.now();
-    const last = seen.get(from);
-    if (last !== undefined) {
-      if (seq <= last.seq) return; // a repeat or an older message: at most once, in order
-      if (seq > last.seq + 1) {
-        const missed = seq - last.seq - 1;
-        report(
-          new BackplaneGapError(
-            `Redis channel "${channel}" lost ${missed} message(s) from node "${message.origin}"`,
-            { startedAt: last.at, endedAt: now, missed, origin: message.origin },
-          ),
-        );
-      }
-      seen.delete(from);
-    } else if (seen.size >= MAX_SENDERS) {
-      seen.delete(seen.keys().next().value!);
-    }
-    seen.set(from, { seq, at: now });
-    for (const handler of [...handlers]) {
-      try {
-        handler(message);
-      } catch (cause) {
-        report(
-          new BackplaneError(
-            `A backplane subscriber threw on a message for tag "${message.tag}"`,
-            { cause },
-          ),
-        );
-      }
-    }
+    return from === sender ? undefined : { sender: from, seq, message };
+  }
+
+  function listener(text: string): void {
+    receiver.receive(text);
   }
 
   for (const [client, event, fn] of listeners) client.on(event, fn);
@@ -509,16 +462,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
       }
     },
     subscribe(handler: (message: BackplaneMessage) => void): () => void {
-      if (typeof handler !== 'function') {
-        throw new TypeError(
-          `Cannot subscribe as "handler" must be a function: current value is ${describe(handler)}`,
-        );
-      }
-      const entry = (message: BackplaneMessage) => handler(message);
-      if (!closed) handlers.add(entry);
-      return () => {
-        handlers.delete(entry);
-      };
+      return receiver.subscribe(handler);
     },
     ready(): Promise<void> {
       if (closed) {
@@ -533,7 +477,7 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
       if (closed) return;
       closed = true;
       subscribed = false;
-      handlers.clear();
+      receiver.close();
       for (const [client, event, fn] of listeners) client.off?.(event, fn);
       settleWaiters(new ClosedError(`Redis channel "${channel}": the backplane is closed`));
       try {
