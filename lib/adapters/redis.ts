@@ -50,7 +50,7 @@ import {
   BackplaneReceiver,
   isBackplaneMessage,
 } from '../backplane.ts';
-import { describe } from '../describe.ts';
+import { describe } from '../_describe.ts';
 import { ClosedError } from '../errors.ts';
 
 /** The client events the backplane listens to. */
