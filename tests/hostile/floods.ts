@@ -116,7 +116,10 @@ export function floodsTests(rt: HostileRuntime): void {
       ['WSM-ACC-006', 'WSM-WIRE-006'],
     ),
     async () => {
-      await withServer(rt, {}, async (h) => {
+      // The reset budget (200 refusals a second by default) would close this connection long
+      // before 9,900 refusals; it is raised here so the stream limit and the windows are what
+      // this case measures. The budget itself: the next case and tests/session_hostile_test.ts.
+      await withServer(rt, { limits: { maxResetRate: 20_000 } }, async (h) => {
         const attacker = await h.raw();
         const rssBefore = await rssAfterGc();
         for (let i = 0; i < 10_000; i++) {
@@ -143,6 +146,33 @@ export function floodsTests(rt: HostileRuntime): void {
         assert.ok(total <= 1700, `${total} messages written in all`);
         const rssGrowth = (await rssAfterGc()) - rssBefore;
         assert.ok(rssGrowth <= 64 * 1024 * 1024, `RSS grew ${(rssGrowth / 1048576).toFixed(1)} MB`);
+        await h.healthy();
+      });
+    },
+  );
+
+  test(
+    named(
+      rt,
+      'acceptor refuses at most 200 of a burst of 10,000 OPENs over maxStreams, then closes with 1008 and keeps serving',
+      ['WSM-ACC-006'],
+    ),
+    async () => {
+      await withServer(rt, {}, async (h) => {
+        const attacker = await h.raw();
+        for (let i = 0; i < 10_000; i++) {
+          attacker.send(`[1,${2 * i + 1},0,null,{"op":"write","n":1000,"size":4000}]`);
+        }
+        const close = await within(attacker.closed, 10_000, 'the close');
+        // The acceptor closed with 1008; an attacker still flooding may read 1006 instead.
+        await eventually(() => h.peerCloses.length === 1, 5000, 'the peer close');
+        assert.equal(h.peerCloses[0].code, 1008);
+        assert.ok([1008, 1006].includes(close.code), `the attacker saw ${close.code}`);
+        const refused = attacker.frames.filter((f) =>
+          Array.isArray(f) && f[0] === 4 && f[2] === 'refused'
+        );
+        assert.ok(refused.length <= 200, `${refused.length} refusals before the close`);
+        assert.ok(h.state.maxRunning <= 100, `${h.state.maxRunning} handlers ran at once`);
         await h.healthy();
       });
     },
