@@ -14,7 +14,6 @@ import {
   childStats,
   type HostileRuntime,
   named,
-  registers,
   rssAfterGc,
   sleep,
   withServer,
@@ -51,63 +50,67 @@ export function floodsTests(rt: HostileRuntime): void {
     },
   );
 
-  if (registers(rt, 'open-reset-flood')) {
-    test(
-      named(
-        rt,
-        'acceptor closes with 1008 a flood of 20,000 open+reset pairs, spending at most 1 s of CPU and 10 MB of RSS on it',
-        ['WSM-ACC-006'],
-      ),
-      async () => {
-        // The acceptor runs in its own process, so its CPU time and RSS are its own, not the
-        // attacker's.
-        const child = await rt.spawnAcceptor();
-        let attacker: RawClient | undefined;
-        try {
-          const stats = (gc = true) => childStats(child.port, gc);
-          const url = `ws://127.0.0.1:${child.port}/ws`;
-          attacker = await rawClient(url, { WebSocket: rt.WebSocket });
-          const frames: string[] = [];
-          for (let i = 0; i < 20_000; i++) {
-            const id = 2 * i + 1;
-            frames.push(`[1,${id},0,null,{"op":"hold"}]`, `[4,${id},"cancel",""]`);
-          }
-          const before = await stats();
-          for (const f of frames) {
-            if (attacker.isClosed) break;
-            attacker.send(f);
-          }
-          const closed = await within(attacker.closed, 10_000, 'the close');
-          let after = await stats();
-          for (const deadline = Date.now() + 5000; after.peers > 0 && Date.now() < deadline;) {
-            await sleep(20);
-            after = await stats();
-          }
-          const cpuMs = (after.cpuUs - before.cpuUs) / 1000;
-          const rssGrowth = after.rss - before.rss;
-          // The acceptor closed with 1008. The attacker usually reads it too; while its own flood
-          // is still arriving the server's TCP stack may answer with RST, read as 1006.
-          assert.deepEqual(after.closes, [1008]);
-          assert.ok([1008, 1006].includes(closed.code), `the attacker saw ${closed.code}`);
-          assert.ok(cpuMs <= 1000, `the acceptor spent ${cpuMs.toFixed(0)} ms of CPU on the flood`);
-          assert.ok(
-            rssGrowth <= 10 * 1024 * 1024,
-            `the acceptor's RSS grew ${(rssGrowth / 1048576).toFixed(1)} MB`,
-          );
-          // It keeps serving.
-          await assertServesFreshDialer(rt, url);
-          console.log(
-            `open+reset flood: acceptor CPU ${cpuMs.toFixed(0)} ms, RSS growth ${
-              (rssGrowth / 1048576).toFixed(2)
-            } MB`,
-          );
-        } finally {
-          attacker?.close();
-          await child.kill();
+  test(
+    named(
+      rt,
+      'acceptor closes with 1008 a flood of 20,000 open+reset pairs, spending at most 1 s of CPU and at most 2 MB of heap on it',
+      ['WSM-ACC-006'],
+    ),
+    async () => {
+      // The acceptor runs in its own process, so its CPU time and RSS are its own, not the
+      // attacker's.
+      const child = await rt.spawnAcceptor();
+      let attacker: RawClient | undefined;
+      try {
+        const stats = (gc = true) => childStats(child.port, gc);
+        const url = `ws://127.0.0.1:${child.port}/ws`;
+        attacker = await rawClient(url, { WebSocket: rt.WebSocket });
+        const frames: string[] = [];
+        for (let i = 0; i < 20_000; i++) {
+          const id = 2 * i + 1;
+          frames.push(`[1,${id},0,null,{"op":"hold"}]`, `[4,${id},"cancel",""]`);
         }
-      },
-    );
-  }
+        const before = await stats();
+        for (const f of frames) {
+          if (attacker.isClosed) break;
+          attacker.send(f);
+        }
+        const closed = await within(attacker.closed, 10_000, 'the close');
+        let after = await stats();
+        for (const deadline = Date.now() + 5000; after.peers > 0 && Date.now() < deadline;) {
+          await sleep(20);
+          after = await stats();
+        }
+        const cpuMs = (after.cpuUs - before.cpuUs) / 1000;
+        const rssGrowth = after.rss - before.rss;
+        const heapGrowth = after.heapUsed - before.heapUsed;
+        const rssBound = rt.floodRssMb ?? 10;
+        // The acceptor closed with 1008. The attacker usually reads it too; while its own flood
+        // is still arriving the server's TCP stack may answer with RST, read as 1006.
+        assert.deepEqual(after.closes, [1008]);
+        assert.ok([1008, 1006].includes(closed.code), `the attacker saw ${closed.code}`);
+        assert.ok(cpuMs <= 1000, `the acceptor spent ${cpuMs.toFixed(0)} ms of CPU on the flood`);
+        assert.ok(
+          heapGrowth <= 2 * 1024 * 1024,
+          `the acceptor's heap grew ${(heapGrowth / 1048576).toFixed(1)} MB`,
+        );
+        assert.ok(
+          rssGrowth <= rssBound * 1024 * 1024,
+          `the acceptor's RSS grew ${(rssGrowth / 1048576).toFixed(1)} MB (bound ${rssBound} MB)`,
+        );
+        // It keeps serving.
+        await assertServesFreshDialer(rt, url);
+        console.log(
+          `open+reset flood: acceptor CPU ${cpuMs.toFixed(0)} ms, RSS growth ${
+            (rssGrowth / 1048576).toFixed(2)
+          } MB`,
+        );
+      } finally {
+        attacker?.close();
+        await child.kill();
+      }
+    },
+  );
 
   test(
     named(
