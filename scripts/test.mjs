@@ -104,8 +104,11 @@ if (only.includes('deno')) {
   // `deno task ok` is a chain of `deno …` commands (deno.json is authoritative). It is run
   // here command by command with the npm-installed binary, since `deno task` resolves a nested
   // `deno` to node_modules/.bin/deno and cannot run that binary as a script.
+  // With --files, only the chosen files run (shared and tests/deno/); `deno test` with no file
+  // would run the whole suite, so a filter that matches nothing for Deno runs nothing.
+  const chosen = [...shared, ...own('deno')];
   const steps = filesFilter
-    ? [['test', '-A', ...shared]]
+    ? (chosen.length > 0 ? [['test', '-A', ...chosen]] : [])
     : denoTask('ok').map((command) => command.split(/\s+/).slice(1));
   let ok = true;
   for (const step of steps) {
