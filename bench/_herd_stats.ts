@@ -1,6 +1,6 @@
 /**
  * Turns the reconnect arrivals of a herd (ms after the server could accept again) into the
- * figures of issue 8: a histogram in 10 ms bins, T50/T95/T100, the share of all dialers arriving
+ * figures: a histogram in 10 ms bins, T50/T95/T100, the share of all dialers arriving
  * in the busiest 100 ms window, and lumpiness L = share × T95 ÷ 100 ms (1.0 is uniform over the
  * time it takes to get everyone back; everyone inside one 100 ms window at 4 s scores 40).
  *

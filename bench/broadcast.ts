@@ -1,5 +1,5 @@
 /**
- * The broadcast fan-out benchmark of issue 6: one broadcast to 1,000 connected peers, through one
+ * The broadcast fan-out benchmark: one broadcast to 1,000 connected peers, through one
  * acceptor node and through two nodes over Redis (500 peers on each), muxws beside socket.io's
  * `io.to(room).emit` without and with `@socket.io/redis-adapter`, in the same run.
  *

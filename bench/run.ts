@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (`deno run -A bench/run.ts`): every scenario of issue 8 side by side, muxws
+ * `npm run bench` (`deno run -A bench/run.ts`): every scenario side by side, muxws
  * against the runtime's raw WebSocket and socket.io (and, for the reconnect herd, socket.io-client,
  * partysocket and reconnecting-websocket), client and server in separate processes on 127.0.0.1.
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run chaos` (issue 7): random network and process faults against 50 dialers doing requests
+ * `npm run chaos`: random network and process faults against 50 dialers doing requests
  * and streams, then the accounting. Runs on Deno: `deno run -A scripts/chaos.ts [--quick]
  * [--seed N]`.
  *
