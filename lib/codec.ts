@@ -46,12 +46,6 @@ export interface Codec {
    * (WSM-WIRE-007). Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
    */
   identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
-  /**
-   * Optional. The fewest message units (characters or bytes) one level of nesting costs in an
-   * encoded message (JSON: 2, for `[` and `]`). The session skips its depth walk for messages
-   * too short to nest deeper than `maxDepth`. Absent: every payload is walked.
-   */
-  readonly minUnitsPerLevel?: number;
 }
 
 /**
@@ -91,7 +85,6 @@ const prefixDecoder = new TextDecoder('utf-8');
 export const jsonCodec: Codec = Object.freeze({
   name: 'json',
   binary: false,
-  minUnitsPerLevel: 2,
   encode(frame: readonly unknown[]): string {
     return JSON.stringify(frame);
   },
