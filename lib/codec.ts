@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -123,7 +124,7 @@ export function subprotocol(codec: Codec): string {
   if (typeof name !== 'string' || !/^[a-z0-9-]{1,32}$/.test(name)) {
     throw new TypeError(
       `Cannot name a subprotocol as "codec.name" must be 1 to 32 of a-z, 0-9 and -: current value is ${
-        typeof name === 'string' ? JSON.stringify(name) : String(name)
+        describe(name)
       }`,
     );
   }
