@@ -124,32 +124,32 @@ export const WINDOW_BUDGET: number = 1024 * 1024;
 const EMPTY = Promise.resolve();
 
 /**
+ * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
+ * checking nor copying it again. This keeps the construction of a session (an acceptor's accept,
+ * a dialer's redial) at about half its cost with a check per session, and lets every session of
+ * one acceptor share one limits object instead of holding a copy each (an idle peer's memory,
+ * docs/performance.md).
+ */
+const RESOLVED = new WeakSet<object>();
+
+/**
  * Resolves and checks limits once, for a caller that creates many sessions with the same ones
- * (the acceptor, the dialer's redials): frozen, so every session can share the one object.
+ * (the acceptor, the dialer's redials): the result is frozen, and `new Session()` takes it as it
+ * is. Anything else passed as `limits` is checked and copied by `new Session()`.
  *
  * @throws {TypeError | RangeError} {@linkcode resolveLimits}'s errors.
  */
 export function sessionLimits(limits?: Partial<Limits>): Readonly<Limits> {
-  return Object.freeze(resolveLimits(limits));
+  const resolved = Object.freeze(resolveLimits(limits));
+  RESOLVED.add(resolved);
+  return resolved;
 }
 
-/**
- * The limits a session keeps, checked every time: `limits` itself when it is frozen and already
- * complete (what {@linkcode sessionLimits} returns), so the sessions of one acceptor share one
- * object instead of holding a copy each (an idle peer's memory, docs/performance.md); a checked,
- * frozen copy otherwise.
- *
- * @throws {TypeError | RangeError} {@linkcode resolveLimits}'s errors.
- */
+/** The limits a session keeps: one {@linkcode sessionLimits} made as it is, else a checked copy. */
 function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
-  const resolved = resolveLimits(limits);
-  if (limits === undefined || !Object.isFrozen(limits)) return Object.freeze(resolved);
-  for (const name in resolved) {
-    if (limits[name as keyof Limits] !== resolved[name as keyof Limits]) {
-      return Object.freeze(resolved);
-    }
-  }
-  return limits as Readonly<Limits>;
+  return limits !== undefined && RESOLVED.has(limits)
+    ? limits as Readonly<Limits>
+    : sessionLimits(limits);
 }
 
 /**
