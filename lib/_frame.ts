@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 import { ProtocolError, RESET_CODE_PATTERN } from './errors.ts';
 
 /** OPEN `[1, id, flags, headers, payload]`. Either side opens stream `id` (its own parity). */
@@ -176,8 +177,12 @@ export class FrameError extends ProtocolError {}
 
 const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
 
-/** True for a positive safe integer. */
-export function isId(value: unknown): value is number {
+/**
+ * True for a stream id (WSM-WIRE-004): a positive safe integer. The one check of an id's form,
+ * for frames, a session's `firstStreamId` and a restored peer's next id; parity (the dialer odd,
+ * the acceptor even) is checked by whoever knows the side.
+ */
+export function isStreamId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
@@ -200,21 +205,7 @@ export function isTag(value: unknown): value is string {
 }
 
 function fail(what: string, value: unknown): never {
-  throw new FrameError(`Malformed frame: ${what}: found ${show(value)}`);
-}
-
-/** A short description of a value for an error message; never throws. */
-export function show(value: unknown): string {
-  try {
-    if (typeof value === 'string') {
-      return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
-    }
-    if (Array.isArray(value)) return `an array of ${value.length}`;
-    if (value === null || typeof value !== 'object') return String(value);
-    return 'an object';
-  } catch {
-    return 'an unprintable value';
-  }
+  throw new FrameError(`Malformed frame: ${what}: found ${describe(value)}`);
 }
 
 /**
@@ -235,25 +226,27 @@ export function parseFrame(value: unknown): Frame {
     }
     switch (kind) {
       case OPEN:
-        if (!isId(value[1])) fail('expected a positive safe integer id', value[1]);
+        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
         if (!isFlags(value[2])) fail('expected flags as a non-negative integer', value[2]);
         if (!isHeaders(value[3])) fail('expected headers as an object or null', value[3]);
         break;
       case DATA:
-        if (!isId(value[1])) fail('expected a positive safe integer id', value[1]);
+        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
         if (!isFlags(value[2])) fail('expected flags as a non-negative integer', value[2]);
         break;
       case END:
-        if (!isId(value[1])) fail('expected a positive safe integer id', value[1]);
+        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
         break;
       case RESET:
-        if (!isId(value[1])) fail('expected a positive safe integer id', value[1]);
+        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
         if (!isResetCode(value[2])) fail('expected a reset code', value[2]);
         if (typeof value[3] !== 'string') fail('expected a reset message string', value[3]);
         break;
       case CREDIT:
-        if (!isId(value[1])) fail('expected a positive safe integer id', value[1]);
-        if (!isId(value[2])) fail('expected credit units as a positive safe integer', value[2]);
+        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
+        if (!isCount(value[2]) || value[2] === 0) {
+          fail('expected credit units as a positive safe integer', value[2]);
+        }
         break;
       case GOAWAY:
         if (!isCount(value[1])) fail('expected lastId as a non-negative integer', value[1]);

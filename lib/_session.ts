@@ -15,9 +15,17 @@
  *
  * @module
  */
-import type { Codec } from './codec.ts';
+import { type Codec, jsonCodec } from './codec.ts';
 import { NotConnectedError, ProtocolError } from './errors.ts';
 import { type Limits, resolveLimits } from './limits.ts';
+import {
+  CloseCode,
+  closeCodeOf,
+  type ProvokedResetCode,
+  ResetCode,
+  SESSION_CLOSE,
+} from './_codes.ts';
+import { describe } from './_describe.ts';
 import {
   control,
   type OpenOptions,
@@ -36,6 +44,7 @@ import {
   hasEnd,
   isHeaders,
   isResetCode,
+  isStreamId,
   isTag,
   OPEN,
   overLimit,
@@ -44,7 +53,6 @@ import {
   PONG,
   PUBLISH,
   RESET,
-  show,
   tooDeep,
 } from './_frame.ts';
 
@@ -113,31 +121,21 @@ export const SOCKET_POLL_MS = 10;
  */
 export const WINDOW_BUDGET: number = 1024 * 1024;
 
-/** The close codes of WSM-WIRE-009 by side. */
-const CLOSE_CODES = {
-  dialer: { protocol: 4002, tooLarge: 4009, resetFlood: 4002 },
-  acceptor: { protocol: 1002, tooLarge: 1009, resetFlood: 1008 },
-} as const;
-
 const EMPTY = Promise.resolve();
 
 /**
- * What an idle session holds is an idle peer's memory (docs/performance.md): PING and PONG are
- * fixed frames, encoded once per codec, and the set of streams waiting for the socket is created
- * by the first write that waits; until then `#waiting` reads this empty set, which is never
- * added to (clearing or deleting from it does nothing).
+ * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
+ * checking nor copying it again. This keeps the construction of a session (an acceptor's accept,
+ * a dialer's redial) at about half its cost with a check per session, and lets every session of
+ * one acceptor share one limits object instead of holding a copy each (an idle peer's memory,
+ * docs/performance.md).
  */
-const PING_PONG = new WeakMap<Codec, readonly [string | Uint8Array, string | Uint8Array]>();
-const NO_STREAMS: Set<Stream> = new Set();
-
-/** Limits objects {@linkcode sessionLimits} resolved: `new Session()` takes them unchecked. */
 const RESOLVED = new WeakSet<object>();
 
 /**
  * Resolves and checks limits once, for a caller that creates many sessions with the same ones
  * (the acceptor, the dialer's redials): the result is frozen, and `new Session()` takes it as it
- * is instead of checking it again per connection. Anything else passed as `limits` is still
- * checked by `new Session()`.
+ * is. Anything else passed as `limits` is checked and copied by `new Session()`.
  *
  * @throws {TypeError | RangeError} {@linkcode resolveLimits}'s errors.
  */
@@ -145,6 +143,13 @@ export function sessionLimits(limits?: Partial<Limits>): Readonly<Limits> {
   const resolved = Object.freeze(resolveLimits(limits));
   RESOLVED.add(resolved);
   return resolved;
+}
+
+/** The limits a session keeps: one {@linkcode sessionLimits} made as it is, else a checked copy. */
+function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
+  return limits !== undefined && RESOLVED.has(limits)
+    ? limits as Readonly<Limits>
+    : sessionLimits(limits);
 }
 
 /**
@@ -171,14 +176,12 @@ export class Session {
   #closed = false;
   #goingAway = false;
   #goAway: GoAway | undefined;
-  /** Streams whose write waits for the socket: created by the first that waits. */
-  #waitingSet: Set<Stream> | undefined;
+  /** Streams whose write waits for the socket: made by the first that waits, dropped by a poll. */
+  #waiting: Set<Stream> | undefined;
   #pongOwed = false;
   #pollTimer: ReturnType<typeof setTimeout> | undefined;
   #idle: (() => void)[] | undefined;
   #lastReceivedAt: number;
-  #pong: string | Uint8Array;
-  #ping: string | Uint8Array;
   #depthSkip: number;
 
   /**
@@ -190,7 +193,7 @@ export class Session {
     if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
       throw new TypeError(
         `Cannot create Session as "side" must be "dialer" or "acceptor": current value is ${
-          show(options?.side)
+          describe(options?.side)
         }`,
       );
     }
@@ -200,47 +203,31 @@ export class Session {
       typeof codec.decode !== 'function'
     ) {
       throw new TypeError(
-        `Cannot create Session as "codec" must be a Codec: current value is ${show(codec)}`,
+        `Cannot create Session as "codec" must be a Codec: current value is ${describe(codec)}`,
       );
     }
     this.side = options.side;
     this.#sink = sink;
     this.#codec = codec;
     const limits = options.limits;
-    this.#limits = limits !== undefined && RESOLVED.has(limits)
-      ? limits as Readonly<Limits>
-      : sessionLimits(limits);
+    this.#limits = sharedLimits(limits);
     this.#options = options;
     this.#now = options.now ?? Date.now;
     const parity = this.side === 'dialer' ? 1 : 0;
     const first = options.firstStreamId ?? 2 - parity;
-    if (!Number.isSafeInteger(first) || first < 1 || first % 2 !== parity) {
+    if (!isStreamId(first) || first % 2 !== parity) {
       throw new RangeError(
         `Cannot create Session as "firstStreamId" must be a positive safe integer of the ${this.side}'s parity (${
           parity === 1 ? 'odd' : 'even'
-        }): current value is ${show(first)}`,
+        }): current value is ${describe(first)}`,
       );
     }
     this.#nextId = first;
     this.#remoteParity = this.side === 'dialer' ? 0 : 1;
     this.#lastReceivedAt = this.#now();
-    let pingPong = PING_PONG.get(codec);
-    if (pingPong === undefined) {
-      PING_PONG.set(codec, pingPong = [codec.encode([PING]), codec.encode([PONG])]);
-    }
-    this.#ping = pingPong[0];
-    this.#pong = pingPong[1];
-    const perLevel = codec.minUnitsPerLevel;
-    this.#depthSkip = typeof perLevel === 'number' && perLevel >= 1
-      ? this.#limits.maxDepth * perLevel
-      : 0;
+    this.#depthSkip = depthSkipOf(codec, this.#limits.maxDepth);
     const maxMessageBytes = this.#limits.maxMessageBytes;
     this.#host = new Session.#Host(this, codec, maxMessageBytes);
-  }
-
-  /** The waiting streams, or a shared empty set (never added to) before any write waited. */
-  get #waiting(): Set<Stream> {
-    return this.#waitingSet ?? NO_STREAMS;
   }
 
   /**
@@ -277,6 +264,10 @@ export class Session {
 
     report(error: unknown): void {
       this.#session.#report(error);
+    }
+
+    now(): number {
+      return this.#session.#now();
     }
 
     /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
@@ -348,13 +339,13 @@ export class Session {
     } else if (raw instanceof ArrayBuffer) data = new Uint8Array(raw);
     else {
       this.#malformed(
-        new FrameError(`Malformed message: expected text or bytes: found ${show(raw)}`),
+        new FrameError(`Malformed message: expected text or bytes: found ${describe(raw)}`),
       );
       return;
     }
     if (overLimit(data, this.#limits.maxMessageBytes)) {
       this.close(
-        CLOSE_CODES[this.side].tooLarge,
+        SESSION_CLOSE[this.side].tooLarge,
         `message larger than ${this.#limits.maxMessageBytes} bytes`,
       );
       return;
@@ -415,7 +406,7 @@ export class Session {
           this.#pongOwed = true;
           this.#armPoll();
         } else {
-          this.#send(this.#pong);
+          this.#send(this.#codec.encode([PONG]));
         }
         return;
       case PONG:
@@ -441,7 +432,7 @@ export class Session {
         if (units > this.#depthSkip && (tooDeep(frame[2], max) || tooDeep(frame[3], max))) {
           this.#report(
             new ProtocolError(
-              `Cannot decode a PUBLISH to ${show(frame[1])}: it nests deeper than ${max}`,
+              `Cannot decode a PUBLISH to ${describe(frame[1])}: it nests deeper than ${max}`,
             ),
           );
           return;
@@ -495,7 +486,7 @@ export class Session {
       this.#report(
         new ProtocolError(`Cannot decode the OPEN of stream ${id}: it nests deeper than ${max}`),
       );
-      this.#refuse(id, 'decode', `The OPEN nests deeper than ${max}`);
+      this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
       return;
     }
     const onStream = this.#options.onStream;
@@ -505,15 +496,19 @@ export class Session {
     ) {
       // Not counted: a conforming peer stops opening once the GOAWAY arrives, so these are the
       // OPENs already in flight, and the side that sent GOAWAY closes once its streams drained.
-      this.#sendReset(id, 'refused', 'The connection is going away');
+      this.#sendReset(id, ResetCode.Refused, 'The connection is going away');
       return;
     }
     if (onStream === undefined) {
-      this.#refuse(id, 'refused', 'No stream handler');
+      this.#refuse(id, ResetCode.Refused, 'No stream handler');
       return;
     }
     if (this.#remoteActive >= this.#limits.maxStreams) {
-      this.#refuse(id, 'refused', `Too many streams: the limit is ${this.#limits.maxStreams}`);
+      this.#refuse(
+        id,
+        ResetCode.Refused,
+        `Too many streams: the limit is ${this.#limits.maxStreams}`,
+      );
       return;
     }
     const stream = new Stream(this.#host, id, headers, payload, false, hasEnd(flags));
@@ -544,7 +539,7 @@ export class Session {
    * `maxStreams`): the refusal counts toward the reset budget first (`#countReset`),
    * so the OPEN that exceeds it closes the connection instead of drawing one more RESET.
    */
-  #refuse(id: number, code: string, message: string): void {
+  #refuse(id: number, code: ProvokedResetCode, message: string): void {
     this.#countReset();
     this.#sendReset(id, code, message);
   }
@@ -555,7 +550,7 @@ export class Session {
 
   #decodeReset(stream: Stream, why: string): void {
     this.#report(new ProtocolError(`Cannot decode a message of stream ${stream.id}: ${why}`));
-    control.fail(stream, 'decode', 'A payload could not be decoded', true);
+    control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
   }
 
   /** `decode` threw: reset the stream the prefix names, or count a malformed message. */
@@ -566,7 +561,7 @@ export class Session {
     } catch {
       named = undefined;
     }
-    if (named !== undefined && isIdLike(named[1])) {
+    if (named !== undefined && isStreamId(named[1])) {
       const [kind, id] = named;
       if (kind === OPEN) {
         if (id % 2 === this.#remoteParity && id > this.#highestRemote) {
@@ -574,7 +569,7 @@ export class Session {
           this.#report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );
-          this.#refuse(id, 'decode', 'The OPEN could not be decoded');
+          this.#refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
           return;
         }
       } else if (kind === DATA) {
@@ -583,7 +578,7 @@ export class Session {
           this.#report(
             new ProtocolError(`Cannot decode a message of stream ${id}`, { cause: error }),
           );
-          control.fail(stream, 'decode', 'A payload could not be decoded', true);
+          control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
           return;
         }
         const finished = id % 2 === this.#remoteParity
@@ -602,7 +597,7 @@ export class Session {
     this.#report(error);
     if (this.#protocolErrors > this.#limits.maxProtocolErrors && !this.#closed) {
       this.close(
-        CLOSE_CODES[this.side].protocol,
+        SESSION_CLOSE[this.side].protocol,
         `more than ${this.#limits.maxProtocolErrors} malformed messages`,
       );
     }
@@ -625,11 +620,7 @@ export class Session {
    * (WSM-WIRE-009).
    */
   closed(code: number, reason: string): void {
-    this.#end(
-      typeof code === 'number' && code > 0 ? code : 1006,
-      typeof reason === 'string' ? reason : '',
-      false,
-    );
+    this.#end(closeCodeOf(code), typeof reason === 'string' ? reason : '', false);
   }
 
   #end(code: number, reason: string, local: boolean): void {
@@ -639,7 +630,7 @@ export class Session {
       clearTimeout(this.#pollTimer);
       this.#pollTimer = undefined;
     }
-    this.#waiting.clear();
+    this.#waiting = undefined;
     // Taken first: the lost streams' finished() calls find no table and change nothing.
     const streams = this.#streams;
     this.#streams = undefined;
@@ -677,14 +668,14 @@ export class Session {
     if (headers !== null && !isHeaders(headers)) {
       throw new TypeError(
         `Cannot open a stream as "headers" must be a plain object or null: current value is ${
-          show(headers)
+          describe(headers)
         }`,
       );
     }
     const end = endOption ?? false;
     if (typeof end !== 'boolean') {
       throw new TypeError(
-        `Cannot open a stream as "end" must be a boolean: current value is ${show(end)}`,
+        `Cannot open a stream as "end" must be a boolean: current value is ${describe(end)}`,
       );
     }
     if (
@@ -693,7 +684,9 @@ export class Session {
         typeof signal.addEventListener !== 'function')
     ) {
       throw new TypeError(
-        `Cannot open a stream as "signal" must be an AbortSignal: current value is ${show(signal)}`,
+        `Cannot open a stream as "signal" must be an AbortSignal: current value is ${
+          describe(signal)
+        }`,
       );
     }
     const id = this.#nextId;
@@ -736,7 +729,7 @@ export class Session {
       return Promise.reject(
         new RangeError(
           `Cannot send a request as "timeoutMs" must be a non-negative number: current value is ${
-            show(timeoutMs)
+            describe(timeoutMs)
           }`,
         ),
       );
@@ -752,7 +745,7 @@ export class Session {
 
   /** Sends PING. A received PING is always answered with PONG by the session. */
   ping(): void {
-    this.#send(this.#ping);
+    this.#send(this.#codec.encode([PING]));
   }
 
   /**
@@ -766,19 +759,19 @@ export class Session {
     if (!isResetCode(code)) {
       throw new TypeError(
         `Cannot send GOAWAY as "code" must match ^[a-z][a-z0-9_.-]{0,63}$: current value is ${
-          show(code)
+          describe(code)
         }`,
       );
     }
     if (typeof message !== 'string') {
       throw new TypeError(
-        `Cannot send GOAWAY as "message" must be a string: current value is ${show(message)}`,
+        `Cannot send GOAWAY as "message" must be a string: current value is ${describe(message)}`,
       );
     }
     if (!Number.isSafeInteger(spreadMs) || spreadMs < 0) {
       throw new RangeError(
         `Cannot send GOAWAY as "spreadMs" must be a non-negative integer: current value is ${
-          show(spreadMs)
+          describe(spreadMs)
         }`,
       );
     }
@@ -800,7 +793,7 @@ export class Session {
 
   /** Tells the session `bufferedAmount` may have fallen (Bun `drain`); waiting writes re-check. */
   drain(): void {
-    if (this.#waiting.size > 0 || this.#pongOwed) this.#poll();
+    if (this.#writesWait() || this.#pongOwed) this.#poll();
   }
 
   /** Resolves when `activeStreams` reaches 0 (at once when it is 0) or the session ends. */
@@ -825,13 +818,21 @@ export class Session {
       // The transport is broken: report, close it (best effort) and end with 1006.
       this.#report(error);
       try {
-        this.#sink.close(this.side === 'acceptor' ? 1011 : 1000, 'send failed');
+        this.#sink.close(
+          this.side === 'acceptor' ? CloseCode.Internal : CloseCode.Normal,
+          'send failed',
+        );
       } catch {
         // Already closed: nothing more to do.
       }
-      this.#end(1006, 'send failed', true);
+      this.#end(CloseCode.Abnormal, 'send failed', true);
       return false;
     }
+  }
+
+  /** True while some stream's write waits for the socket. */
+  #writesWait(): boolean {
+    return this.#waiting !== undefined && this.#waiting.size > 0;
   }
 
   #congested(): boolean {
@@ -841,7 +842,7 @@ export class Session {
 
   #waitForSocket(stream: Stream): void {
     if (this.#closed) return;
-    (this.#waitingSet ??= new Set()).add(stream);
+    (this.#waiting ??= new Set()).add(stream);
     this.#armPoll();
   }
 
@@ -858,17 +859,19 @@ export class Session {
       if (this.#congested()) this.#armPoll();
       else {
         this.#pongOwed = false;
-        this.#send(this.#pong);
+        this.#send(this.#codec.encode([PONG]));
       }
     }
-    const waiting = [...this.#waiting];
-    this.#waiting.clear();
-    for (const stream of waiting) {
-      if (this.#closed) return;
-      control.flush(stream);
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    if (waiting !== undefined) {
+      for (const stream of waiting) {
+        if (this.#closed) return;
+        control.flush(stream);
+      }
     }
     // Called by drain() with nothing left waiting: the armed re-check has nothing to do.
-    if (!this.#pongOwed && this.#waiting.size === 0 && this.#pollTimer !== undefined) {
+    if (!this.#pongOwed && !this.#writesWait() && this.#pollTimer !== undefined) {
       clearTimeout(this.#pollTimer);
       this.#pollTimer = undefined;
     }
@@ -878,7 +881,7 @@ export class Session {
     const streams = this.#streams;
     if (streams?.get(stream.id) !== stream) return;
     streams.delete(stream.id);
-    if (this.#waiting.size > 0) this.#waiting.delete(stream);
+    this.#waiting?.delete(stream);
     if (stream.id % 2 === this.#remoteParity) {
       this.#remoteActive--;
       if (provoked) this.#countReset();
@@ -917,7 +920,7 @@ export class Session {
     this.#resetIndex = (this.#resetIndex + 1) % max;
     if (now - oldest < 1000) {
       this.close(
-        CLOSE_CODES[this.side].resetFlood,
+        SESSION_CLOSE[this.side].flood,
         `more than ${max} streams reset within one second`,
       );
     }
@@ -942,8 +945,15 @@ export class Session {
   }
 }
 
-function isIdLike(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+/**
+ * The message length (characters or bytes) up to which no payload of it can nest deeper than
+ * `maxDepth`, so the session skips the depth walk for such messages: most messages are short, and
+ * the walk is a visible part of their cost. The JSON codec spends at least 2 characters per level
+ * (`[` and `]`); every other codec gets every payload walked (0), since the session cannot know
+ * what one level costs in its encoding.
+ */
+function depthSkipOf(codec: Codec, maxDepth: number): number {
+  return codec === jsonCodec ? 2 * maxDepth : 0;
 }
 
 /**
@@ -961,14 +971,14 @@ export function encodePublish(
   if (!isTag(tag)) {
     throw new TypeError(
       `Cannot publish as "tag" must be a string of 1 to 256 characters: current value is ${
-        show(tag)
+        describe(tag)
       }`,
     );
   }
   const h = headers ?? null;
   if (!isHeaders(h)) {
     throw new TypeError(
-      `Cannot publish as "headers" must be a plain object or null: current value is ${show(h)}`,
+      `Cannot publish as "headers" must be a plain object or null: current value is ${describe(h)}`,
     );
   }
   return codec.encode([PUBLISH, tag, h, payload]);

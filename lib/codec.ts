@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -46,12 +47,6 @@ export interface Codec {
    * (WSM-WIRE-007). Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
    */
   identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
-  /**
-   * Optional. The fewest message units (characters or bytes) one level of nesting costs in an
-   * encoded message (JSON: 2, for `[` and `]`). The session skips its depth walk for messages
-   * too short to nest deeper than `maxDepth`. Absent: every payload is walked.
-   */
-  readonly minUnitsPerLevel?: number;
 }
 
 /**
@@ -91,7 +86,6 @@ const prefixDecoder = new TextDecoder('utf-8');
 export const jsonCodec: Codec = Object.freeze({
   name: 'json',
   binary: false,
-  minUnitsPerLevel: 2,
   encode(frame: readonly unknown[]): string {
     return JSON.stringify(frame);
   },
@@ -130,7 +124,7 @@ export function subprotocol(codec: Codec): string {
   if (typeof name !== 'string' || !/^[a-z0-9-]{1,32}$/.test(name)) {
     throw new TypeError(
       `Cannot name a subprotocol as "codec.name" must be 1 to 32 of a-z, 0-9 and -: current value is ${
-        typeof name === 'string' ? JSON.stringify(name) : String(name)
+        describe(name)
       }`,
     );
   }

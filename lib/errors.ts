@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 
 /** The pattern every reset code matches (WSM-WIRE-005). */
 export const RESET_CODE_PATTERN: RegExp = /^[a-z][a-z0-9_.-]{0,63}$/;
@@ -222,7 +223,7 @@ export class StreamError extends MuxwsError {
     if (typeof code !== 'string' || !RESET_CODE_PATTERN.test(code)) {
       throw new TypeError(
         `Cannot create StreamError as "code" must match ${RESET_CODE_PATTERN}: current value is ${
-          JSON.stringify(code) ?? String(code)
+          describe(code)
         }`,
       );
     }

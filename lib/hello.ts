@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 
 /**
  * How long a hello may go unacknowledged before the attempt fails, in milliseconds, when
@@ -38,13 +39,6 @@ export interface HelloOptions {
    * @default {DEFAULT_HELLO_TIMEOUT_MS}
    */
   timeoutMs?: number;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (Array.isArray(value)) return 'an array';
-  return String(value);
 }
 
 /**

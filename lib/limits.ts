@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 
 /**
  * The limits one session enforces on the messages and streams the other side sends.
@@ -149,10 +150,4 @@ export function resolveLimits(limits?: Partial<Limits>): Limits {
     out[name] = value;
   }
   return out;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  return String(value);
 }

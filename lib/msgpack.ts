@@ -442,8 +442,6 @@ function toBytes(data: unknown): Uint8Array {
 export const msgpackCodec: Codec = Object.freeze({
   name: 'msgpack',
   binary: true,
-  // A fixarray of one item costs one byte per level.
-  minUnitsPerLevel: 1,
   encode(frame: readonly unknown[]): Uint8Array {
     try {
       return encoder.encode(frame);

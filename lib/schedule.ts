@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { describe } from './_describe.ts';
 
 /**
  * A jitter source: returns a number from -1 (inclusive) to 1 (exclusive), a fresh value per call.
@@ -54,12 +55,6 @@ export interface ReconnectOptions {
    * @default {Infinity}
    */
   maxAttempts?: number;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  return String(value);
 }
 
 function isNumber(value: unknown): value is number {

@@ -9,6 +9,8 @@
  */
 import type { Codec } from './codec.ts';
 import { StreamError, StreamResetError, TimeoutError } from './errors.ts';
+import { type ProvokedResetCode, ResetCode } from './_codes.ts';
+import { describe } from './_describe.ts';
 import {
   CREDIT,
   DATA,
@@ -18,7 +20,6 @@ import {
   isResetCode,
   overLimit,
   RESET,
-  show,
 } from './_frame.ts';
 
 /**
@@ -118,6 +119,8 @@ export interface StreamHost {
   finished(stream: Stream, provoked: boolean): void;
   /** Reports a contained error through `onError`. */
   report(error: unknown): void;
+  /** The session's clock, in ms: paces window growth. */
+  now(): number;
   /**
    * Takes up to `units` (or gives back, when negative) of the session's shared budget for
    * receive windows grown past `INITIAL_WINDOW`; returns what was taken (or given back).
@@ -152,12 +155,10 @@ export interface StreamControl {
   /** The handler threw `error` (WSM-STR-004). */
   failHandler(stream: Stream, error: unknown): void;
   /**
-   * Resets the stream from this side (sending RESET) with a protocol code such as `decode`;
-   * `provoked` when the other side's input forced it (counted toward `maxResetRate`).
+   * Resets the stream from this side (sending RESET) because the other side's input forced it;
+   * counted toward `maxResetRate`.
    */
-  fail(stream: Stream, code: string, message: string, provoked: boolean): void;
-  /** True when the stream is neither finished nor reset. */
-  active(stream: Stream): boolean;
+  fail(stream: Stream, code: ProvokedResetCode, message: string): void;
   /** Fails a stream that was never sent (its signal was already aborted) with `cancel`. */
   cancelUnsent(stream: Stream): void;
 }
@@ -260,7 +261,7 @@ export class Stream {
   /** The receive window: INITIAL_WINDOW, grown while the reader keeps up with a bulk sender. */
   #window = INITIAL_WINDOW;
   /** When credit was last returned (or the first message consumed): paces window growth. */
-  #creditAt = 0;
+  #creditAt: number | undefined;
   #unacked = 0;
   #recvEnded: boolean;
   /** Unread messages as pairs: value, then its units; `#head` indexes the next value. */
@@ -405,14 +406,14 @@ export class Stream {
     if (!isResetCode(code)) {
       throw new TypeError(
         `Cannot reset stream ${this.id} as "code" must match ^[a-z][a-z0-9_.-]{0,63}$: current value is ${
-          show(code)
+          describe(code)
         }`,
       );
     }
     if (typeof message !== 'string') {
       throw new TypeError(
         `Cannot reset stream ${this.id} as "message" must be a string: current value is ${
-          show(message)
+          describe(message)
         }`,
       );
     }
@@ -561,15 +562,15 @@ export class Stream {
    */
   #consume(units: number): void {
     if (this.#recvEnded || this.#error !== undefined) return;
-    if (this.#creditAt === 0) this.#creditAt = Date.now();
+    this.#creditAt ??= this.#host.now();
     this.#unacked += units;
     if (this.#unacked >= HALF_WINDOW) {
       let grant = this.#unacked;
       this.#unacked = 0;
-      const now = Date.now();
+      const now = this.#host.now();
       const queue = this.#queue;
       if (
-        this.#window < MAX_WINDOW && now - this.#creditAt < GROW_WITHIN_MS &&
+        this.#window < MAX_WINDOW && now - this.#creditAt! < GROW_WITHIN_MS &&
         (queue === undefined || this.#head >= queue.length)
       ) {
         const extra = this.#host.growWindow(MAX_WINDOW - this.#window);
@@ -595,12 +596,12 @@ export class Stream {
       const message = "More data arrived than the stream's credit allows";
       this.#host.report(
         new StreamResetError(`Stream ${this.id}: ${message}`, {
-          code: 'flow',
+          code: ResetCode.Flow,
           remote: false,
         }),
       );
       // Provoked by the other side: counts toward maxResetRate (MadeYouReset, CVE-2025-8671).
-      this.#fail(localReset(this.id, 'flow', message), 'flow', message, true);
+      this.#fail(localReset(this.id, ResetCode.Flow, message), ResetCode.Flow, message, true);
       return true;
     }
     this.#recvAllowed -= units;
@@ -727,7 +728,7 @@ export class Stream {
           this.#request = undefined;
           request.timer = undefined;
           reject(new TimeoutError(`Stream ${this.id} got no answer within ${timeoutMs} ms`));
-          this.reset('timeout', `No answer within ${timeoutMs} ms`);
+          this.reset(ResetCode.Timeout, `No answer within ${timeoutMs} ms`);
         }, timeoutMs);
       }
       this.#request = request;
@@ -737,11 +738,11 @@ export class Stream {
   #watch(signal: AbortSignal): void {
     if (this.#done) return;
     if (signal.aborted) {
-      this.reset('cancel', 'Aborted');
+      this.reset(ResetCode.Cancel, 'Aborted');
       return;
     }
     this.#signal = signal;
-    this.#onAbort = () => this.reset('cancel', 'Aborted');
+    this.#onAbort = () => this.reset(ResetCode.Cancel, 'Aborted');
     signal.addEventListener('abort', this.#onAbort, { once: true });
   }
 
@@ -764,7 +765,7 @@ export class Stream {
     this.#host.report(error);
     if (this.#done) return;
     if (error instanceof StreamError) this.reset(error.code, error.message);
-    else this.reset('internal', GENERIC_HANDLER_MESSAGE);
+    else this.reset(ResetCode.Internal, GENERIC_HANDLER_MESSAGE);
   }
 
   static {
@@ -790,7 +791,7 @@ export class Stream {
     control.lost = (stream) =>
       stream.#fail(
         new StreamResetError(`Stream ${stream.id} was lost with its connection`, {
-          code: 'connection_lost',
+          code: ResetCode.ConnectionLost,
           remote: false,
         }),
         undefined,
@@ -802,11 +803,10 @@ export class Stream {
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
     control.failHandler = (stream, error) => stream.#failHandler(error);
-    control.fail = (stream, code, message, provoked) =>
-      stream.#fail(localReset(stream.id, code, message), code, message, provoked);
-    control.active = (stream) => !stream.#done;
+    control.fail = (stream, code, message) =>
+      stream.#fail(localReset(stream.id, code, message), code, message, true);
     control.cancelUnsent = (stream) =>
-      stream.#fail(localReset(stream.id, 'cancel', 'Aborted'), undefined, '', false);
+      stream.#fail(localReset(stream.id, ResetCode.Cancel, 'Aborted'), undefined, '', false);
   }
 }
 

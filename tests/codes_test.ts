@@ -11,6 +11,7 @@ import {
   DEFAULT_SERVICE_RESTART,
   DEFAULT_TERMINAL,
   dialerMaySend,
+  PROVOKED_RESET_CODES,
   ResetCode,
 } from '../lib/_codes.ts';
 import { DEFAULT_CLOSE_CODES } from '../lib/dialer.ts';
@@ -53,5 +54,16 @@ test('docs/protocol.md lists every close code and reset code of the tables', () 
   }
   for (const [name, code] of Object.entries(ResetCode)) {
     assert.ok(doc.includes(`\`${code}\``), `reset code ${name} (${code})`);
+  }
+});
+
+test('the provoked reset codes are reset codes, and docs/security.md names each in its reset budget', () => {
+  const doc = readFileSync(join(repoRoot(), 'docs', 'security.md'), 'utf8');
+  const budget = doc.slice(doc.indexOf('## The reset budget'));
+  const counted = budget.slice(0, budget.indexOf('Not counted:'));
+  assert.deepEqual([...PROVOKED_RESET_CODES].sort(), ['decode', 'flow', 'refused']);
+  for (const code of PROVOKED_RESET_CODES) {
+    assert.ok(Object.values(ResetCode).includes(code), code);
+    assert.ok(counted.includes(`RESET \`${code}\``), `${code} in the counted table`);
   }
 });

@@ -7,6 +7,7 @@ import {
   FRAMES,
   hasEnd,
   INITIAL_WINDOW,
+  isStreamId,
   overLimit,
   parseFrame,
   tooDeep,
@@ -125,4 +126,23 @@ test('WSM-ACC-006 overLimit() counts UTF-8 bytes of text and bytes of binary', (
   assert.equal(overLimit('x'.repeat(11), 10), true);
   assert.equal(overLimit(new Uint8Array(10), 10), false);
   assert.equal(overLimit(new Uint8Array(11), 10), true);
+});
+
+test('isStreamId() accepts positive safe integers only (WSM-WIRE-004)', () => {
+  const cases: [unknown, boolean][] = [
+    [1, true],
+    [2, true],
+    [Number.MAX_SAFE_INTEGER, true],
+    [0, false],
+    [-1, false],
+    [1.5, false],
+    [2 ** 53, false],
+    [NaN, false],
+    [Infinity, false],
+    ['1', false],
+    [1n, false],
+    [null, false],
+    [undefined, false],
+  ];
+  for (const [value, expected] of cases) assert.equal(isStreamId(value), expected, String(value));
 });

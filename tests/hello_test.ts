@@ -184,7 +184,7 @@ test('WSM-DIAL-004 Hello rejects a timeoutMs that is not a number with a TypeErr
 });
 
 test('WSM-DIAL-004 Hello rejects headers that are not an object or null with a TypeError', () => {
-  for (const [headers, shown] of [['v=1', '"v=1"'], [[1, 2], 'an array'], [7, '7']] as const) {
+  for (const [headers, shown] of [['v=1', '"v=1"'], [[1, 2], '[1,2]'], [7, '7']] as const) {
     assert.throws(
       () => new Hello({ headers: headers as unknown as Record<string, unknown> }),
       (error: unknown) =>

@@ -1,5 +1,5 @@
 /**
- * Property tests of the session (issue 3), seeded: `MUXWS_FC_SEED` overrides the constant seed,
+ * Property tests of the session, seeded: `MUXWS_FC_SEED` overrides the constant seed,
  * and a failure prints the seed and path fast-check needs to replay it.
  *
  * Generated inputs per run of this file, per runtime (both codecs together): property 1 feeds
