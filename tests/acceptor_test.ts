@@ -1015,7 +1015,7 @@ test('WSM-BP-001 a broadcast encoded by another codec is reported, its own messa
   assert.match((reported[0] as Error).message, /codec "msgpack": this acceptor uses "json"/);
   assert.throws(
     () => new Acceptor({ backplane: {} as Backplane }),
-    /"backplane" must have publish\(\) and subscribe\(\): current value is an object/,
+    /"backplane" must have publish\(\) and subscribe\(\): current value is \{\}/,
   );
   assert.throws(() => new Acceptor({ nodeId: '' }), /"nodeId" must be a non-empty string/);
   await acceptor.close({ drainMs: 0 });
