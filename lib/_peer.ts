@@ -257,7 +257,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     if (code !== undefined) {
       // Too late to serve: tell the dialer to redial elsewhere and close at once.
       sayGoAway(host, peer, code, host.closeSpreadMs);
-      peer.session.close(code, 'service restart');
+      peer.session.close(code, closingTerms(code).reason);
       return;
     }
     peer.announced = true;

@@ -56,7 +56,7 @@ import type {
   UpgradeAccepted,
 } from './acceptor_types.ts';
 import { encodePublish, sessionLimits } from './_session.ts';
-import { CloseCode } from './_codes.ts';
+import { CloseCode, closingTerms } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { checkAcceptorOptions, checkClose, checkMs } from './_acceptor_checks.ts';
 import { checkTag } from './_tags.ts';
@@ -372,7 +372,7 @@ export class Acceptor {
       if (peer.isClosed) return;
       sayGoAway(this.#host, peer, code, spreadMs);
       await Promise.race([peer.session.idle(), deadline, peer.closed]);
-      if (!peer.isClosed) peer.session.close(code, 'service restart');
+      if (!peer.isClosed) peer.session.close(code, closingTerms(code).reason);
       await peer.closed;
     };
     try {
