@@ -126,6 +126,29 @@ export function acceptorMaySend(code: unknown): code is number {
   return (c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1014) || (c >= 3000 && c <= 4999);
 }
 
+/**
+ * What a closing acceptor tells each peer (docs/protocol.md §9): the GOAWAY code and the reason
+ * of the close that follows it.
+ */
+export interface ClosingTerms {
+  /** The GOAWAY's code string. */
+  readonly goAway: 'restart' | 'shutdown';
+  /** The close frame's reason. */
+  readonly reason: 'service restart' | 'shutdown';
+}
+
+const RESTARTING: ClosingTerms = { goAway: 'restart', reason: 'service restart' };
+const SHUTTING_DOWN: ClosingTerms = { goAway: 'shutdown', reason: 'shutdown' };
+
+/**
+ * The terms of an acceptor's close with `code`: 1012 (a service restart) sends GOAWAY `restart`
+ * and closes with the reason `service restart`; any other code sends GOAWAY `shutdown` and
+ * closes with the reason `shutdown`.
+ */
+export function closingTerms(code: number): ClosingTerms {
+  return code === CloseCode.ServiceRestart ? RESTARTING : SHUTTING_DOWN;
+}
+
 /** The wording of the legal ranges, for error messages. */
 export const DIALER_CODES_TEXT = '1000 or from 3000 to 4999';
 /** The wording of the legal ranges, for error messages. */

@@ -40,618 +40,49 @@
  */
 import { type Codec, jsonCodec, subprotocol } from './codec.ts';
 import type { Limits } from './limits.ts';
-import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
-import { encodePublish, Session, sessionLimits, type SessionOptions } from './_session.ts';
-import { cork } from './_cork.ts';
+import type { Stream } from './stream.ts';
+import type {
+  AcceptorCloseOptions,
+  AcceptorOptions,
+  AcceptorStats,
+  AttachedPeer,
+  AttachOptions,
+  BroadcastOptions,
+  Peer,
+  PeerCloseInfo,
+  PeerSink,
+  ServerWebSocket,
+  SocketListener,
+  UpgradeAccepted,
+} from './acceptor_types.ts';
+import { encodePublish, sessionLimits } from './_session.ts';
+import { CloseCode, closingTerms } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
+import { checkAcceptorOptions, checkClose, checkMs } from './_acceptor_checks.ts';
+import { checkTag } from './_tags.ts';
+import { checkUpgrade, offers, originCheck, type UpgradeRules } from './_upgrade.ts';
+import { guardWsErrors, isWs, listenWs } from './_node_ws.ts';
+import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 
+// The public types live apart so the acceptor's parts can import them; the entry shows them here.
+export * from './acceptor_types.ts';
 // A server needs the backplane beside the acceptor: one import serves both.
 export * from './backplane.ts';
 
 /**
- * Which `Origin` an upgrade may come from (WSM-ACC-003):
- * - `'*'`: any origin, and requests without one;
- * - a list of origins such as `'https://app.example'`: a request whose `Origin` is one of them
- *   (compared as URL origins, so case and default ports do not matter), or that has none;
- * - a predicate, called with the `Origin` header (`null` when absent) and the request.
- *
- * The default (no `origins` option) allows requests without an `Origin` header (non-browser
- * dialers) and requests whose `Origin` host equals the request's `Host`.
+ * What the acceptor's parts read of it (the peers, the upgrade check), one object per acceptor;
+ * {@linkcode Acceptor.close} sets its closing state.
  */
-export type OriginPolicy =
-  | '*'
-  | readonly string[]
-  | ((origin: string | null, request: Request) => boolean);
-
-/** What a peer's close reported: the close code and reason. */
-export interface PeerCloseInfo {
-  /** The close code (1006 when the transport reported none). */
-  code: number;
-  /** The close reason. */
-  reason: string;
-}
-
-/** The options of {@linkcode Acceptor}. Every field is optional. */
-export interface AcceptorOptions {
-  /**
-   * The codec of every peer; the acceptor selects the subprotocol `muxws.v1.<codec.name>`.
-   *
-   * @default {jsonCodec}
-   */
-  codec?: Codec;
-  /** Per-connection limits (WSM-ACC-006); missing fields take the defaults of `DEFAULT_LIMITS`. */
-  limits?: Partial<Limits>;
-  /**
-   * The `Origin` policy of {@linkcode Acceptor.checkUpgrade}.
-   *
-   * @default {undefined} no `Origin`, or an `Origin` whose host equals the request's `Host`
-   */
-  origins?: OriginPolicy;
-  /**
-   * A peer from which nothing arrived for this long is closed with 1001 (WSM-ACC-007). `0` or
-   * `false` disables the sweep (a Durable Object that must hibernate; its platform ends dead
-   * sockets).
-   *
-   * @default {60000}
-   */
-  idleTimeoutMs?: number | false;
-  /**
-   * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
-   * stream (WSM-STR-003/004). Not set: every stream is refused with `refused`.
-   */
-  onStream?: (stream: Stream, peer: Peer) => unknown;
-  /** A socket opened: the peer exists, before any of its streams. */
-  onPeer?: (peer: Peer) => void;
-  /** A peer's session ended, for any reason; its streams have already failed. */
-  onPeerClose?: (peer: Peer, info: PeerCloseInfo) => void;
-  /**
-   * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
-   * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
-   * `console.error`; without `onError`, errors go to `console.error`.
-   */
-  onError?: (error: unknown, peer?: Peer) => void;
-  /**
-   * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
-   * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
-   * {@linkcode Acceptor.close}.
-   */
-  backplane?: Backplane;
-  /**
-   * This node's id in backplane messages; a node ignores messages carrying its own.
-   *
-   * @default {crypto.randomUUID()} drawn in the constructor when a backplane is set
-   */
-  nodeId?: string;
-}
-
-/**
- * One accepted socket (WSM-ACC-004). Created by {@linkcode Acceptor.accept} or
- * {@linkcode Acceptor.attach}, never constructed directly.
- */
-export interface Peer {
-  /** A random id from `crypto.randomUUID()`. */
-  readonly id: string;
-  /**
-   * The peer's tags, for {@linkcode Acceptor.peers} and {@linkcode Acceptor.broadcast}. Starts
-   * empty. `add()` throws `TypeError` for anything but a string of 1 to 256 characters.
-   */
-  readonly tags: Set<string>;
-  /** Application state; starts `{}`. */
-  data: Record<string, unknown>;
-  /** True once the peer's session has ended. */
-  readonly isClosed: boolean;
-  /**
-   * The id the next stream opened to the dialer will take. An adapter that restores peers over
-   * sockets that outlive them (a Durable Object) saves it and passes it back through
-   * {@linkcode AttachOptions.nextStreamId}.
-   */
-  readonly nextStreamId: number;
-  /**
-   * Opens a stream to the dialer (WSM-STR-001).
-   *
-   * @throws {NotConnectedError} After the peer closed, or after a GOAWAY from the dialer.
-   */
-  open(payload: unknown, options?: OpenOptions): Stream;
-  /** Sends a request to the dialer and resolves with its first answer (WSM-STR-005). */
-  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
-  /**
-   * Closes the socket. Idempotent.
-   *
-   * @param code 1000–1003, 1007–1014 or 3000–4999. Default 1000.
-   * @param reason At most 123 UTF-8 bytes. Default `''`.
-   * @throws {RangeError} For any other code or a longer reason, before anything is sent.
-   */
-  close(code?: number, reason?: string): void;
-  /** Resolves once the peer's session has ended, with the close code and reason. */
-  readonly closed: Promise<PeerCloseInfo>;
-}
-
-/**
- * The socket side of {@linkcode Acceptor.attach}: what the acceptor calls to send and close.
- * `bufferedAmount`, when present, is read for backpressure (`highWaterMark`).
- */
-export interface PeerSink {
-  /** Sends one WebSocket message: text for a string, binary for bytes. */
-  send(data: string | Uint8Array): void;
-  /** Closes the socket with a code and reason. */
-  close(code: number, reason: string): void;
-  /** Bytes queued but not yet sent. */
-  readonly bufferedAmount?: number;
-}
-
-/**
- * One peer's plumbing inside the acceptor (see `Acceptor.#Link`): the session's sink, and the
- * receiver of the socket's events. Internal.
- */
-interface PeerLink extends PeerSink, TagIndex, SessionOptions {
-  readonly peer: PeerImpl;
-  /** accept()'s socket opened. */
-  opened(): void;
-  /** Fires `onPeer` once (or turns the peer away while the acceptor closes). */
-  announce(): void;
-  message(data: IncomingData): void;
-  closed(code?: number, reason?: string): void;
-  drain(): void;
-}
-
-/** The data a WebSocket message event may carry, as the adapters receive it. */
-export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
-
-/** The handle {@linkcode Acceptor.attach} returns: the adapter feeds it the socket's events. */
-export interface AttachedPeer {
-  /** The peer of this socket. */
-  readonly peer: Peer;
-  /** One received message. Blobs are read in order: later messages wait for them. */
-  message(data: IncomingData): void;
-  /** The socket closed. A missing or 0 code counts as 1006 (WSM-WIRE-009). Idempotent. */
-  closed(code?: number, reason?: string): void;
-  /** The socket's send buffer drained (Bun's `drain`): waiting writes re-check. */
-  drain(): void;
-}
-
-/**
- * Options of {@linkcode Acceptor.attach}, for an adapter that restores a peer (a Durable Object
- * woken from hibernation).
- */
-export interface AttachOptions {
-  /** The peer's id instead of a fresh `crypto.randomUUID()`. */
-  id?: string;
-  /** The peer's initial tags. */
-  tags?: Iterable<string>;
-  /** The peer's initial `data`. */
-  data?: Record<string, unknown>;
-  /**
-   * The id of the next stream the acceptor opens to this dialer: the restored peer's
-   * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket
-   * (WSM-WIRE-004). @default {2}
-   */
-  nextStreamId?: number;
-}
-
-/**
- * The server-side WebSocket surface {@linkcode Acceptor.accept} uses: the WHATWG `WebSocket`
- * (Deno, a Workers `WebSocketPair` end after `accept()`) or the `ws` package's `WebSocket`.
- */
-export interface ServerWebSocket {
-  /** 0 connecting, 1 open, 2 closing, 3 closed. */
-  readonly readyState: number;
-  /** Set to `'arraybuffer'` by `accept()` when present. */
-  binaryType?: string;
-  /** Bytes queued but not yet sent. */
-  readonly bufferedAmount?: number;
-  /** Sends one message. */
-  send(data: string | Uint8Array): void;
-  /** Closes the socket. */
-  close(code?: number, reason?: string): void;
-  /** Adds a listener for `open`, `message`, `close` or `error`. */
-  addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: SocketListener): void;
-  /** Removes a listener. */
-  removeEventListener(
-    type: 'open' | 'message' | 'close' | 'error',
-    listener: SocketListener,
-  ): void;
-}
-
-/**
- * A listener {@linkcode Acceptor.accept} registers: it reads `data` from message events and
- * `code` and `reason` from close events. Its event is `any` so that sockets whose event types
- * differ from the DOM's (the `ws` package's) fit {@linkcode ServerWebSocket}.
- */
-// deno-lint-ignore no-explicit-any
-export type SocketListener = (event: any) => void;
-
-/** What {@linkcode Acceptor.checkUpgrade} returns for an upgrade it accepts. */
-export interface UpgradeAccepted {
-  /** The subprotocol to select: exactly the muxws token. */
-  protocol: string;
-}
-
-/** The options of {@linkcode Acceptor.broadcast}. */
-export interface BroadcastOptions {
-  /** The PUBLISH frame's headers. @default {null} */
-  headers?: Record<string, unknown> | null;
-  /** Peers holding any of these tags are skipped. */
-  except?: Iterable<string>;
-}
-
-/** The options of {@linkcode Acceptor.close}. */
-export interface AcceptorCloseOptions {
-  /**
-   * The close code for every peer: 1000–1003, 1007–1014 or 3000–4999.
-   *
-   * @default {1012}
-   */
-  code?: number;
-  /**
-   * How long in-flight streams may run after the GOAWAY before their peer is closed anyway.
-   *
-   * @default {5000}
-   */
-  drainMs?: number;
-  /**
-   * Sent in the GOAWAY: dialers spread their redials uniformly over this many milliseconds.
-   *
-   * @default {1000}
-   */
-  spreadMs?: number;
-}
-
-/** Counters of an {@linkcode Acceptor}, read through {@linkcode Acceptor.stats}. */
-export interface AcceptorStats {
-  /** Live peers now. */
-  readonly peers: number;
-  /** Peers accepted since the acceptor was created. */
-  readonly accepted: number;
-  /** Upgrades {@linkcode Acceptor.checkUpgrade} refused. */
-  readonly refused: number;
-  /** Peers closed by the idle sweep. */
-  readonly idleClosed: number;
-  /** PUBLISH frames sent by {@linkcode Acceptor.broadcast} (one per peer reached). */
-  readonly delivered: number;
-  /** PUBLISH frames skipped because the peer's socket was over `highWaterMark`. */
-  readonly dropped: number;
-}
-
-const MAX_TAG_LENGTH = 256;
-const MAX_REASON_BYTES = 123;
-const encoder = new TextEncoder();
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'function') return 'a function';
-  if (Array.isArray(value)) return 'an array';
-  if (value !== null && typeof value === 'object') return 'an object';
-  return String(value);
-}
-
-function isTag(value: unknown): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= MAX_TAG_LENGTH;
-}
-
-function checkTag(what: string, value: unknown): string {
-  if (!isTag(value)) {
-    throw new TypeError(
-      `${what} as the tag must be a string of 1 to ${MAX_TAG_LENGTH} characters: current value is ${
-        describe(value)
-      }`,
-    );
-  }
-  return value;
-}
-
-/** Close codes an acceptor may send: 1000–1003, 1007–1014 and 3000–4999. */
-function isAcceptorCloseCode(code: unknown): code is number {
-  return Number.isInteger(code) && (
-    ((code as number) >= 1000 && (code as number) <= 1003) ||
-    ((code as number) >= 1007 && (code as number) <= 1014) ||
-    ((code as number) >= 3000 && (code as number) <= 4999)
-  );
-}
-
-function checkClose(what: string, code: unknown, reason: unknown): void {
-  if (!isAcceptorCloseCode(code)) {
-    throw new RangeError(
-      `${what} as "code" must be 1000–1003, 1007–1014 or 3000–4999: current value is ${
-        describe(code)
-      }`,
-    );
-  }
-  if (typeof reason !== 'string' || encoder.encode(reason).byteLength > MAX_REASON_BYTES) {
-    throw new RangeError(
-      `${what} as "reason" must be a string of at most ${MAX_REASON_BYTES} UTF-8 bytes: current value is ${
-        describe(reason)
-      }`,
-    );
-  }
-}
-
-function checkMs(what: string, field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RangeError(
-      `${what} as "${field}" must be a finite number of at least 0: current value is ${
-        describe(value)
-      }`,
-    );
-  }
-  return value;
-}
-
-/**
- * Whether a `Sec-WebSocket-Protocol` value (or several) offers `token`. Runs on every upgrade
- * (twice on Node: `handleProtocols` and {@linkcode Acceptor.checkUpgrade}), so the usual offer,
- * exactly the token, is answered without splitting anything.
- */
-function offers(offered: string | readonly string[] | null | undefined, token: string): boolean {
-  if (offered === null || offered === undefined) return false;
-  if (typeof offered === 'string') return listOffers(offered, token);
-  for (const item of offered) {
-    if (typeof item === 'string' && listOffers(item, token)) return true;
-  }
-  return false;
-}
-
-/** Whether the comma-separated `list` holds `token` (surrounding spaces ignored). */
-function listOffers(list: string, token: string): boolean {
-  if (list === token) return true;
-  if (!list.includes(token)) return false;
-  let start = 0;
-  while (start <= list.length) {
-    let end = list.indexOf(',', start);
-    if (end === -1) end = list.length;
-    if (list.slice(start, end).trim() === token) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
-function originOf(value: string): string | undefined {
-  try {
-    const origin = new URL(value).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
-  }
-}
-
-type OriginCheck = (origin: string | null, request: Request) => boolean;
-
-function sameHost(origin: string | null, request: Request): boolean {
-  if (origin === null) return true;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return false;
-  }
-  if (url.origin === 'null') return false;
-  const host = request.headers.get('host');
-  let expected: string;
-  try {
-    expected = host ? new URL(`${url.protocol}//${host}`).host : new URL(request.url).host;
-  } catch {
-    return false;
-  }
-  return url.host === expected;
-}
-
-function originCheck(policy: OriginPolicy | undefined): OriginCheck {
-  if (policy === undefined) return sameHost;
-  if (policy === '*') return () => true;
-  if (typeof policy === 'function') return policy;
-  if (Array.isArray(policy)) {
-    const allowed = new Set<string>();
-    for (const entry of policy as readonly unknown[]) {
-      const origin = typeof entry === 'string' ? originOf(entry) : undefined;
-      if (origin === undefined) {
-        throw new TypeError(
-          `Cannot create Acceptor as "origins" must list origins such as "https://app.example": found ${
-            describe(entry)
-          }`,
-        );
-      }
-      allowed.add(origin);
-    }
-    return (origin) => {
-      if (origin === null) return true;
-      const normalized = originOf(origin);
-      return normalized !== undefined && allowed.has(normalized);
-    };
-  }
-  throw new TypeError(
-    `Cannot create Acceptor as "origins" must be '*', a list of origins or a function: current value is ${
-      describe(policy)
-    }`,
-  );
-}
-
-/**
- * The `ws` package's socket (Node), seen through its EventEmitter side: `message` with the data
- * (a `Buffer` for text, an `ArrayBuffer` for binary once `binaryType` is `'arraybuffer'`) and
- * `isBinary`, `close` with the code and the reason's bytes.
- */
-interface WsSocket extends ServerWebSocket {
-  // deno-lint-ignore no-explicit-any
-  on(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
-  // deno-lint-ignore no-explicit-any
-  removeListener(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
-}
-
-/**
- * Whether `socket` is a `ws` socket (an EventEmitter with `terminate()`). Its `addEventListener`
- * wraps every listener in a function of its own and every message in an event object; its
- * EventEmitter side takes the three listeners every `ws` socket shares below instead, which
- * saves about half a kilobyte per idle peer and an allocation per message.
- */
-function isWs(socket: ServerWebSocket): socket is WsSocket {
-  const s = socket as Partial<WsSocket> & { terminate?: unknown };
-  return typeof s.on === 'function' && typeof s.removeListener === 'function' &&
-    typeof s.terminate === 'function';
+interface AcceptorHost extends PeerHost, UpgradeRules {
+  report(error: unknown, peer?: Peer): void;
+  closing: boolean;
+  closeCode: number | undefined;
+  closeSpreadMs: number;
 }
 
 /** Peers {@linkcode Acceptor.close} sends GOAWAY to (and closes, when idle) per event-loop turn. */
 const DRAIN_SLICE = 100;
-
-/** The links of accept()'s `ws` sockets, for the listeners they share. */
-const wsLinks = new WeakMap<object, PeerLink>();
-
-function onWsMessage(this: WsSocket, data: unknown, isBinary?: boolean): void {
-  // ws 8 hands text over as a Buffer (ws 7 as a string): decoded as UTF-8, as its events do.
-  wsLinks.get(this)?.message((isBinary === false ? String(data) : data) as IncomingData);
-}
-
-function onWsClose(this: WsSocket, code?: number, reason?: unknown): void {
-  const link = wsLinks.get(this);
-  if (link === undefined) return;
-  wsLinks.delete(this);
-  this.removeListener('message', onWsMessage);
-  this.removeListener('close', onWsClose);
-  link.closed(code, reason === undefined ? '' : String(reason));
-}
-
-/**
- * A `ws` socket's error (a malformed frame from the dialer, a reset connection) is followed by
- * its close, which ends the peer; the listener only keeps `ws` from throwing it.
- */
-function onWsError(): void {}
-
-/** The GOAWAY code string for a close code: `restart` for 1012, `shutdown` otherwise. */
-function goAwayCodeFor(code: number): string {
-  return code === 1012 ? 'restart' : 'shutdown';
-}
-
-function refusal(status: number, message: string, headers?: Record<string, string>): Response {
-  return new Response(message, {
-    status,
-    headers: { 'content-type': 'text/plain; charset=utf-8', ...headers },
-  });
-}
-
-/** Told when a peer's tags change: the acceptor's tag index (the peer's link). */
-interface TagIndex {
-  tagAdded(tag: string): void;
-  tagDeleted(tag: string): void;
-}
-
-/**
- * A peer's tag set: validates additions and keeps the acceptor's tag index current, through
- * the peer's link rather than two closures per peer (an idle peer's memory).
- */
-class TagSet extends Set<string> {
-  #index: TagIndex | undefined;
-
-  bind(index: TagIndex | undefined): void {
-    this.#index = index;
-  }
-
-  override add(tag: string): this {
-    checkTag('Cannot add a tag to a Peer', tag);
-    if (!super.has(tag)) {
-      super.add(tag);
-      this.#index?.tagAdded(tag);
-    }
-    return this;
-  }
-
-  override delete(tag: string): boolean {
-    const had = super.delete(tag);
-    if (had) this.#index?.tagDeleted(tag);
-    return had;
-  }
-
-  override clear(): void {
-    for (const tag of [...this]) this.delete(tag);
-  }
-}
-
-/**
- * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
- * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
- * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
- */
-function newPeerId(): string {
-  const id = crypto.randomUUID();
-  id.charCodeAt(0);
-  return id;
-}
-
-/**
- * A {@linkcode Peer}. Its `closed` promise and `data` object are created when first read, and
- * its idle clock is its session's (which starts when the peer is accepted): an idle peer holds
- * as little as it can (docs/performance.md).
- */
-class PeerImpl implements Peer {
-  readonly id: string;
-  readonly tags: TagSet = new TagSet();
-  session!: Session;
-  sink!: PeerSink;
-  /** onPeer has fired, so onPeerClose will. */
-  announced = false;
-  #data: Record<string, unknown> | undefined;
-  #closed: Promise<PeerCloseInfo> | undefined;
-  #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
-  #closeInfo: PeerCloseInfo | undefined;
-
-  constructor(id: string, data: Record<string, unknown> | undefined) {
-    this.id = id;
-    this.#data = data;
-  }
-
-  get data(): Record<string, unknown> {
-    return this.#data ??= {};
-  }
-
-  set data(value: Record<string, unknown>) {
-    this.#data = value;
-  }
-
-  get closed(): Promise<PeerCloseInfo> {
-    if (this.#closed === undefined) {
-      const info = this.#closeInfo;
-      this.#closed = info !== undefined
-        ? Promise.resolve(info)
-        : new Promise((resolve) => this.#resolveClosed = resolve);
-    }
-    return this.#closed;
-  }
-
-  get isClosed(): boolean {
-    return this.#closeInfo !== undefined;
-  }
-
-  get nextStreamId(): number {
-    return this.session.nextStreamId;
-  }
-
-  /** When the last message arrived, or when the peer was accepted (its session created). */
-  get lastActivityAt(): number {
-    return this.session.lastReceivedAt;
-  }
-
-  open(payload: unknown, options?: OpenOptions): Stream {
-    return this.session.open(payload, options);
-  }
-
-  request(payload: unknown, options?: RequestOptions): Promise<unknown> {
-    return this.session.request(payload, options);
-  }
-
-  close(code: number = 1000, reason: string = ''): void {
-    checkClose('Cannot close a Peer', code, reason);
-    this.session.close(code, reason);
-  }
-
-  /** Records the end; returns false when it was already recorded. */
-  ended(info: PeerCloseInfo): boolean {
-    if (this.#closeInfo) return false;
-    this.#closeInfo = info;
-    const resolve = this.#resolveClosed;
-    this.#resolveClosed = undefined;
-    resolve?.(info);
-    return true;
-  }
-}
 
 /**
  * The acceptor: peers, tags, broadcast, graceful close and the idle sweep (SPEC §6).
@@ -692,23 +123,19 @@ class PeerImpl implements Peer {
 export class Acceptor {
   readonly #codec: Codec;
   readonly #protocol: string;
-  readonly #limits: Readonly<Limits>;
-  readonly #origin: OriginCheck;
   readonly #idleTimeoutMs: number;
-  readonly #onStream: ((stream: Stream, peer: Peer) => unknown) | undefined;
-  readonly #onPeer: ((peer: Peer) => void) | undefined;
   readonly #onPeerClose: ((peer: Peer, info: PeerCloseInfo) => void) | undefined;
   readonly #onError: ((error: unknown, peer?: Peer) => void) | undefined;
   readonly #backplane: Backplane | undefined;
   readonly #nodeId: string;
   #unsubscribeBackplane: (() => void) | undefined;
+  /** What the peers and the upgrade checks need of this acceptor: one object for all of them. */
+  readonly #host: AcceptorHost;
 
   readonly #peers = new Set<PeerImpl>();
   readonly #byTag = new Map<string, Set<PeerImpl>>();
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
-  #closeCode = 1012;
-  #closeSpreadMs = 0;
   #accepted = 0;
   #refused = 0;
   #idleClosed = 0;
@@ -725,45 +152,35 @@ export class Acceptor {
    * or a limit is invalid.
    */
   constructor(options: AcceptorOptions = {}) {
-    const what = 'Cannot create Acceptor';
-    this.#codec = options.codec ?? jsonCodec;
-    this.#protocol = subprotocol(this.#codec);
-    this.#limits = sessionLimits(options.limits);
-    this.#origin = originCheck(options.origins);
-    const idle = options.idleTimeoutMs ?? 60_000;
-    this.#idleTimeoutMs = idle === false ? 0 : checkMs(what, 'idleTimeoutMs', idle);
-    for (const name of ['onStream', 'onPeer', 'onPeerClose', 'onError'] as const) {
-      const value = options[name];
-      if (value !== undefined && typeof value !== 'function') {
-        throw new TypeError(
-          `${what} as "${name}" must be a function: current value is ${describe(value)}`,
-        );
-      }
-    }
-    this.#onStream = options.onStream;
-    this.#onPeer = options.onPeer;
+    const codec = options.codec ?? jsonCodec;
+    const protocol = subprotocol(codec);
+    const limits: Readonly<Limits> = sessionLimits(options.limits);
+    const origin = originCheck(options.origins);
+    this.#idleTimeoutMs = checkAcceptorOptions(options);
+    this.#codec = codec;
+    this.#protocol = protocol;
     this.#onPeerClose = options.onPeerClose;
     this.#onError = options.onError;
+    const onStream: ((stream: Stream, peer: Peer) => unknown) | undefined = options.onStream;
+    const onPeer: ((peer: Peer) => void) | undefined = options.onPeer;
+    this.#host = {
+      codec,
+      limits,
+      onStream,
+      onPeer,
+      protocol,
+      origin,
+      closing: false,
+      closeCode: undefined,
+      closeSpreadMs: 0,
+      report: (error: unknown, peer?: Peer) => this.#report(error, peer),
+      index: (peer, tag) => this.#index(peer, tag),
+      unindex: (peer, tag) => this.#unindex(peer, tag),
+      ended: (peer, info) => this.#ended(peer, info),
+    };
     const backplane = options.backplane;
-    if (
-      backplane !== undefined &&
-      (backplane === null || typeof backplane.publish !== 'function' ||
-        typeof backplane.subscribe !== 'function')
-    ) {
-      throw new TypeError(
-        `${what} as "backplane" must have publish() and subscribe(): current value is ${
-          describe(backplane)
-        }`,
-      );
-    }
-    const nodeId = options.nodeId;
-    if (nodeId !== undefined && (typeof nodeId !== 'string' || nodeId === '')) {
-      throw new TypeError(
-        `${what} as "nodeId" must be a non-empty string: current value is ${describe(nodeId)}`,
-      );
-    }
     this.#backplane = backplane;
-    this.#nodeId = nodeId ?? (backplane ? crypto.randomUUID() : '');
+    this.#nodeId = options.nodeId ?? (backplane ? crypto.randomUUID() : '');
     this.#unsubscribeBackplane = backplane?.subscribe((message) => this.#fromBackplane(message));
   }
 
@@ -805,31 +222,9 @@ export class Acceptor {
    * @returns `{ protocol }` to select, or the refusal `Response` to send as it is.
    */
   checkUpgrade(request: Request): UpgradeAccepted | Response {
-    const upgrade = request.headers.get('upgrade');
-    if (request.method !== 'GET' || upgrade === null || upgrade.toLowerCase() !== 'websocket') {
-      this.#refused++;
-      return refusal(426, 'Expected a WebSocket upgrade request', { upgrade: 'websocket' });
-    }
-    if (this.#closing) {
-      this.#refused++;
-      return refusal(503, 'The acceptor is closing', { 'retry-after': '1' });
-    }
-    let allowed = false;
-    try {
-      allowed = this.#origin(request.headers.get('origin'), request) === true;
-    } catch (error) {
-      this.#report(error);
-    }
-    if (!allowed) {
-      this.#refused++;
-      return refusal(403, 'Origin not allowed');
-    }
-    const protocol = this.protocol(request.headers.get('sec-websocket-protocol'));
-    if (protocol === undefined) {
-      this.#refused++;
-      return refusal(400, `Expected the subprotocol ${this.#protocol} to be offered`);
-    }
-    return { protocol };
+    const decision = checkUpgrade(request, this.#host);
+    if (decision instanceof Response) this.#refused++;
+    return decision;
   }
 
   /**
@@ -854,14 +249,8 @@ export class Acceptor {
     const connecting = socket.readyState === 0;
     const link = this.#attach(socket, true, {}, socket.readyState === 1);
     if (isWs(socket)) {
-      // Without an `error` listener, a `ws` socket throws its errors out of the process.
-      socket.on('error', onWsError);
-      if (socket.readyState === 1 && !wsLinks.has(socket)) {
-        wsLinks.set(socket, link);
-        socket.on('message', onWsMessage);
-        socket.on('close', onWsClose);
-        return link.peer;
-      }
+      guardWsErrors(socket);
+      if (socket.readyState === 1 && listenWs(socket, link)) return link.peer;
     }
     const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
@@ -877,7 +266,7 @@ export class Acceptor {
     socket.addEventListener('message', onMessage);
     socket.addEventListener('close', onClose);
     if (connecting) socket.addEventListener('open', onOpen);
-    else if (socket.readyState !== 1) link.closed(1006, ''); // already closing or closed
+    else if (socket.readyState !== 1) link.closed(CloseCode.Abnormal, ''); // closing or closed
     return link.peer;
   }
 
@@ -950,7 +339,7 @@ export class Acceptor {
   close(options: AcceptorCloseOptions = {}): Promise<void> {
     if (this.#closing) return this.#closing;
     const what = 'Cannot close Acceptor';
-    const { code = 1012, drainMs = 5000, spreadMs = 1000 } = options;
+    const { code = CloseCode.ServiceRestart, drainMs = 5000, spreadMs = 1000 } = options;
     try {
       checkClose(what, code, '');
       checkMs(what, 'drainMs', drainMs);
@@ -958,8 +347,9 @@ export class Acceptor {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#closeCode = code;
-    this.#closeSpreadMs = Math.floor(spreadMs);
+    this.#host.closing = true;
+    this.#host.closeCode = code;
+    this.#host.closeSpreadMs = Math.floor(spreadMs);
     // Peers still draining keep receiving other nodes' broadcasts; then the subscription ends.
     this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs)).finally(() => {
       this.#unsubscribeBackplane?.();
@@ -978,22 +368,16 @@ export class Acceptor {
     if (peers.length === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, drainMs));
-    const goAwayCode = goAwayCodeFor(code);
     const drainPeer = async (peer: PeerImpl) => {
       if (peer.isClosed) return;
-      try {
-        peer.session.goAway(goAwayCode, 'The acceptor is closing', spreadMs);
-      } catch (error) {
-        this.#report(error, peer);
-      }
+      sayGoAway(this.#host, peer, code, spreadMs);
       await Promise.race([peer.session.idle(), deadline, peer.closed]);
-      if (!peer.isClosed) peer.session.close(code, 'service restart');
+      if (!peer.isClosed) peer.session.close(code, closingTerms(code).reason);
       await peer.closed;
     };
     try {
-      // GOAWAY and the close of idle peers go out DRAIN_SLICE peers per turn of the event loop:
-      // 1,000 at once held a Bun server's loop for 100-160 ms, so the first redials (to a new
-      // acceptor in the same process) all landed when it ended (docs/performance.md, "Herd").
+      // GOAWAY and the close of idle peers go out DRAIN_SLICE peers per turn of the event loop,
+      // so the loop keeps taking redials meanwhile (docs/performance.md, "Herd").
       const drained: Promise<void>[] = [];
       for (let i = 0; i < peers.length; i += DRAIN_SLICE) {
         if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
@@ -1011,14 +395,8 @@ export class Acceptor {
     options: AttachOptions,
     open: boolean,
   ): PeerLink {
-    const peer = new PeerImpl(options.id ?? newPeerId(), options.data);
-    for (const tag of options.tags ?? []) peer.tags.add(tag);
-    const link = new Acceptor.#Link(this, peer, transport, isSocket);
-    peer.sink = link;
-    // The link is the session's sink and its options (see #Link).
-    link.firstStreamId = options.nextStreamId;
-    peer.session = new Session(link, link);
-    link.firstStreamId = undefined;
+    const link = new PeerLink(this.#host, transport, isSocket, options);
+    const peer = link.peer;
     this.#accepted++;
     this.#peers.add(peer);
     for (const tag of peer.tags) this.#index(peer, tag);
@@ -1027,198 +405,6 @@ export class Acceptor {
     if (open) link.announce();
     return link;
   }
-
-  /**
-   * One peer's plumbing, one object per peer with its methods on one shared prototype (rather
-   * than a dozen closures per peer: an idle peer's memory, docs/performance.md). It is the
-   * session's sink (a `WebSocket` from {@linkcode Acceptor.accept}, whose sends wait in a queue
-   * while it connects, or the caller's sink from {@linkcode Acceptor.attach}; a throwing close is
-   * reported) and takes the socket's events, feeding messages in order: a Blob is read before
-   * anything after it. Declared here so it reaches the acceptor's private members.
-   */
-  static readonly #Link: new (
-    acceptor: Acceptor,
-    peer: PeerImpl,
-    transport: PeerSink | ServerWebSocket,
-    isSocket: boolean,
-  ) => PeerLink = class implements PeerLink {
-    /** {@linkcode AttachOptions.nextStreamId}, read by the session's constructor only. */
-    firstStreamId: number | undefined;
-    readonly peer: PeerImpl;
-    readonly #acceptor: Acceptor;
-    /** accept()'s socket, or attach()'s sink. */
-    readonly #transport: PeerSink | ServerWebSocket;
-    readonly #isSocket: boolean;
-    /** accept()'s sends while its socket connects. */
-    #queued: Array<string | Uint8Array> | undefined;
-    /** Events waiting for a Blob before them to be read; set only while that goes on. */
-    #backlog: Array<IncomingData | { close: [number, string] }> | undefined;
-
-    constructor(
-      acceptor: Acceptor,
-      peer: PeerImpl,
-      transport: PeerSink | ServerWebSocket,
-      isSocket: boolean,
-    ) {
-      this.#acceptor = acceptor;
-      this.peer = peer;
-      this.#transport = transport;
-      this.#isSocket = isSocket;
-    }
-
-    send(data: string | Uint8Array): void {
-      if (!this.#isSocket) {
-        (this.#transport as PeerSink).send(data);
-        return;
-      }
-      const socket = this.#transport as ServerWebSocket;
-      if (socket.readyState === 0) {
-        (this.#queued ??= []).push(data);
-      } else if (socket.readyState === 1) {
-        cork(socket);
-        socket.send(data);
-      }
-    }
-
-    close(code: number, reason: string): void {
-      try {
-        this.#transport.close(code, reason);
-      } catch (error) {
-        this.#acceptor.#report(error, this.peer);
-      }
-    }
-
-    get bufferedAmount(): number | undefined {
-      if (!this.#isSocket) return (this.#transport as PeerSink).bufferedAmount;
-      let buffered = (this.#transport as ServerWebSocket).bufferedAmount ?? 0;
-      // Only while the socket connects: what waits to go out counts as buffered.
-      for (const data of this.#queued ?? []) {
-        buffered += typeof data === 'string' ? data.length : data.byteLength;
-      }
-      return buffered;
-    }
-
-    /** accept()'s socket opened: what waited goes out, then the peer is announced. */
-    opened(): void {
-      const queued = this.#queued;
-      this.#queued = undefined;
-      if (queued !== undefined) {
-        for (const data of queued) (this.#transport as ServerWebSocket).send(data);
-      }
-      this.announce();
-    }
-
-    announce(): void {
-      const peer = this.peer;
-      // Once turned away below, the peer is closed: it is announced at most once either way.
-      if (peer.announced || peer.isClosed) return;
-      const acceptor = this.#acceptor;
-      if (acceptor.#closing) {
-        // Too late to serve: tell the dialer to redial elsewhere and close at once.
-        try {
-          peer.session.goAway(
-            goAwayCodeFor(acceptor.#closeCode),
-            'The acceptor is closing',
-            acceptor.#closeSpreadMs,
-          );
-        } catch (error) {
-          acceptor.#report(error, peer);
-        }
-        peer.session.close(acceptor.#closeCode, 'service restart');
-        return;
-      }
-      peer.announced = true;
-      callContained((error) => acceptor.#report(error, peer), acceptor.#onPeer, peer);
-    }
-
-    message(data: IncomingData): void {
-      if (this.#backlog !== undefined) {
-        this.#backlog.push(data);
-        return;
-      }
-      if (typeof Blob !== 'undefined' && data instanceof Blob) {
-        this.#backlog = [data];
-        void this.#pump(this.#backlog);
-        return;
-      }
-      this.#deliver(data as string | ArrayBuffer | ArrayBufferView);
-    }
-
-    closed(code?: number, reason?: string): void {
-      const info: [number, string] = [
-        typeof code === 'number' && code > 0 ? code : 1006,
-        typeof reason === 'string' ? reason : '',
-      ];
-      if (this.#backlog !== undefined) this.#backlog.push({ close: info });
-      else this.peer.session.closed(...info);
-    }
-
-    drain(): void {
-      if (!this.peer.isClosed) this.peer.session.drain();
-    }
-
-    get side(): 'acceptor' {
-      return 'acceptor';
-    }
-
-    get codec(): Codec {
-      return this.#acceptor.#codec;
-    }
-
-    get limits(): Readonly<Limits> {
-      return this.#acceptor.#limits;
-    }
-
-    // The session reads each callback from its options when it calls it, so the link hands it
-    // out bound to the peer then, rather than holding three closures for the peer's lifetime.
-    get onStream(): ((stream: Stream) => unknown) | undefined {
-      const onStream = this.#acceptor.#onStream;
-      if (onStream === undefined) return undefined;
-      const peer = this.peer;
-      return (stream) => onStream(stream, peer);
-    }
-
-    get onError(): (error: unknown) => void {
-      return (error) => this.#acceptor.#report(error, this.peer);
-    }
-
-    get onClose(): (info: PeerCloseInfo) => void {
-      return ({ code, reason }) => this.#acceptor.#ended(this.peer, { code, reason });
-    }
-
-    tagAdded(tag: string): void {
-      this.#acceptor.#index(this.peer, tag);
-    }
-
-    tagDeleted(tag: string): void {
-      this.#acceptor.#unindex(this.peer, tag);
-    }
-
-    #deliver(data: string | ArrayBuffer | ArrayBufferView): void {
-      if (!this.peer.isClosed) this.peer.session.receive(data);
-    }
-
-    async #pump(backlog: Array<IncomingData | { close: [number, string] }>): Promise<void> {
-      while (backlog.length > 0) {
-        const item = backlog.shift()!;
-        if (typeof Blob !== 'undefined' && item instanceof Blob) {
-          let bytes: ArrayBuffer;
-          try {
-            bytes = await item.arrayBuffer();
-          } catch (error) {
-            this.#acceptor.#report(error, this.peer);
-            continue;
-          }
-          this.#deliver(bytes);
-        } else if (typeof item === 'object' && item !== null && 'close' in item) {
-          this.peer.session.closed(...item.close);
-        } else {
-          this.#deliver(item as string | ArrayBuffer | ArrayBufferView);
-        }
-      }
-      this.#backlog = undefined;
-    }
-  };
 
   #broadcast(tag: string, payload: unknown, options: BroadcastOptions): number {
     const what = 'Cannot broadcast';
@@ -1343,7 +529,7 @@ export class Acceptor {
     for (const peer of [...this.#peers]) {
       if (peer.isClosed || peer.lastActivityAt + this.#idleTimeoutMs > now) continue;
       this.#idleClosed++;
-      peer.session.close(1001, 'idle timeout');
+      peer.session.close(CloseCode.Idle, 'idle timeout');
     }
     this.#armSweep();
   }

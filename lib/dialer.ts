@@ -29,7 +29,7 @@ import {
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
 import { type GoAway, Session } from './_session.ts';
 import { utf8Length } from './_frame.ts';
-import { cork } from './_cork.ts';
+import { cork } from './_node_ws.ts';
 import { DEFAULT_SERVICE_RESTART, DEFAULT_TERMINAL } from './_codes.ts';
 import { retryAfterMs } from './_retry_after.ts';
 

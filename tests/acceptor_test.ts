@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor.ts';
 import { type Codec, jsonCodec } from '../lib/codec.ts';
 import { type GoAway, Session } from '../lib/_session.ts';
+import { closingTerms } from '../lib/_codes.ts';
 import type { PublishMessage, Stream } from '../lib/stream.ts';
 import { ProtocolError, StreamError, StreamResetError } from '../lib/errors.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
@@ -707,7 +708,7 @@ test('WSM-ACC-008 close() validates its options and closes a late socket at once
   const late = dial(acceptor);
   await settle();
   assert.equal(late.peer.isClosed, true);
-  assert.deepEqual(late.closes, [{ code: 4000, reason: 'service restart' }]);
+  assert.deepEqual(late.closes, [{ code: 4000, reason: 'shutdown' }]);
   assert.deepEqual(late.goAways, [{
     lastId: 0,
     code: 'shutdown',
@@ -716,6 +717,35 @@ test('WSM-ACC-008 close() validates its options and closes a late socket at once
   }]);
   assert.deepEqual(peers, []);
   assert.deepEqual(closes, []);
+});
+
+test('closingTerms() maps 1012 to GOAWAY restart and reason service restart, any other code to shutdown (WSM-ACC-008)', () => {
+  const cases: Array<[number, string, string]> = [
+    [1012, 'restart', 'service restart'],
+    [1000, 'shutdown', 'shutdown'],
+    [1001, 'shutdown', 'shutdown'],
+    [1011, 'shutdown', 'shutdown'],
+    [4000, 'shutdown', 'shutdown'],
+  ];
+  for (const [code, goAway, reason] of cases) {
+    assert.deepEqual(closingTerms(code), { goAway, reason }, `code ${code}`);
+  }
+});
+
+test('close() with a code other than 1012 sends GOAWAY shutdown and closes each peer with the reason shutdown (WSM-ACC-008)', async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+  const peer = dial(acceptor);
+  await settle();
+  await acceptor.close({ code: 1001, spreadMs: 200 });
+  await settle();
+  assert.deepEqual(peer.goAways, [{
+    lastId: 0,
+    code: 'shutdown',
+    message: 'The acceptor is closing',
+    spreadMs: 200,
+  }]);
+  assert.deepEqual(peer.closes, [{ code: 1001, reason: 'shutdown' }]);
+  assert.deepEqual(await peer.peer.closed, { code: 1001, reason: 'shutdown' });
 });
 
 test('WSM-ACC-007 the idle sweep closes a silent peer with 1001 after idleTimeoutMs, one timer, none when empty', async () => {
@@ -1015,7 +1045,7 @@ test('WSM-BP-001 a broadcast encoded by another codec is reported, its own messa
   assert.match((reported[0] as Error).message, /codec "msgpack": this acceptor uses "json"/);
   assert.throws(
     () => new Acceptor({ backplane: {} as Backplane }),
-    /"backplane" must have publish\(\) and subscribe\(\): current value is an object/,
+    /"backplane" must have publish\(\) and subscribe\(\): current value is \{\}/,
   );
   assert.throws(() => new Acceptor({ nodeId: '' }), /"nodeId" must be a non-empty string/);
   await acceptor.close({ drainMs: 0 });

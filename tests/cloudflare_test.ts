@@ -165,7 +165,7 @@ test('WSM-ACC-003 DurableObjectAcceptor checks its state, options and upgrade ta
     {
       name: 'TypeError',
       message:
-        'Cannot create DurableObjectAcceptor as "onError" must be a function: current value is string',
+        'Cannot create DurableObjectAcceptor as "onError" must be a function: current value is "log"',
     },
   );
   const room = new DurableObjectAcceptor(new FakeState(), acceptor);

@@ -50,6 +50,9 @@
  */
 import type { Acceptor, AttachedPeer, IncomingData, Peer, PeerSink } from '../acceptor.ts';
 import { reportTo } from '../_contain.ts';
+import { acceptorMaySend, CloseCode } from '../_codes.ts';
+import { describe } from '../_describe.ts';
+import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -159,19 +162,13 @@ function switching(client: WorkersWebSocket, protocol: string): Response {
   return new Response(null, init);
 }
 
-/** Close codes an endpoint may send (RFC 6455 §7.4; 1004–1006 and 1015 are never sent). */
-function sendable(code: number): boolean {
-  return Number.isInteger(code) &&
-    ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
-      (code >= 3000 && code <= 4999));
-}
-
 /** Answers a received close frame, unless the socket is closed already. */
 function replyClose(ws: WorkersWebSocket, code: number, reason: string): void {
   try {
     if (ws.readyState === 3) return;
-    if (sendable(code)) ws.close(code, reason);
-    else ws.close(1000, '');
+    // A received 1005 or 1006 cannot be echoed: the reply is a plain 1000.
+    if (acceptorMaySend(code)) ws.close(code, reason);
+    else ws.close(CloseCode.Normal, '');
   } catch {
     // closed by the runtime in the meantime (auto-reply, or the socket is gone)
   }
@@ -322,7 +319,7 @@ export class DurableObjectAcceptor {
     }
     if (options.onError !== undefined && typeof options.onError !== 'function') {
       throw new TypeError(
-        `${what} as "onError" must be a function: current value is ${typeof options.onError}`,
+        `${what} as "onError" must be a function: current value is ${describe(options.onError)}`,
       );
     }
     this.#state = state;
@@ -361,10 +358,10 @@ export class DurableObjectAcceptor {
       );
     }
     for (const tag of tags) {
-      if (typeof tag !== 'string' || tag.length < 1 || tag.length > 256) {
+      if (!isTag(tag)) {
         throw new TypeError(
-          `Cannot upgrade as every tag must be a string of 1 to 256 characters: current value is ${
-            typeof tag === 'string' ? JSON.stringify(tag) : typeof tag
+          `Cannot upgrade as every tag must be a string of 1 to ${MAX_TAG_LENGTH} characters: current value is ${
+            describe(tag)
           }`,
         );
       }
@@ -398,7 +395,7 @@ export class DurableObjectAcceptor {
   webSocketError(ws: WorkersWebSocket, error: unknown): void {
     const handle = this.#handles.get(ws);
     this.#report(error, handle?.peer);
-    handle?.closed(1006, '');
+    handle?.closed(CloseCode.Abnormal, '');
   }
 
   /** The peer of a socket, restoring it when the object has just woken up. */
@@ -450,7 +447,7 @@ export class DurableObjectAcceptor {
       });
     } catch (error) {
       this.#report(error);
-      replyClose(ws, 1011, 'cannot restore peer');
+      replyClose(ws, CloseCode.Internal, 'cannot restore peer');
       return undefined;
     }
     this.#restored++;

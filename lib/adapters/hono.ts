@@ -27,6 +27,7 @@
  * @module
  */
 import type { Acceptor, AttachedPeer, IncomingData } from '../acceptor.ts';
+import { describe } from '../_describe.ts';
 import { upgrade as workersUpgrade } from './cloudflare.ts';
 
 /** The part of Hono's `Context` the handler reads. */
@@ -123,7 +124,7 @@ export function muxws(acceptor: Acceptor, options: MuxwsHonoOptions): MuxwsHandl
   if (typeof upgradeWebSocket !== 'function') {
     throw new TypeError(
       `Cannot create the muxws Hono handler as "upgradeWebSocket" must be a function: current value is ${
-        String(upgradeWebSocket)
+        describe(upgradeWebSocket)
       }`,
     );
   }

@@ -1,5 +1,5 @@
 // On Node with `ws`, the dialer and the acceptor write a burst of sends made in one tick with one
-// write of the TCP socket (lib/_cork.ts), and every message still arrives, in order. Runs against
+// write of the TCP socket (lib/_node_ws.ts), and every message still arrives, in order. Runs against
 // dist/ on real sockets on 127.0.0.1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

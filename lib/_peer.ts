@@ -1,0 +1,354 @@
+/**
+ * One accepted socket inside the acceptor: the public {@linkcode Peer} ({@linkcode PeerImpl})
+ * and its plumbing ({@linkcode PeerLink}): the session's sink and options, and the receiver of
+ * the socket's events. Both are ordinary classes over a small {@linkcode PeerHost}, what a peer
+ * needs of its acceptor, so this file never imports the acceptor.
+ *
+ * Internal: imported from `lib/` only, never re-exported.
+ *
+ * @module
+ */
+import type { Codec } from './codec.ts';
+import type { Limits } from './limits.ts';
+import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
+import type {
+  AttachOptions,
+  IncomingData,
+  Peer,
+  PeerCloseInfo,
+  PeerSink,
+  ServerWebSocket,
+} from './acceptor_types.ts';
+import { Session, type SessionOptions } from './_session.ts';
+import { closeCodeOf, closingTerms } from './_codes.ts';
+import { callContained } from './_contain.ts';
+import { checkClose } from './_acceptor_checks.ts';
+import { type TagIndex, TagSet } from './_tags.ts';
+import { cork } from './_node_ws.ts';
+
+/** What a peer needs of its acceptor; the acceptor holds one for all its peers. */
+export interface PeerHost {
+  /** The codec of every peer. */
+  readonly codec: Codec;
+  /** The resolved limits of every peer. */
+  readonly limits: Readonly<Limits>;
+  /** The acceptor's `onStream`, if set. */
+  readonly onStream: ((stream: Stream, peer: Peer) => unknown) | undefined;
+  /** The acceptor's `onPeer`, if set. */
+  readonly onPeer: ((peer: Peer) => void) | undefined;
+  /** The close code once the acceptor began to close; `undefined` before. */
+  readonly closeCode: number | undefined;
+  /** The GOAWAY's `spreadMs` once the acceptor began to close. */
+  readonly closeSpreadMs: number;
+  /** Contains an error: to `onError` with the peer, else `console.error`. */
+  report(error: unknown, peer?: Peer): void;
+  /** `tag` was added to `peer`: index it. */
+  index(peer: PeerImpl, tag: string): void;
+  /** `tag` was deleted from `peer`: unindex it. */
+  unindex(peer: PeerImpl, tag: string): void;
+  /** `peer`'s session ended. */
+  ended(peer: PeerImpl, info: PeerCloseInfo): void;
+}
+
+/** Why the GOAWAY of a closing acceptor is sent, for the dialer's logs. */
+const CLOSING_MESSAGE = 'The acceptor is closing';
+
+/**
+ * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
+ * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
+ * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
+ */
+function newPeerId(): string {
+  const id = crypto.randomUUID();
+  id.charCodeAt(0);
+  return id;
+}
+
+/**
+ * Sends GOAWAY (the terms of `code`, carrying `spreadMs`) to a peer of a closing acceptor; a
+ * throwing send is reported. The peer's close follows, once it has drained or at once.
+ */
+export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs: number): void {
+  try {
+    peer.session.goAway(closingTerms(code).goAway, CLOSING_MESSAGE, spreadMs);
+  } catch (error) {
+    host.report(error, peer);
+  }
+}
+
+/**
+ * A {@linkcode Peer}. Its `closed` promise and `data` object are created when first read, and
+ * its idle clock is its session's (which starts when the peer is accepted): an idle peer holds
+ * as little as it can, since idle memory per peer is budgeted.
+ */
+export class PeerImpl implements Peer {
+  readonly id: string;
+  readonly tags: TagSet = new TagSet();
+  readonly session: Session;
+  /** The peer's link, its session's sink. */
+  readonly sink: PeerLink;
+  /** onPeer has fired, so onPeerClose will. */
+  announced = false;
+  #data: Record<string, unknown> | undefined;
+  #closed: Promise<PeerCloseInfo> | undefined;
+  #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
+  #closeInfo: PeerCloseInfo | undefined;
+
+  /** Creates the peer of `link` and its session (tags are added before the session exists). */
+  constructor(link: PeerLink, options: AttachOptions) {
+    this.id = options.id ?? newPeerId();
+    this.#data = options.data;
+    for (const tag of options.tags ?? []) this.tags.add(tag);
+    this.sink = link;
+    this.session = new Session(link, link);
+  }
+
+  get data(): Record<string, unknown> {
+    return this.#data ??= {};
+  }
+
+  set data(value: Record<string, unknown>) {
+    this.#data = value;
+  }
+
+  get closed(): Promise<PeerCloseInfo> {
+    if (this.#closed === undefined) {
+      const info = this.#closeInfo;
+      this.#closed = info !== undefined
+        ? Promise.resolve(info)
+        : new Promise((resolve) => this.#resolveClosed = resolve);
+    }
+    return this.#closed;
+  }
+
+  get isClosed(): boolean {
+    return this.#closeInfo !== undefined;
+  }
+
+  get nextStreamId(): number {
+    return this.session.nextStreamId;
+  }
+
+  /** When the last message arrived, or when the peer was accepted (its session created). */
+  get lastActivityAt(): number {
+    return this.session.lastReceivedAt;
+  }
+
+  open(payload: unknown, options?: OpenOptions): Stream {
+    return this.session.open(payload, options);
+  }
+
+  request(payload: unknown, options?: RequestOptions): Promise<unknown> {
+    return this.session.request(payload, options);
+  }
+
+  close(code: number = 1000, reason: string = ''): void {
+    checkClose('Cannot close a Peer', code, reason);
+    this.session.close(code, reason);
+  }
+
+  /** Records the end; returns false when it was already recorded. */
+  ended(info: PeerCloseInfo): boolean {
+    if (this.#closeInfo) return false;
+    this.#closeInfo = info;
+    const resolve = this.#resolveClosed;
+    this.#resolveClosed = undefined;
+    resolve?.(info);
+    return true;
+  }
+}
+
+/** A close that waits in a peer's backlog behind a Blob. */
+interface BackloggedClose {
+  close: [number, string];
+}
+
+/**
+ * One peer's plumbing. One object per peer: it is also its session's options and the index its
+ * tag set tells, with its methods on one shared prototype rather than a dozen closures per peer,
+ * since idle memory per peer is budgeted (docs/performance.md). It is the session's sink (a
+ * `WebSocket` from `Acceptor.accept()`, whose sends wait in a queue while it connects, or the
+ * caller's sink from `Acceptor.attach()`; a throwing close is reported) and takes the socket's
+ * events, feeding messages in order: a Blob is read before anything after it.
+ */
+export class PeerLink implements PeerSink, TagIndex, SessionOptions {
+  /** {@linkcode AttachOptions.nextStreamId}, which the session reads when it is created. */
+  readonly firstStreamId: number | undefined;
+  readonly peer: PeerImpl;
+  readonly #host: PeerHost;
+  /** accept()'s socket, or attach()'s sink. */
+  readonly #transport: PeerSink | ServerWebSocket;
+  readonly #isSocket: boolean;
+  /** accept()'s sends while its socket connects. */
+  #queued: Array<string | Uint8Array> | undefined;
+  /** Events waiting for a Blob before them to be read; set only while that goes on. */
+  #backlog: Array<IncomingData | BackloggedClose> | undefined;
+
+  /**
+   * Creates the link, its peer and the peer's session.
+   *
+   * @param host The acceptor.
+   * @param transport accept()'s socket (`isSocket`) or attach()'s sink.
+   * @param options A restored peer's id, tags, data and next stream id.
+   * @throws {TypeError} For an invalid tag. @throws {RangeError} For an invalid stream id.
+   */
+  constructor(
+    host: PeerHost,
+    transport: PeerSink | ServerWebSocket,
+    isSocket: boolean,
+    options: AttachOptions,
+  ) {
+    this.#host = host;
+    this.#transport = transport;
+    this.#isSocket = isSocket;
+    this.firstStreamId = options.nextStreamId;
+    this.peer = new PeerImpl(this, options);
+  }
+
+  send(data: string | Uint8Array): void {
+    if (!this.#isSocket) {
+      (this.#transport as PeerSink).send(data);
+      return;
+    }
+    const socket = this.#transport as ServerWebSocket;
+    if (socket.readyState === 0) {
+      (this.#queued ??= []).push(data);
+    } else if (socket.readyState === 1) {
+      cork(socket);
+      socket.send(data);
+    }
+  }
+
+  close(code: number, reason: string): void {
+    try {
+      this.#transport.close(code, reason);
+    } catch (error) {
+      this.#host.report(error, this.peer);
+    }
+  }
+
+  get bufferedAmount(): number | undefined {
+    if (!this.#isSocket) return (this.#transport as PeerSink).bufferedAmount;
+    let buffered = (this.#transport as ServerWebSocket).bufferedAmount ?? 0;
+    // Only while the socket connects: what waits to go out counts as buffered.
+    for (const data of this.#queued ?? []) {
+      buffered += typeof data === 'string' ? data.length : data.byteLength;
+    }
+    return buffered;
+  }
+
+  /** accept()'s socket opened: what waited goes out, then the peer is announced. */
+  opened(): void {
+    const queued = this.#queued;
+    this.#queued = undefined;
+    if (queued !== undefined) {
+      for (const data of queued) (this.#transport as ServerWebSocket).send(data);
+    }
+    this.announce();
+  }
+
+  /** Fires `onPeer` once, or turns the peer away (GOAWAY, then close) while the acceptor closes. */
+  announce(): void {
+    const peer = this.peer;
+    // Once turned away below, the peer is closed: it is announced at most once either way.
+    if (peer.announced || peer.isClosed) return;
+    const host = this.#host;
+    const code = host.closeCode;
+    if (code !== undefined) {
+      // Too late to serve: tell the dialer to redial elsewhere and close at once.
+      sayGoAway(host, peer, code, host.closeSpreadMs);
+      peer.session.close(code, closingTerms(code).reason);
+      return;
+    }
+    peer.announced = true;
+    callContained((error) => host.report(error, peer), host.onPeer, peer);
+  }
+
+  /** One received message; while a Blob is read, it waits behind it. */
+  message(data: IncomingData): void {
+    if (this.#backlog !== undefined) {
+      this.#backlog.push(data);
+      return;
+    }
+    if (typeof Blob !== 'undefined' && data instanceof Blob) {
+      this.#backlog = [data];
+      void this.#pump(this.#backlog);
+      return;
+    }
+    this.#deliver(data as string | ArrayBuffer | ArrayBufferView);
+  }
+
+  /** The socket closed (a missing or 0 code counts as 1006); waits behind a Blob being read. */
+  closed(code?: number, reason?: string): void {
+    const info: [number, string] = [closeCodeOf(code), typeof reason === 'string' ? reason : ''];
+    if (this.#backlog !== undefined) this.#backlog.push({ close: info });
+    else this.peer.session.closed(...info);
+  }
+
+  /** The socket's send buffer drained: waiting writes re-check. */
+  drain(): void {
+    if (!this.peer.isClosed) this.peer.session.drain();
+  }
+
+  get side(): 'acceptor' {
+    return 'acceptor';
+  }
+
+  get codec(): Codec {
+    return this.#host.codec;
+  }
+
+  get limits(): Readonly<Limits> {
+    return this.#host.limits;
+  }
+
+  // The session reads each callback from its options when it calls it, so the link hands it
+  // out bound to the peer then, rather than holding three closures for the peer's lifetime.
+  get onStream(): ((stream: Stream) => unknown) | undefined {
+    const onStream = this.#host.onStream;
+    if (onStream === undefined) return undefined;
+    const peer = this.peer;
+    return (stream) => onStream(stream, peer);
+  }
+
+  get onError(): (error: unknown) => void {
+    return (error) => this.#host.report(error, this.peer);
+  }
+
+  get onClose(): (info: PeerCloseInfo) => void {
+    return ({ code, reason }) => this.#host.ended(this.peer, { code, reason });
+  }
+
+  tagAdded(tag: string): void {
+    this.#host.index(this.peer, tag);
+  }
+
+  tagDeleted(tag: string): void {
+    this.#host.unindex(this.peer, tag);
+  }
+
+  #deliver(data: string | ArrayBuffer | ArrayBufferView): void {
+    if (!this.peer.isClosed) this.peer.session.receive(data);
+  }
+
+  async #pump(backlog: Array<IncomingData | BackloggedClose>): Promise<void> {
+    while (backlog.length > 0) {
+      const item = backlog.shift()!;
+      if (typeof Blob !== 'undefined' && item instanceof Blob) {
+        let bytes: ArrayBuffer;
+        try {
+          bytes = await item.arrayBuffer();
+        } catch (error) {
+          this.#host.report(error, this.peer);
+          continue;
+        }
+        this.#deliver(bytes);
+      } else if (typeof item === 'object' && item !== null && 'close' in item) {
+        this.peer.session.closed(...item.close);
+      } else {
+        this.#deliver(item as string | ArrayBuffer | ArrayBufferView);
+      }
+    }
+    this.#backlog = undefined;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The acceptor's decision on an upgrade request, before any socket exists (WSM-ACC-001,
+ * WSM-ACC-003), as plain functions over `Request`: the `Origin` policy ({@linkcode originCheck}),
+ * the subprotocol offer ({@linkcode offers}) and the refusals ({@linkcode checkUpgrade}: 426,
+ * 503 with `Retry-After` while the acceptor closes, 403, 400).
+ *
+ * Internal: imported from `lib/` only, never re-exported.
+ *
+ * @module
+ */
+import type { OriginPolicy, UpgradeAccepted } from './acceptor_types.ts';
+import { describe } from './_describe.ts';
+
+/** An origin policy made callable: whether an upgrade with this `Origin` may proceed. */
+export type OriginCheck = (origin: string | null, request: Request) => boolean;
+
+/** What {@linkcode checkUpgrade} needs of the acceptor. */
+export interface UpgradeRules {
+  /** The muxws token of the acceptor's codec, such as `muxws.v1.json`. */
+  readonly protocol: string;
+  /** The acceptor's origin policy, from {@linkcode originCheck}. */
+  readonly origin: OriginCheck;
+  /** True once the acceptor began to close: upgrades are refused with 503. */
+  readonly closing: boolean;
+  /** Takes what a throwing origin predicate threw; the upgrade is then refused. */
+  report(error: unknown): void;
+}
+
+/** How long a refused dialer is asked to wait while the acceptor closes, in seconds. */
+const CLOSING_RETRY_AFTER_S = '1';
+
+/**
+ * Decides an upgrade request. In order: 426 when it is not a WebSocket upgrade (`GET` with
+ * `Upgrade: websocket`), 503 with `Retry-After` while the acceptor closes, 403 when its `Origin`
+ * is not allowed (a throwing predicate is reported and refuses), 400 when the muxws subprotocol
+ * is not offered.
+ *
+ * @param request The incoming HTTP request.
+ * @param rules The acceptor's token, origin check and closing state.
+ * @returns `{ protocol }` to select, or the refusal `Response` to send as it is.
+ */
+export function checkUpgrade(request: Request, rules: UpgradeRules): UpgradeAccepted | Response {
+  const upgrade = request.headers.get('upgrade');
+  if (request.method !== 'GET' || upgrade === null || upgrade.toLowerCase() !== 'websocket') {
+    return refusal(426, 'Expected a WebSocket upgrade request', { upgrade: 'websocket' });
+  }
+  if (rules.closing) {
+    return refusal(503, 'The acceptor is closing', { 'retry-after': CLOSING_RETRY_AFTER_S });
+  }
+  let allowed = false;
+  try {
+    allowed = rules.origin(request.headers.get('origin'), request) === true;
+  } catch (error) {
+    rules.report(error);
+  }
+  if (!allowed) return refusal(403, 'Origin not allowed');
+  if (!offers(request.headers.get('sec-websocket-protocol'), rules.protocol)) {
+    return refusal(400, `Expected the subprotocol ${rules.protocol} to be offered`);
+  }
+  return { protocol: rules.protocol };
+}
+
+function refusal(status: number, message: string, headers?: Record<string, string>): Response {
+  return new Response(message, {
+    status,
+    headers: { 'content-type': 'text/plain; charset=utf-8', ...headers },
+  });
+}
+
+/**
+ * Whether a `Sec-WebSocket-Protocol` value (or several) offers `token`. Runs on every upgrade
+ * (twice on Node: `handleProtocols` and the acceptor's `checkUpgrade`), so the usual offer,
+ * exactly the token, is answered without splitting anything.
+ */
+export function offers(
+  offered: string | readonly string[] | null | undefined,
+  token: string,
+): boolean {
+  if (offered === null || offered === undefined) return false;
+  if (typeof offered === 'string') return listOffers(offered, token);
+  for (const item of offered) {
+    if (typeof item === 'string' && listOffers(item, token)) return true;
+  }
+  return false;
+}
+
+/** Whether the comma-separated `list` holds `token` (surrounding spaces ignored). */
+function listOffers(list: string, token: string): boolean {
+  if (list === token) return true;
+  if (!list.includes(token)) return false;
+  let start = 0;
+  while (start <= list.length) {
+    let end = list.indexOf(',', start);
+    if (end === -1) end = list.length;
+    if (list.slice(start, end).trim() === token) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+/** The URL origin of `value`, or undefined when it has none (`null`) or is no URL. */
+function originOf(value: string): string | undefined {
+  try {
+    const origin = new URL(value).origin;
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The default policy: no `Origin`, or one whose host is the request's `Host`. */
+function sameHost(origin: string | null, request: Request): boolean {
+  if (origin === null) return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.origin === 'null') return false;
+  const host = request.headers.get('host');
+  let expected: string;
+  try {
+    expected = host ? new URL(`${url.protocol}//${host}`).host : new URL(request.url).host;
+  } catch {
+    return false;
+  }
+  return url.host === expected;
+}
+
+function anyOrigin(): boolean {
+  return true;
+}
+
+/**
+ * The check of an {@linkcode OriginPolicy}: same host when `undefined`, anything for `'*'`, the
+ * predicate as it is, or membership of a list compared as URL origins (a request without
+ * `Origin` passes a list).
+ *
+ * @throws {TypeError} When `policy` is none of those, or a list entry is not an origin.
+ */
+export function originCheck(policy: OriginPolicy | undefined): OriginCheck {
+  if (policy === undefined) return sameHost;
+  if (policy === '*') return anyOrigin;
+  if (typeof policy === 'function') return policy;
+  if (Array.isArray(policy)) {
+    const allowed = new Set<string>();
+    for (const entry of policy as readonly unknown[]) {
+      const origin = typeof entry === 'string' ? originOf(entry) : undefined;
+      if (origin === undefined) {
+        throw new TypeError(
+          `Cannot create Acceptor as "origins" must list origins such as "https://app.example": found ${
+            describe(entry)
+          }`,
+        );
+      }
+      allowed.add(origin);
+    }
+    return (origin) => {
+      if (origin === null) return true;
+      const normalized = originOf(origin);
+      return normalized !== undefined && allowed.has(normalized);
+    };
+  }
+  throw new TypeError(
+    `Cannot create Acceptor as "origins" must be '*', a list of origins or a function: current value is ${
+      describe(policy)
+    }`,
+  );
+}

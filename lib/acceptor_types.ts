@@ -1,0 +1,261 @@
+/**
+ * The acceptor's public types: its options, the {@linkcode Peer}, the sinks and sockets an
+ * adapter hands over, and the options and results of the acceptor's methods. It imports none of
+ * the acceptor's parts, so every part can import it; `lib/acceptor.ts` re-exports it whole, and
+ * the `./acceptor` entry shows these symbols.
+ *
+ * @module
+ */
+import type { Codec } from './codec.ts';
+import type { Limits } from './limits.ts';
+import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
+import type { Backplane } from './backplane.ts';
+
+/**
+ * Which `Origin` an upgrade may come from (WSM-ACC-003):
+ * - `'*'`: any origin, and requests without one;
+ * - a list of origins such as `'https://app.example'`: a request whose `Origin` is one of them
+ *   (compared as URL origins, so case and default ports do not matter), or that has none;
+ * - a predicate, called with the `Origin` header (`null` when absent) and the request.
+ *
+ * The default (no `origins` option) allows requests without an `Origin` header (non-browser
+ * dialers) and requests whose `Origin` host equals the request's `Host`.
+ */
+export type OriginPolicy =
+  | '*'
+  | readonly string[]
+  | ((origin: string | null, request: Request) => boolean);
+
+/** What a peer's close reported: the close code and reason. */
+export interface PeerCloseInfo {
+  /** The close code (1006 when the transport reported none). */
+  code: number;
+  /** The close reason. */
+  reason: string;
+}
+
+/** The options of {@linkcode Acceptor}. Every field is optional. */
+export interface AcceptorOptions {
+  /**
+   * The codec of every peer; the acceptor selects the subprotocol `muxws.v1.<codec.name>`.
+   *
+   * @default {jsonCodec}
+   */
+  codec?: Codec;
+  /** Per-connection limits (WSM-ACC-006); missing fields take the defaults of `DEFAULT_LIMITS`. */
+  limits?: Partial<Limits>;
+  /**
+   * The `Origin` policy of {@linkcode Acceptor.checkUpgrade}.
+   *
+   * @default {undefined} no `Origin`, or an `Origin` whose host equals the request's `Host`
+   */
+  origins?: OriginPolicy;
+  /**
+   * A peer from which nothing arrived for this long is closed with 1001 (WSM-ACC-007). `0` or
+   * `false` disables the sweep (a Durable Object that must hibernate; its platform ends dead
+   * sockets).
+   *
+   * @default {60000}
+   */
+  idleTimeoutMs?: number | false;
+  /**
+   * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
+   * stream (WSM-STR-003/004). Not set: every stream is refused with `refused`.
+   */
+  onStream?: (stream: Stream, peer: Peer) => unknown;
+  /** A socket opened: the peer exists, before any of its streams. */
+  onPeer?: (peer: Peer) => void;
+  /** A peer's session ended, for any reason; its streams have already failed. */
+  onPeerClose?: (peer: Peer, info: PeerCloseInfo) => void;
+  /**
+   * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
+   * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
+   * `console.error`; without `onError`, errors go to `console.error`.
+   */
+  onError?: (error: unknown, peer?: Peer) => void;
+  /**
+   * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
+   * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
+   * {@linkcode Acceptor.close}.
+   */
+  backplane?: Backplane;
+  /**
+   * This node's id in backplane messages; a node ignores messages carrying its own.
+   *
+   * @default {crypto.randomUUID()} drawn in the constructor when a backplane is set
+   */
+  nodeId?: string;
+}
+
+/**
+ * One accepted socket (WSM-ACC-004). Created by {@linkcode Acceptor.accept} or
+ * {@linkcode Acceptor.attach}, never constructed directly.
+ */
+export interface Peer {
+  /** A random id from `crypto.randomUUID()`. */
+  readonly id: string;
+  /**
+   * The peer's tags, for {@linkcode Acceptor.peers} and {@linkcode Acceptor.broadcast}. Starts
+   * empty. `add()` throws `TypeError` for anything but a string of 1 to 256 characters.
+   */
+  readonly tags: Set<string>;
+  /** Application state; starts `{}`. */
+  data: Record<string, unknown>;
+  /** True once the peer's session has ended. */
+  readonly isClosed: boolean;
+  /**
+   * The id the next stream opened to the dialer will take. An adapter that restores peers over
+   * sockets that outlive them (a Durable Object) saves it and passes it back through
+   * {@linkcode AttachOptions.nextStreamId}.
+   */
+  readonly nextStreamId: number;
+  /**
+   * Opens a stream to the dialer (WSM-STR-001).
+   *
+   * @throws {NotConnectedError} After the peer closed, or after a GOAWAY from the dialer.
+   */
+  open(payload: unknown, options?: OpenOptions): Stream;
+  /** Sends a request to the dialer and resolves with its first answer (WSM-STR-005). */
+  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /**
+   * Closes the socket. Idempotent.
+   *
+   * @param code 1000–1003, 1007–1014 or 3000–4999. Default 1000.
+   * @param reason At most 123 UTF-8 bytes. Default `''`.
+   * @throws {RangeError} For any other code or a longer reason, before anything is sent.
+   */
+  close(code?: number, reason?: string): void;
+  /** Resolves once the peer's session has ended, with the close code and reason. */
+  readonly closed: Promise<PeerCloseInfo>;
+}
+
+/**
+ * The socket side of {@linkcode Acceptor.attach}: what the acceptor calls to send and close.
+ * `bufferedAmount`, when present, is read for backpressure (`highWaterMark`).
+ */
+export interface PeerSink {
+  /** Sends one WebSocket message: text for a string, binary for bytes. */
+  send(data: string | Uint8Array): void;
+  /** Closes the socket with a code and reason. */
+  close(code: number, reason: string): void;
+  /** Bytes queued but not yet sent. */
+  readonly bufferedAmount?: number;
+}
+
+/** The data a WebSocket message event may carry, as the adapters receive it. */
+export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
+
+/** The handle {@linkcode Acceptor.attach} returns: the adapter feeds it the socket's events. */
+export interface AttachedPeer {
+  /** The peer of this socket. */
+  readonly peer: Peer;
+  /** One received message. Blobs are read in order: later messages wait for them. */
+  message(data: IncomingData): void;
+  /** The socket closed. A missing or 0 code counts as 1006 (WSM-WIRE-009). Idempotent. */
+  closed(code?: number, reason?: string): void;
+  /** The socket's send buffer drained (Bun's `drain`): waiting writes re-check. */
+  drain(): void;
+}
+
+/**
+ * Options of {@linkcode Acceptor.attach}, for an adapter that restores a peer (a Durable Object
+ * woken from hibernation).
+ */
+export interface AttachOptions {
+  /** The peer's id instead of a fresh `crypto.randomUUID()`. */
+  id?: string;
+  /** The peer's initial tags. */
+  tags?: Iterable<string>;
+  /** The peer's initial `data`. */
+  data?: Record<string, unknown>;
+  /**
+   * The id of the next stream the acceptor opens to this dialer: the restored peer's
+   * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket
+   * (WSM-WIRE-004). @default {2}
+   */
+  nextStreamId?: number;
+}
+
+/**
+ * The server-side WebSocket surface {@linkcode Acceptor.accept} uses: the WHATWG `WebSocket`
+ * (Deno, a Workers `WebSocketPair` end after `accept()`) or the `ws` package's `WebSocket`.
+ */
+export interface ServerWebSocket {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Set to `'arraybuffer'` by `accept()` when present. */
+  binaryType?: string;
+  /** Bytes queued but not yet sent. */
+  readonly bufferedAmount?: number;
+  /** Sends one message. */
+  send(data: string | Uint8Array): void;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+  /** Adds a listener for `open`, `message`, `close` or `error`. */
+  addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: SocketListener): void;
+  /** Removes a listener. */
+  removeEventListener(
+    type: 'open' | 'message' | 'close' | 'error',
+    listener: SocketListener,
+  ): void;
+}
+
+/**
+ * A listener {@linkcode Acceptor.accept} registers: it reads `data` from message events and
+ * `code` and `reason` from close events. Its event is `any` so that sockets whose event types
+ * differ from the DOM's (the `ws` package's) fit {@linkcode ServerWebSocket}.
+ */
+// deno-lint-ignore no-explicit-any
+export type SocketListener = (event: any) => void;
+
+/** What {@linkcode Acceptor.checkUpgrade} returns for an upgrade it accepts. */
+export interface UpgradeAccepted {
+  /** The subprotocol to select: exactly the muxws token. */
+  protocol: string;
+}
+
+/** The options of {@linkcode Acceptor.broadcast}. */
+export interface BroadcastOptions {
+  /** The PUBLISH frame's headers. @default {null} */
+  headers?: Record<string, unknown> | null;
+  /** Peers holding any of these tags are skipped. */
+  except?: Iterable<string>;
+}
+
+/** The options of {@linkcode Acceptor.close}. */
+export interface AcceptorCloseOptions {
+  /**
+   * The close code for every peer: 1000–1003, 1007–1014 or 3000–4999.
+   *
+   * @default {1012}
+   */
+  code?: number;
+  /**
+   * How long in-flight streams may run after the GOAWAY before their peer is closed anyway.
+   *
+   * @default {5000}
+   */
+  drainMs?: number;
+  /**
+   * Sent in the GOAWAY: dialers spread their redials uniformly over this many milliseconds.
+   *
+   * @default {1000}
+   */
+  spreadMs?: number;
+}
+
+/** Counters of an {@linkcode Acceptor}, read through {@linkcode Acceptor.stats}. */
+export interface AcceptorStats {
+  /** Live peers now. */
+  readonly peers: number;
+  /** Peers accepted since the acceptor was created. */
+  readonly accepted: number;
+  /** Upgrades {@linkcode Acceptor.checkUpgrade} refused. */
+  readonly refused: number;
+  /** Peers closed by the idle sweep. */
+  readonly idleClosed: number;
+  /** PUBLISH frames sent by {@linkcode Acceptor.broadcast} (one per peer reached). */
+  readonly delivered: number;
+  /** PUBLISH frames skipped because the peer's socket was over `highWaterMark`. */
+  readonly dropped: number;
+}
