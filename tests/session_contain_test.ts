@@ -17,21 +17,18 @@ function dialer(options: Partial<SessionOptions>): Session {
   return new Session({ send() {}, close() {} }, { side: 'dialer', codec: jsonCodec, ...options });
 }
 
+/** A callback as an async function that rejects would be, typed as the session's. */
+const rejecting = (message: string) => (() => Promise.reject(new Error(message))) as () => void;
+
 const messages = (errors: unknown[]) => errors.map((e) => (e as Error).message);
 
 test('Session reports to onError what an async onPublish, onGoAway or onClose rejects with, leaving no unhandled rejection (WSM-DIAL-008)', async () => {
   using unhandled = watchUnhandled();
   const errors: unknown[] = [];
   const session = dialer({
-    onPublish: (async () => {
-      throw new Error('onPublish rejected');
-    }) as () => void,
-    onGoAway: (async () => {
-      throw new Error('onGoAway rejected');
-    }) as () => void,
-    onClose: (async () => {
-      throw new Error('onClose rejected');
-    }) as () => void,
+    onPublish: rejecting('onPublish rejected'),
+    onGoAway: rejecting('onGoAway rejected'),
+    onClose: rejecting('onClose rejected'),
     onError: (error) => void errors.push(error),
   });
   session.receive(encodePublish(jsonCodec, 'room', 'hi'));
@@ -50,9 +47,7 @@ test('Session sends what an async onError rejects with to console.error, leaving
   using unhandled = watchUnhandled();
   using console = captureConsoleError();
   const session = dialer({
-    onError: async () => {
-      throw new Error('onError rejected');
-    },
+    onError: rejecting('onError rejected'),
   });
   session.receive('not a frame');
   await unhandled.settle();
