@@ -1,0 +1,341 @@
+/**
+ * Receiving for one session: decoding an incoming message (size first, then the codec, then the
+ * frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING, PONG, GOAWAY,
+ * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, GOAWAY, no handler,
+ * `maxStreams`); the undecodable message (a `decode` reset of the stream its prefix names); and
+ * the malformed one, counted against `maxProtocolErrors` (docs/design/session-internals.md,
+ * "Order of checks on a received message").
+ *
+ * Internal: imported from `lib/` only.
+ *
+ * @module
+ */
+import { type Codec, jsonCodec } from './codec.ts';
+import { ProtocolError } from './errors.ts';
+import { type ProvokedResetCode, ResetCode, SESSION_CLOSE } from './_codes.ts';
+import { describe } from './_describe.ts';
+import {
+  CREDIT,
+  DATA,
+  END,
+  FrameError,
+  GOAWAY,
+  hasEnd,
+  isStreamId,
+  OPEN,
+  overLimit,
+  parseFrame,
+  PING,
+  PONG,
+  PUBLISH,
+  RESET,
+  tooDeep,
+} from './_frame.ts';
+import type { GoAway, SessionOptions } from './_session_options.ts';
+import type { SessionStreams } from './_session_streams.ts';
+import { control, Stream } from './stream.ts';
+
+/** The receiving half of one session: what arrived, and what it counts. */
+export class Receiver {
+  readonly #streams: SessionStreams;
+  readonly #options: SessionOptions;
+  readonly #depthSkip: number;
+  #protocolErrors = 0;
+  #goingAway = false;
+  #goAway: GoAway | undefined;
+
+  constructor(streams: SessionStreams, options: SessionOptions) {
+    this.#streams = streams;
+    this.#options = options;
+    this.#depthSkip = depthSkipOf(streams.codec, streams.limits.maxDepth);
+  }
+
+  /** Malformed messages counted so far on this connection. */
+  get protocolErrors(): number {
+    return this.#protocolErrors;
+  }
+
+  /** The GOAWAY the other side sent, if any. */
+  get goAwayReceived(): GoAway | undefined {
+    return this.#goAway;
+  }
+
+  /** This side sent GOAWAY: the other side's later OPENs are refused with `refused`. */
+  goingAway(): void {
+    this.#goingAway = true;
+  }
+
+  /** Handles one received message of a live session; throws only on a bug. */
+  receive(raw: string | ArrayBuffer | ArrayBufferView): void {
+    const streams = this.#streams;
+    const limits = streams.limits;
+    let data: string | Uint8Array;
+    if (typeof raw === 'string') data = raw;
+    else if (raw instanceof Uint8Array) data = raw;
+    else if (ArrayBuffer.isView(raw)) {
+      data = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+    } else if (raw instanceof ArrayBuffer) data = new Uint8Array(raw);
+    else {
+      this.#malformed(
+        new FrameError(`Malformed message: expected text or bytes: found ${describe(raw)}`),
+      );
+      return;
+    }
+    if (overLimit(data, limits.maxMessageBytes)) {
+      streams.close(
+        SESSION_CLOSE[streams.side].tooLarge,
+        `message larger than ${limits.maxMessageBytes} bytes`,
+      );
+      return;
+    }
+    const units = typeof data === 'string' ? data.length : data.byteLength;
+    let value: unknown;
+    try {
+      value = streams.codec.decode(data);
+    } catch (error) {
+      this.#undecodable(data, error);
+      return;
+    }
+    let frame;
+    try {
+      frame = parseFrame(value);
+    } catch (error) {
+      this.#malformed(error);
+      return;
+    }
+    switch (frame[0]) {
+      case OPEN:
+        this.#onOpen(frame[1], frame[2], frame[3], frame[4], units);
+        return;
+      case DATA: {
+        const stream = this.#lookup(frame[1], 'DATA');
+        if (stream === undefined) return;
+        if (units > this.#depthSkip && tooDeep(frame[3], limits.maxDepth)) {
+          this.#decodeReset(stream, `its payload nests deeper than ${limits.maxDepth}`);
+          return;
+        }
+        if (!control.data(stream, frame[3], units, hasEnd(frame[2]))) {
+          this.#malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
+        }
+        return;
+      }
+      case END: {
+        const stream = this.#lookup(frame[1], 'END');
+        if (stream !== undefined && !control.end(stream)) {
+          this.#malformed(new FrameError(`Malformed frame: a second END on stream ${frame[1]}`));
+        }
+        return;
+      }
+      case RESET: {
+        const stream = this.#lookup(frame[1], 'RESET');
+        if (stream !== undefined) control.reset(stream, frame[2], frame[3]);
+        return;
+      }
+      case CREDIT: {
+        const stream = this.#lookup(frame[1], 'CREDIT');
+        if (stream !== undefined) control.credit(stream, frame[2]);
+        return;
+      }
+      case PING:
+        streams.pong();
+        return;
+      case PONG:
+        return;
+      case GOAWAY: {
+        const goAway: GoAway = {
+          lastId: frame[1],
+          code: frame[2],
+          message: frame[3],
+          spreadMs: frame[4],
+        };
+        this.#goAway = goAway;
+        streams.emit(this.#options.onGoAway, goAway);
+        return;
+      }
+      case PUBLISH: {
+        if (streams.side === 'acceptor') {
+          this.#malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
+          return;
+        }
+        const max = limits.maxDepth;
+        if (units > this.#depthSkip && (tooDeep(frame[2], max) || tooDeep(frame[3], max))) {
+          streams.report(
+            new ProtocolError(
+              `Cannot decode a PUBLISH to ${describe(frame[1])}: it nests deeper than ${max}`,
+            ),
+          );
+          return;
+        }
+        const onPublish = this.#options.onPublish;
+        if (onPublish !== undefined) {
+          streams.emit(onPublish, { tag: frame[1], headers: frame[2], payload: frame[3] });
+        }
+        return;
+      }
+    }
+  }
+
+  /**
+   * The stream `id` names, for a frame other than OPEN: undefined when the frame is to be
+   * ignored (a finished id) or was malformed (never opened).
+   */
+  #lookup(id: number, kind: string): Stream | undefined {
+    const stream = this.#streams.get(id);
+    if (stream !== undefined) return stream;
+    if (!this.#streams.opened(id)) {
+      this.#malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
+    }
+    return undefined;
+  }
+
+  #onOpen(
+    id: number,
+    flags: number,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    units: number,
+  ): void {
+    const streams = this.#streams;
+    if (id % 2 !== streams.remoteParity) {
+      this.#malformed(
+        new FrameError(`Malformed frame: OPEN of stream ${id} has this side's parity`),
+      );
+      return;
+    }
+    if (id <= streams.highestRemote) {
+      this.#malformed(
+        new FrameError(
+          `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${streams.highestRemote}`,
+        ),
+      );
+      return;
+    }
+    streams.seeRemote(id);
+    const limits = streams.limits;
+    const max = limits.maxDepth;
+    if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
+      streams.report(
+        new ProtocolError(`Cannot decode the OPEN of stream ${id}: it nests deeper than ${max}`),
+      );
+      this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
+      return;
+    }
+    const onStream = this.#options.onStream;
+    if (
+      this.#goingAway ||
+      (this.#goAway !== undefined && streams.side === 'acceptor' && id > this.#goAway.lastId)
+    ) {
+      // Not counted: a conforming peer stops opening once the GOAWAY arrives, so these are the
+      // OPENs already in flight, and the side that sent GOAWAY closes once its streams drained.
+      this.#sendReset(id, ResetCode.Refused, 'The connection is going away');
+      return;
+    }
+    if (onStream === undefined) {
+      this.#refuse(id, ResetCode.Refused, 'No stream handler');
+      return;
+    }
+    if (streams.remoteActive >= limits.maxStreams) {
+      this.#refuse(id, ResetCode.Refused, `Too many streams: the limit is ${limits.maxStreams}`);
+      return;
+    }
+    const stream = new Stream(streams, id, headers, payload, false, hasEnd(flags));
+    streams.addRemote(stream);
+    let result: unknown;
+    try {
+      result = onStream(stream);
+      if (
+        result !== null && (typeof result === 'object' || typeof result === 'function') &&
+        typeof (result as PromiseLike<unknown>).then === 'function'
+      ) {
+        Promise.resolve(result as PromiseLike<unknown>).then(
+          (value) => control.settle(stream, value),
+          (error) => control.failHandler(stream, error),
+        );
+        return;
+      }
+    } catch (error) {
+      control.failHandler(stream, error);
+      return;
+    }
+    control.settle(stream, result);
+  }
+
+  /**
+   * Refuses an OPEN the other side sent (`decode`, or `refused` for want of a handler or over
+   * `maxStreams`): the refusal counts toward the reset budget first, so the OPEN that exceeds it
+   * closes the connection instead of drawing one more RESET.
+   */
+  #refuse(id: number, code: ProvokedResetCode, message: string): void {
+    this.#streams.countReset();
+    this.#sendReset(id, code, message);
+  }
+
+  #sendReset(id: number, code: string, message: string): void {
+    this.#streams.send(this.#streams.codec.encode([RESET, id, code, message]));
+  }
+
+  #decodeReset(stream: Stream, why: string): void {
+    this.#streams.report(
+      new ProtocolError(`Cannot decode a message of stream ${stream.id}: ${why}`),
+    );
+    control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
+  }
+
+  /** `decode` threw: reset the stream the prefix names, or count a malformed message. */
+  #undecodable(data: string | Uint8Array, error: unknown): void {
+    const streams = this.#streams;
+    let named: readonly [number, number] | undefined;
+    try {
+      named = streams.codec.identify?.(data);
+    } catch {
+      named = undefined;
+    }
+    if (named !== undefined && isStreamId(named[1])) {
+      const [kind, id] = named;
+      if (kind === OPEN) {
+        if (id % 2 === streams.remoteParity && id > streams.highestRemote) {
+          streams.seeRemote(id);
+          streams.report(
+            new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
+          );
+          this.#refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
+          return;
+        }
+      } else if (kind === DATA) {
+        const stream = streams.get(id);
+        if (stream !== undefined) {
+          streams.report(
+            new ProtocolError(`Cannot decode a message of stream ${id}`, { cause: error }),
+          );
+          control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
+          return;
+        }
+        if (streams.opened(id)) return;
+      }
+    }
+    this.#malformed(
+      new FrameError('Malformed message: the codec cannot decode it', { cause: error }),
+    );
+  }
+
+  #malformed(error: unknown): void {
+    const streams = this.#streams;
+    const max = streams.limits.maxProtocolErrors;
+    this.#protocolErrors++;
+    streams.report(error);
+    if (this.#protocolErrors > max && !streams.isClosed) {
+      streams.close(SESSION_CLOSE[streams.side].protocol, `more than ${max} malformed messages`);
+    }
+  }
+}
+
+/**
+ * The message length (characters or bytes) up to which no payload of it can nest deeper than
+ * `maxDepth`, so the receiver skips the depth walk for such messages: most messages are short,
+ * and the walk is a visible part of their cost. The JSON codec spends at least 2 characters per
+ * level (`[` and `]`); every other codec gets every payload walked (0), since the session cannot
+ * know what one level costs in its encoding.
+ */
+function depthSkipOf(codec: Codec, maxDepth: number): number {
+  return codec === jsonCodec ? 2 * maxDepth : 0;
+}

@@ -1,0 +1,280 @@
+/**
+ * What the streams of one session share, and what they call: the socket (a send that fails ends
+ * the session; congestion against `highWaterMark`, and the wait of `_socket_wait.ts`), the table
+ * of open streams and the ids of both sides, the shared window budget, the reset budget of
+ * `_reset_budget.ts`, containment of user code (`_contain.ts`), and the session's end (every
+ * stream lost first, then `onClose` once).
+ *
+ * {@linkcode SessionStreams} is the {@linkcode StreamHost} every stream of the session holds:
+ * one object per session, whose methods live on one shared prototype, rather than a closure per
+ * host method per connection (an idle peer's memory, docs/performance.md).
+ *
+ * Internal: imported from `lib/` only.
+ *
+ * @module
+ */
+import type { Codec } from './codec.ts';
+import type { Limits } from './limits.ts';
+import { CloseCode, SESSION_CLOSE } from './_codes.ts';
+import { callContained, reportTo } from './_contain.ts';
+import { PONG } from './_frame.ts';
+import { ResetBudget } from './_reset_budget.ts';
+import type { SessionOptions, SessionSink } from './_session_options.ts';
+import { SocketWait, type SocketWaitHost } from './_socket_wait.ts';
+import { control, type Stream, type StreamHost } from './stream.ts';
+
+/**
+ * Units of receive window one session's streams may grow, together, past `INITIAL_WINDOW` while
+ * their readers keep up with bulk senders: bounds what a peer can make this side buffer beyond
+ * the SPEC's per-stream window (docs/protocol.md, "Window growth").
+ */
+export const WINDOW_BUDGET: number = 1024 * 1024;
+
+const EMPTY = Promise.resolve();
+
+/** The stream table, the socket and the end of one session (see the module doc). */
+export class SessionStreams implements StreamHost, SocketWaitHost {
+  /** Which side this is. */
+  readonly side: 'dialer' | 'acceptor';
+  /** The connection's codec. */
+  readonly codec: Codec;
+  /** The resolved limits. */
+  readonly limits: Readonly<Limits>;
+  /** The largest message this side sends. */
+  readonly maxMessageBytes: number;
+  /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
+  readonly remoteParity: number;
+  readonly #sink: SessionSink;
+  readonly #options: SessionOptions;
+  readonly #now: () => number;
+  #closed = false;
+  /** Open streams by id: made by the first stream, dropped when the last one finishes. */
+  #table: Map<number, Stream> | undefined;
+  #nextId: number;
+  #highestRemote = 0;
+  #remoteActive = 0;
+  #idle: (() => void)[] | undefined;
+  /** Made by the first write or PONG that waits for the socket. */
+  #wait: SocketWait | undefined;
+  /** Made by the first counted reset. */
+  #resets: ResetBudget | undefined;
+  /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
+  #windowBudget = WINDOW_BUDGET;
+
+  constructor(
+    sink: SessionSink,
+    options: SessionOptions,
+    limits: Readonly<Limits>,
+    firstStreamId: number,
+  ) {
+    this.side = options.side;
+    this.codec = options.codec;
+    this.limits = limits;
+    this.maxMessageBytes = limits.maxMessageBytes;
+    this.remoteParity = this.side === 'dialer' ? 0 : 1;
+    this.#sink = sink;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#nextId = firstStreamId;
+  }
+
+  /** True once the session ended (closed by either side or the transport). */
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** Streams not yet finished in both directions nor reset (both sides' streams). */
+  get size(): number {
+    return this.#table?.size ?? 0;
+  }
+
+  /** Open streams the other side opened: what `maxStreams` bounds. */
+  get remoteActive(): number {
+    return this.#remoteActive;
+  }
+
+  /** The id the next stream this side opens will take. */
+  get nextId(): number {
+    return this.#nextId;
+  }
+
+  /** The highest id the other side opened, refused OPENs included (0 before any). */
+  get highestRemote(): number {
+    return this.#highestRemote;
+  }
+
+  /** The session's clock, in ms. */
+  now(): number {
+    return this.#now();
+  }
+
+  /** The open stream `id` names, if any. */
+  get(id: number): Stream | undefined {
+    return this.#table?.get(id);
+  }
+
+  /** True when `id` was opened, by either side, whether or not its stream is still open. */
+  opened(id: number): boolean {
+    return id % 2 === this.remoteParity ? id <= this.#highestRemote : id < this.#nextId;
+  }
+
+  /** The other side opened `id` (above every id it opened before), accepted or not. */
+  seeRemote(id: number): void {
+    this.#highestRemote = id;
+  }
+
+  /** Adds a stream this side just opened, with the next id, and moves the next id on. */
+  addLocal(stream: Stream): void {
+    this.#nextId = stream.id + 2;
+    (this.#table ??= new Map()).set(stream.id, stream);
+  }
+
+  /** Adds a stream the other side opened. */
+  addRemote(stream: Stream): void {
+    (this.#table ??= new Map()).set(stream.id, stream);
+    this.#remoteActive++;
+  }
+
+  send(data: string | Uint8Array): boolean {
+    if (this.#closed) return false;
+    try {
+      this.#sink.send(data);
+      return true;
+    } catch (error) {
+      // The transport is broken: report, close it (best effort) and end with 1006.
+      this.report(error);
+      try {
+        this.#sink.close(
+          this.side === 'acceptor' ? CloseCode.Internal : CloseCode.Normal,
+          'send failed',
+        );
+      } catch {
+        // Already closed: nothing more to do.
+      }
+      this.end(CloseCode.Abnormal, 'send failed', true);
+      return false;
+    }
+  }
+
+  congested(): boolean {
+    const buffered = this.#sink.bufferedAmount;
+    return typeof buffered === 'number' && buffered > this.limits.highWaterMark;
+  }
+
+  waitForSocket(stream: Stream): void {
+    if (this.#closed) return;
+    (this.#wait ??= new SocketWait(this)).wait(stream);
+  }
+
+  /** Answers a PING: at once, or once the socket falls below the high-water mark. */
+  pong(): void {
+    if (this.congested()) (this.#wait ??= new SocketWait(this)).owePong();
+    else this.sendPong();
+  }
+
+  sendPong(): void {
+    this.send(this.codec.encode([PONG]));
+  }
+
+  /** `bufferedAmount` may have fallen (Bun `drain`): waiting writes re-check. */
+  drain(): void {
+    this.#wait?.drain();
+  }
+
+  finished(stream: Stream, provoked: boolean): void {
+    const table = this.#table;
+    if (table?.get(stream.id) !== stream) return;
+    table.delete(stream.id);
+    this.#wait?.forget(stream);
+    if (stream.id % 2 === this.remoteParity) {
+      this.#remoteActive--;
+      if (provoked) this.countReset();
+    }
+    if (table.size === 0) {
+      // An idle session (an idle peer's memory) holds no table.
+      this.#table = undefined;
+      this.#wakeIdle();
+    }
+  }
+
+  /**
+   * Counts one reset the other side caused at will (docs/security.md, "The reset budget"); one
+   * more than `maxResetRate` within a second closes with 1008 (acceptor) / 4002 (dialer).
+   * Counted:
+   * - a RESET the other side sent on a live stream it opened (Rapid Reset, CVE-2023-44487);
+   * - a reset this side sent on a live stream the other side opened because of its input, through
+   *   `control.fail(stream, code, message)`: `decode`, `flow` (MadeYouReset, CVE-2025-8671);
+   * - a refusal of an OPEN through the receiver's `#refuse`: `decode` (undecodable or too deep),
+   *   `refused` (no handler, over `maxStreams`).
+   * A new reset code provoked by the other side joins with one line: `control.fail(…)` for a
+   * stream that exists, the receiver's `#refuse(…)` for an OPEN that never becomes one.
+   */
+  countReset(): void {
+    const max = this.limits.maxResetRate;
+    if ((this.#resets ??= new ResetBudget(max, this.#now)).count()) {
+      this.close(
+        SESSION_CLOSE[this.side].flood,
+        `more than ${max} streams reset within one second`,
+      );
+    }
+  }
+
+  growWindow(units: number): number {
+    const taken = Math.min(units, this.#windowBudget);
+    this.#windowBudget -= taken;
+    return taken;
+  }
+
+  /** Reports a contained error to `onError`, or to `console.error` without one. */
+  report(error: unknown): void {
+    reportTo(this.#options.onError, error);
+  }
+
+  /** Calls a user callback with `value`, containing a throw or a rejection as `report` does. */
+  emit<T>(callback: ((value: T) => unknown) | undefined, value: T): void {
+    callContained(this.#options.onError ?? toConsole, callback, value);
+  }
+
+  /** Resolves when no stream is open (at once when none is) or the session ends. */
+  idle(): Promise<void> {
+    if (this.#closed || this.#table === undefined) return EMPTY;
+    return new Promise<void>((resolve) => (this.#idle ??= []).push(resolve));
+  }
+
+  /** Closes the transport from this side, then ends the session. */
+  close(code: number, reason: string): void {
+    if (this.#closed) return;
+    try {
+      this.#sink.close(code, reason);
+    } catch (error) {
+      this.report(error);
+    }
+    this.end(code, reason, true);
+  }
+
+  /** Ends the session: every open stream fails with `connection_lost`, then `onClose` fires. */
+  end(code: number, reason: string, local: boolean): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wait?.stop();
+    // Taken first: the lost streams' finished() calls find no table and change nothing.
+    const table = this.#table;
+    this.#table = undefined;
+    if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
+    this.#remoteActive = 0;
+    this.#wakeIdle();
+    this.emit(this.#options.onClose, { code, reason, local });
+  }
+
+  #wakeIdle(): void {
+    const idle = this.#idle;
+    if (idle === undefined) return;
+    this.#idle = undefined;
+    for (const resolve of idle) resolve();
+  }
+}
+
+/** Where a contained error goes when no `onError` is set. */
+function toConsole(error: unknown): void {
+  reportTo(undefined, error);
+}
