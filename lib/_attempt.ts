@@ -39,8 +39,6 @@ export interface AttemptLink {
 
 /** What an attempt needs of its connection. */
 export interface AttemptHost<L extends AttemptLink> {
-  readonly options: DialOptions;
-  readonly transport: Transport;
   /** The context a target or hello function is called with. */
   context(signal: AbortSignal): DialContext;
   /** Builds the link (its session) over an open wire. */
@@ -114,7 +112,11 @@ async function resolveHello(fn: HelloFunction, ctx: DialContext): Promise<Hello>
  * function sees the {@linkcode DialContext}, so without one no context is made, and a fixed
  * target and hello are used at once, without a promise round.
  */
-export function startAttempt<L extends AttemptLink>(host: AttemptHost<L>): Attempt<L> {
+export function startAttempt<L extends AttemptLink>(
+  o: DialOptions,
+  transport: Transport,
+  host: AttemptHost<L>,
+): Attempt<L> {
   const controller = new AbortController();
   // The other fields start absent; `done` is set below, before anyone reads it.
   const attempt = {
@@ -122,7 +124,7 @@ export function startAttempt<L extends AttemptLink>(host: AttemptHost<L>): Attem
       if (!attempt.settled) controller.abort(reason);
     },
   } as Progress<L>;
-  attempt.done = run(host, attempt, controller);
+  attempt.done = run(o, transport, host, attempt, controller);
   return attempt;
 }
 
@@ -133,11 +135,12 @@ interface Progress<L> extends Attempt<L>, OpenReport {
 }
 
 async function run<L extends AttemptLink>(
+  o: DialOptions,
+  transport: Transport,
   host: AttemptHost<L>,
   attempt: Progress<L>,
   controller: AbortController,
 ): Promise<L> {
-  const o = host.options;
   const signal = controller.signal;
   const fixed = o.target;
   const fixedHello = o.hello;
@@ -165,7 +168,7 @@ async function run<L extends AttemptLink>(
       : await race([resolveHello(fixedHello, ctx!), aborted]);
     const expected = subprotocol(o.codec);
     wire = await race([
-      host.transport.open(target.url, [expected, ...target.protocols], signal, attempt),
+      transport.open(target.url, [expected, ...target.protocols], signal, attempt),
       aborted,
     ]);
     clearTimeout(deadline);

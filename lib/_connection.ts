@@ -40,9 +40,8 @@ import {
   MAX_CLOSE_REASON_BYTES,
 } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
-import { describe } from './_describe.ts';
 import { timerDelay } from './_delay.ts';
-import { type DialOptions, resolveOptions } from './_dial_options.ts';
+import { type DialOptions, mustBe, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { Heartbeat } from './_heartbeat.ts';
 import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
@@ -260,22 +259,15 @@ class DialerConnection implements Connection {
   }
 
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
-    if (!dialerMaySend(code)) {
-      throw new RangeError(
-        `Cannot close the connection as "code" must be ${DIALER_CODES_TEXT}: current value is ${code}`,
-      );
-    }
+    const action = 'close the connection';
+    if (!dialerMaySend(code)) throw new RangeError(mustBe(action, 'code', DIALER_CODES_TEXT, code));
     if (typeof reason !== 'string') {
-      throw new TypeError(
-        `Cannot close the connection as "reason" must be a string: current value is ${
-          describe(reason)
-        }`,
-      );
+      throw new TypeError(mustBe(action, 'reason', 'a string', reason));
     }
     const bytes = utf8Length(reason);
     if (bytes > MAX_CLOSE_REASON_BYTES) {
       throw new RangeError(
-        `Cannot close the connection as "reason" must be at most ${MAX_CLOSE_REASON_BYTES} UTF-8 bytes: current value is ${bytes} bytes`,
+        mustBe(action, 'reason', `at most ${MAX_CLOSE_REASON_BYTES} UTF-8 bytes`, bytes) + ' bytes',
       );
     }
     this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
@@ -312,9 +304,7 @@ class DialerConnection implements Connection {
 
   /** Starts an attempt (WSM-DIAL-002) as the pending one. */
   #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
-    return this.#pending = startAttempt<Link>({
-      options: this.#o,
-      transport: this.#transport,
+    return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
       context: (signal) => this.#context(reason, fast, signal),
       link: (wire) => this.#createLink(wire),
       closeRequest: () => this.#closeRequest,

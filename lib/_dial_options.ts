@@ -54,11 +54,13 @@ export interface DialOptions extends RedialPolicy {
   signal: AbortSignal | undefined;
 }
 
-/** `Cannot connect as "<field>" must be <expected>: current value is <value>`. */
-export function optionError(field: string, expected: string, value: unknown): TypeError {
-  return new TypeError(
-    `Cannot connect as "${field}" must be ${expected}: current value is ${describe(value)}`,
-  );
+/** The dialer's message for a bad argument: `Cannot <action> as "<field>" must be <expected>: current value is <value>`. */
+export function mustBe(action: string, field: string, expected: string, value: unknown): string {
+  return `Cannot ${action} as "${field}" must be ${expected}: current value is ${describe(value)}`;
+}
+
+function optionError(field: string, expected: string, value: unknown): TypeError {
+  return new TypeError(mustBe('connect', field, expected, value));
 }
 
 function duration(
@@ -71,9 +73,12 @@ function duration(
   if (typeof value !== 'number') throw optionError(field, 'a number of milliseconds', value);
   if (Number.isNaN(value) || value < 0 || (positive && value === 0) || value === Infinity) {
     throw new RangeError(
-      `Cannot connect as "${field}" must be a finite number ${
-        positive ? 'greater than 0' : 'at least 0'
-      }: current value is ${value}`,
+      mustBe(
+        'connect',
+        field,
+        `a finite number ${positive ? 'greater than 0' : 'at least 0'}`,
+        value,
+      ),
     );
   }
   return value;
@@ -99,11 +104,7 @@ export function fixedTarget(value: unknown, what: string): FixedTarget | undefin
   const { url, protocols = [] } = value as Partial<DialTarget>;
   if (typeof url !== 'string' && !(url instanceof URL)) return undefined;
   if (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string')) {
-    throw new TypeError(
-      `Cannot ${what} as "protocols" must be an array of strings: current value is ${
-        describe(protocols)
-      }`,
-    );
+    throw new TypeError(mustBe(what, 'protocols', 'an array of strings', protocols));
   }
   return { url: String(url), protocols: [...protocols] };
 }
@@ -127,11 +128,7 @@ export function resolveOptions(
     ? target as (ctx: DialContext) => unknown
     : fixedTarget(target, 'connect');
   if (fixed === undefined) {
-    throw new TypeError(
-      `Cannot connect as "target" must be a string, a URL, a DialTarget or a function: current value is ${
-        describe(target)
-      }`,
-    );
+    throw optionError('target', 'a string, a URL, a DialTarget or a function', target);
   }
   if (options === null || typeof options !== 'object') {
     throw optionError('options', 'an object', options);

@@ -11,15 +11,13 @@ import { StreamResetError } from './errors.ts';
 import type { OpenOptions, Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { callContained, type Report } from './_contain.ts';
-import { describe } from './_describe.ts';
+import { mustBe } from './_dial_options.ts';
 
 /** Opens a subscription's stream on the current connection (a session's `open`). */
 export type OpenStream = (payload: unknown, options: OpenOptions) => Stream;
 
 function subscribeError(field: string, expected: string, value: unknown): TypeError {
-  return new TypeError(
-    `Cannot subscribe as "${field}" must be ${expected}: current value is ${describe(value)}`,
-  );
+  return new TypeError(mustBe('subscribe', field, expected, value));
 }
 
 /**
@@ -46,7 +44,7 @@ export function checkSubscribeOptions(options: SubscribeOptions): void {
     const window = dedupe.window ?? 1024;
     if (!Number.isInteger(window) || window < 1) {
       throw new RangeError(
-        `Cannot subscribe as "dedupe.window" must be an integer of at least 1: current value is ${window}`,
+        mustBe('subscribe', 'dedupe.window', 'an integer of at least 1', window),
       );
     }
   }
