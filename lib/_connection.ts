@@ -31,22 +31,15 @@ import {
 import type { Limits } from './limits.ts';
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
 import { type GoAway, Session } from './_session.ts';
-import { utf8Length } from './_frame.ts';
-import {
-  CloseCode,
-  closeCodeOf,
-  DIALER_CODES_TEXT,
-  dialerMaySend,
-  MAX_CLOSE_REASON_BYTES,
-} from './_codes.ts';
+import { drain, goneAway, type Link, startHeartbeat, track } from './_link.ts';
+import { CloseCode, closeCodeOf } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { timerDelay } from './_delay.ts';
-import { type DialOptions, mustBe, resolveOptions } from './_dial_options.ts';
+import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
-import { Heartbeat } from './_heartbeat.ts';
 import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
 import { watchOnline } from './_online_hints.ts';
-import { type Attempt, type AttemptLink, startAttempt } from './_attempt.ts';
+import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport, type Wire } from './_transport.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
@@ -67,19 +60,6 @@ export async function connectOver(
   now: () => number = () => Date.now(),
 ): Promise<Connection> {
   return await new DialerConnection(transport, target, options, now).start();
-}
-
-/** One wire and its session, from establishment of the wire to its close. */
-interface Link extends AttemptLink {
-  readonly wire: Wire;
-  establishedAt: number;
-  heartbeat?: Heartbeat;
-  /** Streams that keep the connection open after a GOAWAY (not the subscriptions). */
-  inflight: number;
-  goAway?: { at: number; spreadMs: number };
-  /** Set before this side closes the session with an error of its own. */
-  lossError?: unknown;
-  detach(): void;
 }
 
 /** The redial (or first-dial spread) being waited for. */
@@ -228,7 +208,7 @@ class DialerConnection implements Connection {
   open(payload: unknown, options?: OpenOptions): Stream {
     const link = this.#requireOpen('open a stream');
     const stream = link.session.open(payload, options);
-    this.#track(link, stream.closed);
+    track(link, stream.closed);
     return stream;
   }
 
@@ -241,7 +221,7 @@ class DialerConnection implements Connection {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#track(link, pending);
+    track(link, pending);
     return pending;
   }
 
@@ -259,17 +239,7 @@ class DialerConnection implements Connection {
   }
 
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
-    const action = 'close the connection';
-    if (!dialerMaySend(code)) throw new RangeError(mustBe(action, 'code', DIALER_CODES_TEXT, code));
-    if (typeof reason !== 'string') {
-      throw new TypeError(mustBe(action, 'reason', 'a string', reason));
-    }
-    const bytes = utf8Length(reason);
-    if (bytes > MAX_CLOSE_REASON_BYTES) {
-      throw new RangeError(
-        mustBe(action, 'reason', `at most ${MAX_CLOSE_REASON_BYTES} UTF-8 bytes`, bytes) + ' bytes',
-      );
-    }
+    checkClose(code, reason);
     this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
     return this.#closed;
   }
@@ -289,15 +259,6 @@ class DialerConnection implements Connection {
       );
     }
     return link;
-  }
-
-  #track(link: Link, pending: Promise<unknown>): void {
-    link.inflight++;
-    const done = () => {
-      link.inflight--;
-      this.#finishGoAway(link);
-    };
-    pending.then(done, done);
   }
 
   // ---- attempts ----
@@ -353,12 +314,12 @@ class DialerConnection implements Connection {
       limits: this.#limits,
       now: this.#now,
       onStream: onStream === undefined ? undefined : (stream: Stream) => {
-        this.#track(link, stream.closed);
+        track(link, stream.closed);
         return onStream(stream, this);
       },
       onPublish: (message: PublishMessage) =>
         callContained(this.#report, options.onPublish, message),
-      onGoAway: (goAway: GoAway) => this.#onGoAway(link, goAway),
+      onGoAway: (goAway: GoAway) => goneAway(link, goAway, this.#now()),
       onError: this.#report,
       onClose: (info: { code: number; reason: string; local: boolean }) => {
         link.phase = 'done';
@@ -405,28 +366,13 @@ class DialerConnection implements Connection {
         this.#attempts = 0;
       }, timerDelay(o.stableAfterMs));
     }
-    if (o.heartbeat !== false) {
-      const session = link.session;
-      link.heartbeat = new Heartbeat(
-        {
-          ping: () => session.ping(),
-          lost: (error) => {
-            link.lossError = error;
-            session.close(CloseCode.Heartbeat, 'heartbeat timeout');
-          },
-          lastHeard: () => Math.max(session.lastReceivedAt, link.establishedAt),
-        },
-        o.heartbeat,
-        this.#now,
-      );
-      link.heartbeat.check();
-    }
+    if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
     this.#subscriptions.reopen(
       (payload, options) => link.session.open(payload, options),
       () => this.#link === link && link.goAway === undefined,
     );
     if (this.#link !== link) return;
-    this.#finishGoAway(link); // a GOAWAY that arrived during the hello
+    drain(link); // a GOAWAY that arrived during the hello
     for (const settle of [...this.#openedWaiters]) settle();
     callContained(this.#report, this.#options.onOpen, {
       reconnected,
@@ -559,24 +505,6 @@ class DialerConnection implements Connection {
   /** An `offline` hint while open probes the heartbeat at once. */
   #offline(): void {
     if (this.#state === 'open') this.#link?.heartbeat?.probe();
-  }
-
-  #onGoAway(link: Link, goAway: GoAway): void {
-    link.goAway = {
-      at: this.#now(),
-      spreadMs: Number.isFinite(goAway.spreadMs) ? Math.max(0, goAway.spreadMs) : 0,
-    };
-    if (link.phase === 'open') this.#finishGoAway(link);
-  }
-
-  /** After a GOAWAY, closes with 1000 once the streams that matter are done (WSM-WIRE-003). */
-  #finishGoAway(link: Link): void {
-    if (link.goAway === undefined || link.inflight > 0 || link.phase !== 'open') return;
-    void Promise.resolve().then(() => {
-      if (link.phase === 'open' && link.inflight === 0) {
-        link.session.close(CloseCode.Normal, 'goaway');
-      }
-    });
   }
 
   // ---- closing for good ----

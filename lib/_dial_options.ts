@@ -1,7 +1,8 @@
 /**
  * The dialer's options, checked and resolved once by `connect()` (WSM-DIAL-012): every default
  * filled in, every bad value refused with a `TypeError` or `RangeError` that names the field and
- * the value found, before anything is dialled. Internal.
+ * the value found, before anything is dialled; and the arguments of `close()`, checked before
+ * anything is sent. Internal.
  *
  * @module
  */
@@ -15,7 +16,14 @@ import type {
 import { Hello, type HelloOptions } from './hello.ts';
 import type { Limits } from './limits.ts';
 import { type RandomDraw, Reconnect, uniform } from './schedule.ts';
-import { DEFAULT_SERVICE_RESTART, DEFAULT_TERMINAL } from './_codes.ts';
+import {
+  DEFAULT_SERVICE_RESTART,
+  DEFAULT_TERMINAL,
+  DIALER_CODES_TEXT,
+  dialerMaySend,
+  MAX_CLOSE_REASON_BYTES,
+} from './_codes.ts';
+import { utf8Length } from './_frame.ts';
 import { describe } from './_describe.ts';
 
 /** A target checked and copied: the URL as a string, the extra subprotocols. */
@@ -213,4 +221,24 @@ export function resolveOptions(
     WebSocket: WebSocketCtor,
     signal: options.signal,
   };
+}
+
+/**
+ * Checks the arguments of `Connection.close()`, before anything is sent.
+ *
+ * @throws {RangeError} When `code` is not 1000 or 3000–4999, or `reason` is over 123 UTF-8 bytes.
+ * @throws {TypeError} When `reason` is not a string.
+ */
+export function checkClose(code: number, reason: string): void {
+  const action = 'close the connection';
+  if (!dialerMaySend(code)) throw new RangeError(mustBe(action, 'code', DIALER_CODES_TEXT, code));
+  if (typeof reason !== 'string') {
+    throw new TypeError(mustBe(action, 'reason', 'a string', reason));
+  }
+  const bytes = utf8Length(reason);
+  if (bytes > MAX_CLOSE_REASON_BYTES) {
+    throw new RangeError(
+      mustBe(action, 'reason', `at most ${MAX_CLOSE_REASON_BYTES} UTF-8 bytes`, bytes) + ' bytes',
+    );
+  }
 }
