@@ -1,10 +1,10 @@
 /**
  * The dialer's state machine (WSM-DIAL-005..008): `connecting`, `open`, `reconnecting`,
  * `closed`. It composes the parts: an attempt (`lib/_attempt.ts`) over a transport
- * (`lib/_transport.ts`), a `Session` per established wire, the redial decision
- * (`lib/_redial.ts`), the heartbeat (`lib/_heartbeat.ts`), the subscriptions
- * (`lib/_subscriptions.ts`) and the online hints (`lib/_online_hints.ts`), and owns what is left:
- * the redial wait, the GOAWAY drain, and closing for good. User callbacks go through
+ * (`lib/_transport.ts`), a `Session` per established wire with its link (`lib/_link.ts`: the
+ * heartbeat of `lib/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/_redial.ts`),
+ * the subscriptions (`lib/_subscriptions.ts`) and the online hints (`lib/_online_hints.ts`), and
+ * owns what is left: the states, establishment and loss, the redial wait, and closing for good. User callbacks go through
  * `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a test with a transport of
  * its own, start one. Internal.
  *

@@ -133,7 +133,7 @@ function watchRefusal(socket: DialerSocket, record: (refusal: Refusal) => void):
 export function webSocketTransport(WebSocket: DialerSocketConstructor): Transport {
   return {
     open(url, protocols, signal, report) {
-      const socket = new WebSocket(url, [...protocols]);
+      const socket = new WebSocket(url, protocols as string[]);
       socket.onerror = ignoreSocketError;
       watchRefusal(socket, (refusal) => report.refusal = refusal);
       return opened(socket, url, signal, report);
@@ -180,12 +180,13 @@ function opened(
   });
 }
 
-/** An open socket as a {@linkcode Wire}; binary messages are decoded in order, Blobs included. */
+/**
+ * An open socket as a {@linkcode Wire} (its subprotocol is settled once open); binary messages
+ * are decoded in order, Blobs included.
+ */
 function socketWire(socket: DialerSocket): Wire {
   return {
-    get protocol(): string {
-      return socket.protocol;
-    },
+    protocol: socket.protocol,
     get bufferedAmount(): number {
       return socket.bufferedAmount;
     },
