@@ -118,7 +118,7 @@ class DialerConnection implements Connection {
     now: () => number,
   ) {
     this.#o = resolveOptions(target, options, transport === undefined);
-    this.#transport = transport ?? webSocketTransport(this.#o.WebSocket!);
+    this.#transport = transport ?? webSocketTransport(this.#o.WebSocket!, now);
     this.#limits = this.#o.limits;
     this.#options = options;
     this.#now = now;

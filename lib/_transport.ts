@@ -109,7 +109,11 @@ function closeQuietly(socket: DialerSocket, code?: number, reason?: string): voi
  * `record` the status and `Retry-After`, and abandons the handshake, which `ws` does only when
  * nobody listens; the `error` and `close` events that follow fail the attempt as before.
  */
-function watchRefusal(socket: DialerSocket, record: (refusal: Refusal) => void): void {
+function watchRefusal(
+  socket: DialerSocket,
+  now: () => number,
+  record: (refusal: Refusal) => void,
+): void {
   const on = (socket as { on?: unknown }).on;
   if (typeof on !== 'function') return;
   on.call(socket, 'unexpected-response', (_request: unknown, response: unknown) => {
@@ -120,7 +124,7 @@ function watchRefusal(socket: DialerSocket, record: (refusal: Refusal) => void):
     const header = headers?.['retry-after'];
     record({
       status: typeof statusCode === 'number' ? statusCode : 0,
-      retryAfterMs: retryAfterMs(typeof header === 'string' ? header : undefined, Date.now()),
+      retryAfterMs: retryAfterMs(typeof header === 'string' ? header : undefined, now()),
     });
     closeQuietly(socket);
   });
@@ -128,14 +132,17 @@ function watchRefusal(socket: DialerSocket, record: (refusal: Refusal) => void):
 
 /**
  * The WebSocket transport over `WebSocket` (a constructor with the WHATWG signature: the global
- * one, the `ws` package's, a test fake).
+ * one, the `ws` package's, a test fake); `now` dates a `Retry-After` given as an HTTP date.
  */
-export function webSocketTransport(WebSocket: DialerSocketConstructor): Transport {
+export function webSocketTransport(
+  WebSocket: DialerSocketConstructor,
+  now: () => number,
+): Transport {
   return {
     open(url, protocols, signal, report) {
       const socket = new WebSocket(url, protocols as string[]);
       socket.onerror = ignoreSocketError;
-      watchRefusal(socket, (refusal) => report.refusal = refusal);
+      watchRefusal(socket, now, (refusal) => report.refusal = refusal);
       return opened(socket, url, signal, report);
     },
   };
