@@ -1,6 +1,6 @@
 /**
  * The `Retry-After` header of an HTTP refusal at upgrade (RFC 9110 §10.2.3), for the dialer's
- * redial loop. Internal: only `lib/dialer.ts` uses it.
+ * redial loop. Internal: only the WebSocket transport (`lib/_transport.ts`) uses it.
  *
  * @module
  */

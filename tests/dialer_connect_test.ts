@@ -16,6 +16,7 @@ import {
 import type { Codec } from '../lib/codec.ts';
 import { encodePublish } from '../lib/_session.ts';
 import { fakeTime } from './_fake_time.ts';
+import { watchUnhandled } from './_unhandled.ts';
 import { CLOSED, CONNECTING, FakeServer, OPEN } from './_socket_pair.ts';
 import { serveFake, TestAcceptor } from './_test_acceptor.ts';
 
@@ -456,6 +457,30 @@ test('WSM-DIAL-008 an onError that throws falls back to console.error', async ()
     console.error = original;
   }
   assert.equal(clock.countTimers(), 0);
+});
+
+test('an onError that returns a rejected promise has that error go to console.error, never unhandled (WSM-DIAL-008)', async () => {
+  using unhandled = watchUnhandled();
+  const server = new FakeServer();
+  serveFake(server, new TestAcceptor());
+  const logged: unknown[] = [];
+  const original = console.error;
+  console.error = (value: unknown) => logged.push(value);
+  try {
+    const connection = await connect(URL_, {
+      WebSocket: server.WebSocket,
+      onOpen: () => {
+        throw new Error('first');
+      },
+      onError: () => Promise.reject(new Error('second')),
+    });
+    await unhandled.settle();
+    assert.deepEqual(unhandled.reasons, []);
+    assert.deepEqual(logged.map((e) => (e as Error).message), ['second']);
+    await connection.close();
+  } finally {
+    console.error = original;
+  }
 });
 
 test('WSM-DIAL-006 open() throws and request() rejects with NotConnectedError once closed', async () => {

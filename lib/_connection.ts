@@ -1,0 +1,572 @@
+/**
+ * The dialer's state machine (WSM-DIAL-005..008): `connecting`, `open`, `reconnecting`,
+ * `closed`. It composes the parts: an attempt (`lib/_attempt.ts`) over a transport
+ * (`lib/_transport.ts`), a `Session` per established wire with its link (`lib/_link.ts`: the
+ * heartbeat of `lib/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/_redial.ts`),
+ * the subscriptions (`lib/_subscriptions.ts`) and the online hints (`lib/_online_hints.ts`), and
+ * owns what is left: the states, establishment and loss, the redial wait, and closing for good. User callbacks go through
+ * `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a test with a transport of
+ * its own, start one. Internal.
+ *
+ * @module
+ */
+import type {
+  CloseInfo,
+  Connection,
+  ConnectionState,
+  ConnectOptions,
+  DialContext,
+  DialTargetInput,
+  OpenedOptions,
+  SubscribeOptions,
+  Subscription,
+} from './dialer_types.ts';
+import {
+  ClosedError,
+  ConnectError,
+  HelloRejectedError,
+  NotConnectedError,
+  TimeoutError,
+} from './errors.ts';
+import type { Limits } from './limits.ts';
+import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
+import { type GoAway, Session } from './_session.ts';
+import { drain, goneAway, type Link, startHeartbeat, track } from './_link.ts';
+import { CloseCode, closeCodeOf } from './_codes.ts';
+import { callContained, reportTo } from './_contain.ts';
+import { timerDelay } from './_delay.ts';
+import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
+import { afterFailure, afterLoss } from './_redial.ts';
+import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
+import { watchOnline } from './_online_hints.ts';
+import { type Attempt, startAttempt } from './_attempt.ts';
+import { type Transport, webSocketTransport, type Wire } from './_transport.ts';
+
+const MAX_LOOKBACK_MS = 4_294_967_295;
+
+/**
+ * Starts a connection over `transport` and resolves once it is established; `connect()` is this
+ * with the WebSocket transport.
+ *
+ * @param transport The carrier; `undefined` for the WebSocket transport over `options.WebSocket`.
+ * @param target As `connect()` takes it.
+ * @param options As `connect()` takes them.
+ * @param now The clock, epoch ms.
+ */
+export async function connectOver(
+  transport: Transport | undefined,
+  target: DialTargetInput,
+  options: ConnectOptions,
+  now: () => number = () => Date.now(),
+): Promise<Connection> {
+  return await new DialerConnection(transport, target, options, now).start();
+}
+
+/** The redial (or first-dial spread) being waited for. */
+interface Wait {
+  timer: ReturnType<typeof setTimeout>;
+  dueAt: number;
+  run: () => void;
+  cancel: ((reason: unknown) => void) | undefined;
+  fast: boolean;
+}
+
+function closedForGood(): ClosedError {
+  return new ClosedError('The connection was closed for good');
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
+ * user code, through one report.
+ */
+class DialerConnection implements Connection {
+  readonly #options: ConnectOptions;
+  readonly #o: DialOptions;
+  readonly #transport: Transport;
+  readonly #now: () => number;
+  #state: ConnectionState = 'connecting';
+  #welcome: unknown = undefined;
+  #link: Link | undefined;
+  /** The attempt in progress, if one is. */
+  #pending: Attempt<Link> | undefined;
+  #limits: Partial<Limits> | undefined;
+  /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
+  #closeRequest: { code: number; reason: string } | undefined;
+  #wait: Wait | undefined;
+  #stableTimer: ReturnType<typeof setTimeout> | undefined;
+  #attempts = 0;
+  #lastFailureWasAuth = false;
+  #disconnectedAt: number | undefined;
+  #lastError: unknown = undefined;
+  /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
+  readonly #openedWaiters = new Set<(error?: unknown) => void>();
+  readonly #subscriptions: Subscriptions;
+  readonly #closed: Promise<CloseInfo>;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #removeHints: (() => void) | undefined;
+  #removeSignal: (() => void) | undefined;
+  readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
+
+  constructor(
+    transport: Transport | undefined,
+    target: DialTargetInput,
+    options: ConnectOptions,
+    now: () => number,
+  ) {
+    this.#o = resolveOptions(target, options, transport === undefined);
+    this.#transport = transport ?? webSocketTransport(this.#o.WebSocket!, now);
+    this.#limits = this.#o.limits;
+    this.#options = options;
+    this.#now = now;
+    this.#subscriptions = new Subscriptions(this.#report);
+    this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  get welcome(): unknown {
+    return this.#welcome;
+  }
+
+  get closed(): Promise<CloseInfo> {
+    return this.#closed;
+  }
+
+  /** Runs the first connection; resolves with this connection or rejects with ConnectError. */
+  async start(): Promise<Connection> {
+    const o = this.#o;
+    const signal = o.signal;
+    if (signal?.aborted) {
+      this.#state = 'closed';
+      throw new ConnectError('Cannot connect: the signal was already aborted', {
+        cause: signal.reason,
+      });
+    }
+    if (signal) {
+      const onAbort = () => this.#shutdown(CloseCode.Normal, '', () => signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
+    }
+    this.#removeHints = watchOnline(() => this.#online(), () => this.#offline());
+    let link: Link;
+    let attempt: Attempt<Link> | undefined;
+    try {
+      if (o.firstDialDelayMs > 0) {
+        const spread = (o.draw() + 1) / 2 * o.firstDialDelayMs;
+        await new Promise<void>((resolve, reject) =>
+          this.#schedule(spread, resolve, false, reject)
+        );
+      }
+      attempt = this.#attempt('initial', false);
+      try {
+        link = await attempt.done;
+      } finally {
+        this.#settled(attempt);
+      }
+    } catch (error) {
+      if (this.#state !== 'closed') {
+        this.#state = 'closed';
+        this.#cleanup();
+        this.#resolveClosed(attemptCloseInfo(attempt, error, 0));
+      }
+      const cause = signal?.aborted && !(error instanceof TimeoutError) ? signal.reason : error;
+      const target = o.target;
+      const where = typeof target === 'function' ? "the target function's URL" : target.url;
+      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}`, { cause });
+    }
+    this.#established(link, false);
+    return this;
+  }
+
+  opened(options: OpenedOptions = {}): Promise<void> {
+    if (this.#state === 'open') return Promise.resolve();
+    if (this.#state === 'closed') {
+      return Promise.reject(new ClosedError('Cannot wait for the connection: it is closed'));
+    }
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: unknown) => {
+        this.#openedWaiters.delete(settle);
+        signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      // An aborted signal's reason is never undefined (abort() defaults it to an AbortError).
+      const onAbort = () => settle(signal!.reason);
+      this.#openedWaiters.add(settle);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  open(payload: unknown, options?: OpenOptions): Stream {
+    const link = this.#requireOpen('open a stream');
+    const stream = link.session.open(payload, options);
+    track(link, stream.closed);
+    return stream;
+  }
+
+  request(payload: unknown, options?: RequestOptions): Promise<unknown> {
+    let link: Link;
+    let pending: Promise<unknown>;
+    try {
+      link = this.#requireOpen('send a request');
+      pending = link.session.request(payload, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    track(link, pending);
+    return pending;
+  }
+
+  subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription> {
+    try {
+      checkSubscribeOptions(options);
+      if (options.signal?.aborted) throw options.signal.reason;
+      const session = this.#requireOpen('subscribe').session;
+      return Promise.resolve(
+        this.#subscriptions.add(payload, options, (p, o) => session.open(p, o)),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
+    checkClose(code, reason);
+    this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
+    return this.#closed;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #requireOpen(what: string): Link {
+    const link = this.#link;
+    if (this.#state !== 'open' || link === undefined) {
+      throw new NotConnectedError(`Cannot ${what}: the connection is ${this.#state}`);
+    }
+    if (link.goAway !== undefined) {
+      throw new NotConnectedError(
+        `Cannot ${what}: the acceptor sent GOAWAY and the connection is draining`,
+      );
+    }
+    return link;
+  }
+
+  // ---- attempts ----
+
+  /** Starts an attempt (WSM-DIAL-002) as the pending one. */
+  #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
+    return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
+      context: (signal) => this.#context(reason, fast, signal),
+      link: (wire) => this.#createLink(wire),
+      closeRequest: () => this.#closeRequest,
+      welcome: (value) => this.#welcome = value,
+    });
+  }
+
+  /** `attempt` settled: it is no longer the pending one. */
+  #settled(attempt: Attempt<Link>): void {
+    if (this.#pending === attempt) this.#pending = undefined;
+  }
+
+  #context(reason: 'initial' | 'reconnect', fast: boolean, signal: AbortSignal): DialContext {
+    const disconnectedAt = reason === 'initial' ? undefined : this.#disconnectedAt;
+    const lookback = disconnectedAt === undefined
+      ? 0
+      : Math.min(Math.ceil(this.#now() - disconnectedAt + 5000), MAX_LOOKBACK_MS);
+    return Object.freeze({
+      attempt: this.#attempts,
+      reason,
+      resumedFromServiceRestart: fast,
+      disconnectedAt,
+      replayLookbackMs: lookback,
+      lastError: this.#lastError,
+      signal,
+    });
+  }
+
+  #createLink(wire: Wire): Link {
+    const options = this.#options;
+    const onStream = options.onStream;
+    // The optional fields start absent; session and detach are set below, before any use.
+    const link = { wire, phase: 'hello', establishedAt: this.#now(), inflight: 0 } as Link;
+    const session = new Session({
+      send: (data: string | Uint8Array) => {
+        wire.send(data);
+        link.heartbeat?.sent();
+      },
+      close: (code: number, reason: string) => wire.close(code, reason),
+      get bufferedAmount(): number {
+        return wire.bufferedAmount;
+      },
+    }, {
+      side: 'dialer',
+      codec: this.#o.codec,
+      limits: this.#limits,
+      now: this.#now,
+      onStream: onStream === undefined ? undefined : (stream: Stream) => {
+        track(link, stream.closed);
+        return onStream(stream, this);
+      },
+      onPublish: (message: PublishMessage) =>
+        callContained(this.#report, options.onPublish, message),
+      onGoAway: (goAway: GoAway) => goneAway(link, goAway, this.#now()),
+      onError: this.#report,
+      onClose: (info: { code: number; reason: string; local: boolean }) => {
+        link.phase = 'done';
+        link.endedWith = info;
+        link.detach();
+        this.#lost(link, info);
+      },
+    });
+    // The first session checked the limits; later ones take them resolved (sessionLimits).
+    this.#limits = session.limits;
+    (link as { session: Session }).session = session;
+    link.detach = wire.listen({
+      message: (data) => {
+        session.receive(data);
+        link.heartbeat?.received();
+      },
+      close: (info) => {
+        link.closeEvent = info;
+        session.closed(info.code, info.reason);
+      },
+      error: this.#report,
+    });
+    return link;
+  }
+
+  #established(link: Link, reconnected: boolean): void {
+    if (this.#state === 'closed' || link.phase === 'done') {
+      // close() won the race with the acknowledgement
+      if (link.phase !== 'done') link.session.close(CloseCode.Normal, '');
+      return;
+    }
+    const o = this.#o;
+    const attemptsBefore = this.#attempts;
+    link.phase = 'open';
+    link.establishedAt = this.#now();
+    this.#link = link;
+    this.#state = 'open';
+    this.#lastFailureWasAuth = false;
+    this.#disconnectedAt = undefined;
+    if (o.stableAfterMs === 0) this.#attempts = 0;
+    else {
+      this.#stableTimer = setTimeout(() => {
+        this.#stableTimer = undefined;
+        this.#attempts = 0;
+      }, timerDelay(o.stableAfterMs));
+    }
+    if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
+    this.#subscriptions.reopen(
+      (payload, options) => link.session.open(payload, options),
+      () => this.#link === link && link.goAway === undefined,
+    );
+    if (this.#link !== link) return;
+    drain(link); // a GOAWAY that arrived during the hello
+    for (const settle of [...this.#openedWaiters]) settle();
+    callContained(this.#report, this.#options.onOpen, {
+      reconnected,
+      attempts: attemptsBefore,
+      welcome: this.#welcome,
+    });
+  }
+
+  // ---- losing a connection, redialling ----
+
+  #lost(link: Link, info: { code: number; reason: string; local: boolean }): void {
+    if (this.#link !== link || this.#state === 'closed') return;
+    this.#link = undefined;
+    link.heartbeat?.stop();
+    const code = closeCodeOf(info.code);
+    const wasClean = info.local ? code === CloseCode.Normal : link.closeEvent?.wasClean ?? false;
+    const error = link.lossError;
+    const now = this.#disconnectedAt = this.#now();
+    const flapped = this.#stableTimer !== undefined;
+    // established but not yet stable: the flap counts as a failed attempt (WSM-RCN-003)
+    clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
+    this.#lastError = error ?? new Error(
+      `The connection closed with code ${code}${info.reason ? ` (${info.reason})` : ''}`,
+    );
+    const next = afterLoss(this.#o, {
+      code,
+      attempts: this.#attempts,
+      flapped,
+      goAway: link.goAway,
+      now,
+    });
+    this.#attempts = next.attempts;
+    const willRetry = next.kind !== 'terminal';
+    const closeInfo: CloseInfo = {
+      code,
+      reason: info.reason,
+      wasClean,
+      willRetry,
+      attempts: next.attempts,
+    };
+    if (error !== undefined) closeInfo.error = error;
+    if (next.kind === 'terminal') {
+      this.#finish(closeInfo);
+      return;
+    }
+    const { delayMs } = next;
+    const fast = next.kind === 'fast';
+    closeInfo.delayMs = delayMs;
+    this.#state = 'reconnecting';
+    this.#schedule(delayMs, () => this.#redialContained(fast), fast);
+    callContained(this.#report, this.#options.onClose, closeInfo);
+    if (this.#state !== 'reconnecting') return;
+    callContained(this.#report, this.#options.onReconnecting, {
+      attempt: next.attempts,
+      delayMs,
+      error: this.#lastError,
+    });
+  }
+
+  #redialContained(fast: boolean): void {
+    this.#redial(fast).catch(this.#report);
+  }
+
+  async #redial(fast: boolean): Promise<void> {
+    if (this.#state !== 'reconnecting') return;
+    const attempt = this.#attempt('reconnect', fast);
+    let link: Link;
+    try {
+      link = await attempt.done;
+    } catch (error) {
+      this.#settled(attempt);
+      if (this.#state === 'reconnecting') this.#failedRedial(attempt, error, fast);
+      return;
+    }
+    this.#settled(attempt);
+    this.#established(link, true);
+  }
+
+  #failedRedial(attempt: Attempt<Link>, error: unknown, fast: boolean): void {
+    this.#lastError = error;
+    const next = afterFailure(this.#o, {
+      attempts: this.#attempts,
+      fast,
+      closeCode: attempt.close?.code,
+      helloRejection: error instanceof HelloRejectedError ? error.code : undefined,
+      lastWasAuth: this.#lastFailureWasAuth,
+      retryAfterMs: attempt.refusal?.retryAfterMs,
+    });
+    this.#attempts = next.attempts;
+    this.#lastFailureWasAuth = next.auth;
+    if (next.kind === 'terminal') {
+      this.#finish(attemptCloseInfo(attempt, error, next.attempts));
+      return;
+    }
+    const { delayMs } = next;
+    this.#schedule(delayMs, () => this.#redialContained(false), false);
+    callContained(this.#report, this.#options.onReconnecting, {
+      attempt: next.attempts,
+      delayMs,
+      error,
+    });
+  }
+
+  #schedule(ms: number, run: () => void, fast: boolean, cancel?: (reason: unknown) => void): void {
+    const delay = timerDelay(ms);
+    const wait: Wait = {
+      timer: setTimeout(() => {
+        if (this.#wait === wait) this.#wait = undefined;
+        run();
+      }, delay),
+      dueAt: this.#now() + delay,
+      run,
+      cancel,
+      fast,
+    };
+    this.#wait = wait;
+  }
+
+  /** An `online` hint while reconnecting replaces a longer wait with a short jittered one. */
+  #online(): void {
+    const wait = this.#wait;
+    if (this.#state !== 'reconnecting' || wait === undefined) return;
+    const shortMs = (this.#o.draw() + 1) / 2 * this.#o.serviceRestartDelayMs;
+    if (this.#now() + shortMs >= wait.dueAt) return;
+    clearTimeout(wait.timer);
+    this.#schedule(shortMs, wait.run, wait.fast, wait.cancel);
+  }
+
+  /** An `offline` hint while open probes the heartbeat at once. */
+  #offline(): void {
+    if (this.#state === 'open') this.#link?.heartbeat?.probe();
+  }
+
+  // ---- closing for good ----
+
+  /** close(), the signal option: cancels everything, fires onClose once. */
+  #shutdown(code: number, reason: string, abortReason: () => unknown): void {
+    if (this.#state === 'closed') return;
+    this.#closeRequest = { code, reason };
+    this.#finish(
+      { code, reason, wasClean: true, willRetry: false, attempts: this.#attempts },
+      abortReason,
+    );
+  }
+
+  /**
+   * `abortReason` makes the reason a pending attempt or wait is cancelled with; it is called (and
+   * the error built, with its stack) only when one of them is there to receive it.
+   */
+  #finish(info: CloseInfo, abortReason: () => unknown = closedForGood): void {
+    this.#state = 'closed';
+    const link = this.#link;
+    this.#link = undefined;
+    let reason: { value: unknown } | undefined;
+    const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
+    if (this.#pending !== undefined) this.#pending.abort(why());
+    this.#pending = undefined;
+    if (link !== undefined) {
+      link.heartbeat?.stop();
+      if (link.phase !== 'done') link.session.close(info.code, info.reason);
+    }
+    const wait = this.#wait;
+    this.#wait = undefined;
+    if (wait !== undefined) {
+      clearTimeout(wait.timer);
+      if (wait.cancel !== undefined) wait.cancel(why());
+    }
+    this.#cleanup();
+    this.#subscriptions.clear();
+    if (this.#openedWaiters.size > 0) {
+      const closedError = new ClosedError('The connection closed for good', { cause: info.error });
+      for (const settle of [...this.#openedWaiters]) settle(closedError);
+    }
+    callContained(this.#report, this.#options.onClose, info);
+    this.#resolveClosed(info);
+  }
+
+  #cleanup(): void {
+    clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
+    this.#removeHints?.();
+    this.#removeHints = undefined;
+    this.#removeSignal?.();
+    this.#removeSignal = undefined;
+  }
+}
+
+/** The final close information after a failed attempt: its wire's close, if it saw one. */
+function attemptCloseInfo(
+  attempt: Attempt<unknown> | undefined,
+  error: unknown,
+  attempts: number,
+): CloseInfo {
+  const { code = CloseCode.Abnormal, reason = '', wasClean = false } = attempt?.close ?? {};
+  return { code, reason, wasClean, willRetry: false, error, attempts };
+}

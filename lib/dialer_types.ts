@@ -1,0 +1,364 @@
+/**
+ * The dialer's public types: the states, targets, options, callback payloads and the
+ * {@linkcode Connection} interface of {@linkcode connect}. It imports none of the dialer's parts,
+ * so every part can use these types and none imports the file that composes it.
+ * `lib/dialer.ts` re-exports all of it.
+ *
+ * @module
+ */
+import type { Codec } from './codec.ts';
+import type { Hello, HelloOptions } from './hello.ts';
+import type { Limits } from './limits.ts';
+import type { RandomDraw, Reconnect, ReconnectOptions } from './schedule.ts';
+import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
+
+/** The states of a {@linkcode Connection} (WSM-DIAL-005). */
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+/** A dial target with extra subprotocols, offered after the muxws one (WSM-WIRE-001). */
+export interface DialTarget {
+  /** The `ws:` or `wss:` URL to dial. */
+  url: string | URL;
+  /** Extra subprotocol tokens offered after `muxws.v1.<codec>`, e.g. a short-lived credential. */
+  protocols?: readonly string[];
+}
+
+/** What a target or hello function is told about the attempt it prepares (WSM-DIAL-001). */
+export interface DialContext {
+  /** How many consecutive attempts have failed so far (0 for the first dial after a loss). */
+  readonly attempt: number;
+  /** `initial` for the first connection of `connect()`, `reconnect` for every redial. */
+  readonly reason: 'initial' | 'reconnect';
+  /** True when this redial follows a service-restart close code or a GOAWAY (WSM-RCN-020). */
+  readonly resumedFromServiceRestart: boolean;
+  /** Epoch ms when the current outage began; undefined on the first connect. */
+  readonly disconnectedAt: number | undefined;
+  /**
+   * The outage so far plus 5000 ms, rounded up and capped at 4294967295; 0 on the first connect,
+   * where nothing was missed.
+   */
+  readonly replayLookbackMs: number;
+  /** What ended the previous attempt or connection; undefined on the first connect. */
+  readonly lastError: unknown;
+  /** Aborts when this attempt is abandoned (deadline, `close()`, the `signal` option). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Where to dial: a URL, a {@linkcode DialTarget} (a URL with extra subprotocols), or a function
+ * called before every attempt that returns one of them (WSM-DIAL-001).
+ */
+export type DialTargetInput =
+  | string
+  | URL
+  | DialTarget
+  | ((ctx: DialContext) => string | URL | DialTarget | Promise<string | URL | DialTarget>);
+
+/** The hello of {@linkcode ConnectOptions.hello}: fixed, or computed per attempt (WSM-DIAL-004). */
+export type HelloInput =
+  | Hello
+  | HelloOptions
+  | ((ctx: DialContext) => Hello | HelloOptions | Promise<Hello | HelloOptions>);
+
+/** The close-code policy of the redial loop (WSM-RCN-020). */
+export interface CloseCodes {
+  /**
+   * Codes that take the fast path: redial after `serviceRestartDelayMs`, consuming no attempt.
+   *
+   * @default {[1012]}
+   */
+  serviceRestart?: readonly number[];
+  /**
+   * Codes after which the dialer never redials.
+   *
+   * @default {[1002, 1003, 1007, 1008, 1009, 1010, 4401, 4403]}
+   */
+  terminal?: readonly number[];
+}
+
+/** Heartbeat settings (WSM-DIAL-009). */
+export interface HeartbeatOptions {
+  /**
+   * Silence, in milliseconds, after which a PING is sent.
+   *
+   * @default {20000}
+   */
+  intervalMs?: number;
+  /**
+   * How long, in milliseconds, to wait after a PING for anything to arrive before the connection
+   * counts as lost (close 4000, `heartbeat timeout`).
+   *
+   * @default {10000}
+   */
+  timeoutMs?: number;
+}
+
+/** What {@linkcode ConnectOptions.onOpen} receives on every establishment. */
+export interface OpenInfo {
+  /** False for the first connection of `connect()`, true after a redial. */
+  reconnected: boolean;
+  /** How many attempts had failed before this establishment. */
+  attempts: number;
+  /** The value the acceptor's hello handler returned (undefined without one). */
+  welcome: unknown;
+}
+
+/** What {@linkcode ConnectOptions.onClose} (and {@linkcode Connection.closed}) receives. */
+export interface CloseInfo {
+  /** The close code (a missing or 0 code reads as 1006). */
+  code: number;
+  /** The close reason. */
+  reason: string;
+  /** Whether the closing handshake completed (as far as this side knows). */
+  wasClean: boolean;
+  /** Whether a redial is scheduled. */
+  willRetry: boolean;
+  /** What ended the connection, when it was an error (heartbeat, protocol, failed redial). */
+  error?: unknown;
+  /** Consecutive failed attempts so far. */
+  attempts: number;
+  /** When `willRetry`: the delay before the redial, in milliseconds. */
+  delayMs?: number;
+}
+
+/** What {@linkcode ConnectOptions.onReconnecting} receives before each scheduled redial. */
+export interface ReconnectingInfo {
+  /** Consecutive failed attempts so far: the `attempt` of the coming dial's context. */
+  attempt: number;
+  /** The delay before the redial, in milliseconds. */
+  delayMs: number;
+  /** What ended the previous attempt or connection. */
+  error: unknown;
+}
+
+/** The minimal `WebSocket` surface the dialer uses (WHATWG `WebSocket`, `ws`, test fakes). */
+export interface DialerSocket {
+  /** `WebSocket.readyState`: 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** The subprotocol the acceptor selected. */
+  readonly protocol: string;
+  /** Bytes queued but not yet sent. */
+  readonly bufferedAmount: number;
+  /** Set to `arraybuffer` by the dialer. */
+  binaryType: string;
+  /** Sends one message. */
+  send(data: string | Uint8Array): void;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+  /** Adds an event listener (`open`, `message`, `error`, `close`). */
+  addEventListener(type: string, listener: (event: Event) => void): void;
+  /** Removes an event listener. */
+  removeEventListener(type: string, listener: (event: Event) => void): void;
+  /**
+   * Set by the dialer to a no-op for the socket's whole life: an EventEmitter-based socket
+   * (`ws` on Node) throws an `error` event that has no listener, and it emits one after an
+   * abandoned handshake or a transport failure, when the dialer's own listeners are gone. The
+   * close event that follows is what the dialer acts on.
+   */
+  onerror?: ((event: Event) => void) | null;
+}
+
+/** A constructor with the `WebSocket` signature, e.g. `globalThis.WebSocket` or `ws`. */
+export type DialerSocketConstructor = new (
+  url: string,
+  protocols?: string | string[],
+) => DialerSocket;
+
+/** Options of {@linkcode SubscribeOptions.dedupe} (WSM-SUB-003). */
+export interface DedupeOptions {
+  /** The identity of a message; a message whose key was among the last `window` is dropped. */
+  key: (message: unknown) => string;
+  /**
+   * How many recent keys are remembered, across reconnects.
+   *
+   * @default {1024}
+   */
+  window?: number;
+}
+
+/** What {@linkcode SubscribeOptions.onReopen} receives after each re-open (WSM-SUB-002). */
+export interface ReopenInfo {
+  /** Always true: the subscription was re-opened on a new connection and may have gaps. */
+  resubscribed: true;
+}
+
+/** Options of {@linkcode Connection.subscribe}. */
+export interface SubscribeOptions {
+  /** Headers of the subscription's OPEN, captured by value. */
+  headers?: Record<string, unknown> | null;
+  /** Called with each message the acceptor sends on the subscription. */
+  onMessage: (message: unknown) => unknown;
+  /** Called after each re-open on a new connection, before `onOpen`. */
+  onReopen?: (info: ReopenInfo) => unknown;
+  /** Aborting it cancels the subscription, as `unsubscribe()` does. */
+  signal?: AbortSignal;
+  /** Drops messages whose key was seen recently. */
+  dedupe?: DedupeOptions;
+}
+
+/** A standing interest registered by {@linkcode Connection.subscribe}. */
+export interface Subscription {
+  /** False once cancelled. */
+  readonly active: boolean;
+  /** Resets the live stream with `cancel`, removes the interest, clears the dedupe window. */
+  unsubscribe(): void;
+}
+
+/** Options of {@linkcode Connection.opened}. */
+export interface OpenedOptions {
+  /** Stops waiting; the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@linkcode connect} (WSM-DIAL-012). Every field is optional.
+ *
+ * @example A fresh credential per attempt, a hello, and a patient schedule
+ * ```ts
+ * import { type ConnectOptions, type DialContext, Reconnect } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const target = (ctx: DialContext) => ({
+ *   url: 'wss://example.com/ws',
+ *   protocols: [`token.${ctx.attempt}`],
+ * });
+ * const options: ConnectOptions = {
+ *   hello: { payload: { client: 'docs' }, timeoutMs: 5000 },
+ *   reconnect: new Reconnect({ initialDelayMs: 500, maxAttempts: 10 }),
+ *   heartbeat: { intervalMs: 15_000, timeoutMs: 5000 },
+ *   onClose: ({ code, willRetry }) => console.log('closed', code, willRetry),
+ * };
+ * assert.equal((options.reconnect as Reconnect).maxAttempts, 10);
+ * assert.deepEqual(target({ attempt: 2 } as DialContext).protocols, ['token.2']);
+ * ```
+ */
+export interface ConnectOptions {
+  /**
+   * The codec; its name selects the subprotocol `muxws.v1.<name>`.
+   *
+   * @default {jsonCodec}
+   */
+  codec?: Codec;
+  /** The hello sent on id 1 of every connection; none: established when the socket opens. */
+  hello?: HelloInput;
+  /**
+   * The backoff schedule, or `false` to never redial.
+   *
+   * @default {new Reconnect()}
+   */
+  reconnect?: Reconnect | ReconnectOptions | false;
+  /**
+   * The jitter source, returning -1 to 1.
+   *
+   * @default {uniform}
+   */
+  draw?: RandomDraw;
+  /** The close-code policy; each list defaults separately to {@linkcode DEFAULT_CLOSE_CODES}. */
+  closeCodes?: CloseCodes;
+  /**
+   * The fast-path delay after a service restart, jittered with the schedule's jitter.
+   *
+   * @default {250}
+   */
+  serviceRestartDelayMs?: number;
+  /**
+   * How long an established connection must stay up before the attempt counter resets; 0 resets
+   * it at establishment.
+   *
+   * @default {0}
+   */
+  stableAfterMs?: number;
+  /**
+   * Spreads the first dial over `(draw() + 1) / 2 * firstDialDelayMs`.
+   *
+   * @default {0}
+   */
+  firstDialDelayMs?: number;
+  /**
+   * One deadline over target resolution, the hello function, the socket opening and the
+   * subprotocol check.
+   *
+   * @default {15000}
+   */
+  handshakeTimeoutMs?: number;
+  /**
+   * Liveness probing, or `false` for none.
+   *
+   * @default {{ intervalMs: 20000, timeoutMs: 10000 }}
+   */
+  heartbeat?: HeartbeatOptions | false;
+  /** Per-connection limits (WSM-ACC-006). */
+  limits?: Partial<Limits>;
+  /**
+   * The WebSocket constructor.
+   *
+   * @default {globalThis.WebSocket}
+   */
+  WebSocket?: DialerSocketConstructor;
+  /** Aborting it closes the connection for good (before the first connection: `connect()` rejects). */
+  signal?: AbortSignal;
+  /** Acceptor-opened streams; none set: they are refused with `refused`. */
+  onStream?: (stream: Stream, connection: Connection) => unknown;
+  /** PUBLISH frames. */
+  onPublish?: (message: PublishMessage) => unknown;
+  /** Every establishment. */
+  onOpen?: (info: OpenInfo) => unknown;
+  /** The loss of an established connection, giving up, and `close()`. */
+  onClose?: (info: CloseInfo) => unknown;
+  /** Before each scheduled redial. */
+  onReconnecting?: (info: ReconnectingInfo) => unknown;
+  /** Contained errors: bad frames, throwing callbacks. Default: `console.error`. */
+  onError?: (error: unknown) => unknown;
+}
+
+/**
+ * A dialled connection that redials lost sockets (WSM-DIAL-005..008).
+ *
+ * Callback order on a loss: every stream of the lost socket fails with `connection_lost`, then
+ * `onClose`, then (when a redial is scheduled) `onReconnecting`. On establishment: standing
+ * subscriptions are re-opened in registration order (each `onReopen`), then `onOpen`. The state
+ * is always updated before a callback runs.
+ *
+ * @example Requests, a stream, and a standing subscription
+ * ```ts ignore
+ * import { connect } from 'muxws';
+ *
+ * await using connection = await connect('wss://example.com/ws');
+ * const answer = await connection.request({ op: 'sum', args: [1, 2] }, { timeoutMs: 5000 });
+ * const stream = connection.open({ op: 'upload' });
+ * await stream.write('chunk');
+ * await stream.end();
+ * const subscription = await connection.subscribe({ room: 'lobby' }, {
+ *   onMessage: (message) => console.log(message),
+ *   onReopen: () => console.log('resubscribed: messages may have been missed'),
+ *   dedupe: { key: (message) => (message as { id: string }).id },
+ * });
+ * subscription.unsubscribe();
+ * console.log(answer, connection.state);
+ * ```
+ */
+export interface Connection extends AsyncDisposable {
+  /** `connecting`, `open`, `reconnecting` or `closed`. */
+  readonly state: ConnectionState;
+  /** The acceptor's hello acknowledgement value on the current (or last) connection. */
+  readonly welcome: unknown;
+  /** Resolves once the connection is closed for good, with the final close information. */
+  readonly closed: Promise<CloseInfo>;
+  /**
+   * Resolves at the next establishment (at once when open); rejects with `ClosedError` when the
+   * connection closes for good, or with the signal's reason.
+   */
+  opened(options?: OpenedOptions): Promise<void>;
+  /** Opens a stream (WSM-STR-001); throws `NotConnectedError` while not open or after GOAWAY. */
+  open(payload: unknown, options?: OpenOptions): Stream;
+  /** Sends a request (WSM-STR-005); rejects with `NotConnectedError` at once while not open. */
+  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /** Registers a standing subscription (WSM-SUB-001..003). */
+  subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Closes for good (WSM-DIAL-007); idempotent.
+   *
+   * @throws {RangeError} When `code` is not 1000 or 3000–4999, or `reason` is over 123 UTF-8 bytes.
+   */
+  close(code?: number, reason?: string): Promise<CloseInfo>;
+}
