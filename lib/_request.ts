@@ -39,17 +39,13 @@ export class PendingRequest {
 
   /** The answer arrived (`undefined` for an END without a message). */
   answer(value: unknown): void {
-    this.#stop();
+    clearTimeout(this.#timer);
     this.#resolve(value);
   }
 
   /** The stream failed first: the request rejects with `error`. */
   fail(error: unknown): void {
-    this.#stop();
+    clearTimeout(this.#timer);
     this.#reject(error);
-  }
-
-  #stop(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
   }
 }

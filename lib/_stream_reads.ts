@@ -30,8 +30,7 @@ export class ReadQueue {
   /** Unread messages as pairs: value, then its units; `#head` indexes the next value. */
   #queue: unknown[] = [];
   #head = 0;
-  /** The first waiting reader (the common case: one `for await`), then any others. */
-  #reader: Reader | undefined;
+  /** Reads waiting for a message, oldest first (never while a message is queued). */
   #readers: Reader[] | undefined;
   readonly #consume: (units: number) => void;
 
@@ -47,15 +46,12 @@ export class ReadQueue {
 
   /** A message arrived: the oldest waiting read takes it (consumed at once), or it queues. */
   put(value: unknown, units: number): void {
-    const reader = this.#reader;
-    if (reader === undefined) {
-      this.#queue.push(value, units);
-      return;
+    const reader = this.#readers?.shift();
+    if (reader === undefined) this.#queue.push(value, units);
+    else {
+      this.#consume(units);
+      reader.resolve({ value, done: false });
     }
-    const readers = this.#readers;
-    this.#reader = readers !== undefined && readers.length > 0 ? readers.shift() : undefined;
-    this.#consume(units);
-    reader.resolve({ value, done: false });
   }
 
   /** Takes the oldest unread message (call only while {@linkcode ReadQueue.queued}). */
@@ -72,11 +68,7 @@ export class ReadQueue {
 
   /** A read that found nothing queued: settles with the next message, the end, or the error. */
   wait(): Promise<IteratorResult<unknown>> {
-    return new Promise((resolve, reject) => {
-      const reader: Reader = { resolve, reject };
-      if (this.#reader === undefined) this.#reader = reader;
-      else (this.#readers ??= []).push(reader);
-    });
+    return new Promise((resolve, reject) => (this.#readers ??= []).push({ resolve, reject }));
   }
 
   /** The reader stopped: every queued message is consumed unread, and waiting reads end. */
@@ -87,24 +79,17 @@ export class ReadQueue {
 
   /** No more messages will come: waiting reads end (a waiting read means nothing is queued). */
   ended(): void {
-    const first = this.#reader;
-    if (first === undefined) return;
     const readers = this.#readers;
-    this.#reader = undefined;
     this.#readers = undefined;
-    first.resolve(DONE);
     if (readers !== undefined) { for (const reader of readers) reader.resolve(DONE); }
   }
 
   /** The stream failed: unread messages are dropped and waiting reads reject with `error`. */
   fail(error: unknown): void {
-    const first = this.#reader;
     const readers = this.#readers;
-    this.#reader = undefined;
     this.#readers = undefined;
     this.#queue.length = 0;
     this.#head = 0;
-    first?.reject(error);
     if (readers !== undefined) { for (const reader of readers) reader.reject(error); }
   }
 }

@@ -385,7 +385,7 @@ export class Stream {
       );
     }
     if (this.#done) return;
-    this.#fail(localReset(this.id, code, message), code, message, false);
+    this.#reset(code, message, false);
   }
 
   /**
@@ -515,7 +515,7 @@ export class Stream {
         }),
       );
       // Provoked by the other side: counts toward maxResetRate (MadeYouReset, CVE-2025-8671).
-      this.#fail(localReset(this.id, ResetCode.Flow, message), ResetCode.Flow, message, true);
+      this.#reset(ResetCode.Flow, message, true);
       return true;
     }
     this.#recvAllowed -= units;
@@ -560,6 +560,11 @@ export class Stream {
     this.#closedSettle?.();
   }
 
+  /** Resets the stream from this side: sends RESET with `code` and `message`, then fails it. */
+  #reset(code: string, message: string, provoked: boolean): void {
+    this.#fail(resetError(this.id, code, message, false), code, message, provoked);
+  }
+
   /** Fails the stream: optionally sends RESET, then rejects everything pending. */
   #fail(
     error: StreamResetError,
@@ -586,11 +591,8 @@ export class Stream {
   }
 
   #unwatch(): void {
-    if (this.#onAbort !== undefined) {
-      this.#signal!.removeEventListener('abort', this.#onAbort);
-      this.#onAbort = undefined;
-      this.#signal = undefined;
-    }
+    this.#signal?.removeEventListener('abort', this.#onAbort!);
+    this.#signal = undefined;
   }
 
   #startRequest(timeoutMs: number | undefined): Promise<unknown> {
@@ -648,49 +650,43 @@ export class Stream {
     control.data = (stream, value, units, end) => stream.#onData(value, units, end);
     control.end = (stream) => stream.#onEnd();
     control.reset = (stream, code, message) =>
-      stream.#fail(
-        new StreamResetError(
-          `Stream ${stream.id} was reset by the other side with "${code}"${
-            message === '' ? '' : `: ${message}`
-          }`,
-          { code, remote: true },
-        ),
-        undefined,
-        '',
-        true,
-      );
+      stream.#fail(resetError(stream.id, code, message, true), undefined, '', true);
     control.credit = (stream, units) => {
       if (stream.#endSent) return;
       stream.#sendCredit = Math.min(stream.#sendCredit + units, Number.MAX_SAFE_INTEGER);
       stream.#flush();
     };
-    control.lost = (stream) =>
-      stream.#fail(
-        new StreamResetError(`Stream ${stream.id} was lost with its connection`, {
-          code: ResetCode.ConnectionLost,
-          remote: false,
-        }),
-        undefined,
-        '',
-        false,
-      );
+    control.lost = (stream) => stream.#fail(lostError(stream.id), undefined, '', false);
     control.flush = (stream) => stream.#flush();
     control.request = (stream, timeoutMs) => stream.#startRequest(timeoutMs);
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
     control.failHandler = (stream, error) => stream.#failHandler(error);
-    control.fail = (stream, code, message) =>
-      stream.#fail(localReset(stream.id, code, message), code, message, true);
+    control.fail = (stream, code, message) => stream.#reset(code, message, true);
     control.cancelUnsent = (stream) =>
-      stream.#fail(localReset(stream.id, ResetCode.Cancel, 'Aborted'), undefined, '', false);
+      stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
   }
 }
 
-function localReset(id: number, code: string, message: string): StreamResetError {
+/**
+ * The error of a stream reset with `code` and `message`: by the other side (`remote`), or by this
+ * side (the application, a handler, a timeout, an abort, or the other side's input).
+ */
+function resetError(id: number, code: string, message: string, remote: boolean): StreamResetError {
   return new StreamResetError(
-    `Stream ${id} was reset with "${code}"${message === '' ? '' : `: ${message}`}`,
-    { code, remote: false },
+    `Stream ${id} was reset${remote ? ' by the other side' : ''} with "${code}"${
+      message === '' ? '' : `: ${message}`
+    }`,
+    { code, remote },
   );
+}
+
+/** The error of a stream lost with its connection (the session ended). */
+function lostError(id: number): StreamResetError {
+  return new StreamResetError(`Stream ${id} was lost with its connection`, {
+    code: ResetCode.ConnectionLost,
+    remote: false,
+  });
 }
 
 function size(data: string | Uint8Array): number {
