@@ -8,7 +8,7 @@
  * @module
  */
 import type { Codec } from './codec.ts';
-import { StreamError, StreamResetError, TimeoutError } from './errors.ts';
+import { StreamError, StreamResetError } from './errors.ts';
 import { type ProvokedResetCode, ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
 import {
@@ -21,6 +21,9 @@ import {
   overLimit,
   RESET,
 } from './_frame.ts';
+import { PendingRequest } from './_request.ts';
+import { DONE_PROMISE, iteratorOf, readableOf, ReadQueue } from './_stream_reads.ts';
+import { type Write, WriteQueue } from './_stream_writes.ts';
 
 /**
  * Options of `open()` (WSM-STR-001).
@@ -166,37 +169,12 @@ export interface StreamControl {
 /** Filled in by the static block of {@linkcode Stream}. @internal */
 export const control: StreamControl = {} as StreamControl;
 
-interface PendingWrite {
-  data: string | Uint8Array;
-  size: number;
-  costs: boolean;
-  end: boolean;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-interface Reader {
-  resolve: (result: IteratorResult<unknown>) => void;
-  reject: (error: unknown) => void;
-}
-
-interface PendingRequest {
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
-
 const HALF_WINDOW = INITIAL_WINDOW / 2;
 /** The largest receive window a stream grows to when its reader keeps up (docs/protocol.md). */
 const MAX_WINDOW = 256 * 1024;
 /** A half window consumed within this long after the last credit counts as a bulk transfer. */
 const GROW_WITHIN_MS = 1000;
 const RESOLVED: Promise<void> = Promise.resolve();
-const DONE: IteratorResult<unknown> = Object.freeze({ value: undefined, done: true });
-const DONE_PROMISE: Promise<IteratorResult<unknown>> = Promise.resolve(DONE);
-const MODE_QUEUE = 0;
-const MODE_REQUEST = 1;
-const MODE_DISCARD = 2;
 const GENERIC_HANDLER_MESSAGE = 'The stream handler failed';
 
 function noop(): void {}
@@ -254,9 +232,8 @@ export class Stream {
   #sendCredit = INITIAL_WINDOW;
   #sendEnded: boolean;
   #endSent: boolean;
-  /** Writes waiting for credit or the socket, oldest at `#pendingHead` (no O(n) shift). */
-  #pending: (PendingWrite | undefined)[] | undefined;
-  #pendingHead = 0;
+  /** Writes waiting for credit or the socket: made by the first write that waits. */
+  #writes: WriteQueue | undefined;
   #recvAllowed = INITIAL_WINDOW;
   /** The receive window: INITIAL_WINDOW, grown while the reader keeps up with a bulk sender. */
   #window = INITIAL_WINDOW;
@@ -264,18 +241,16 @@ export class Stream {
   #creditAt: number | undefined;
   #unacked = 0;
   #recvEnded: boolean;
-  /** Unread messages as pairs: value, then its units; `#head` indexes the next value. */
-  #queue: unknown[] | undefined;
-  #head = 0;
-  /** The first waiting reader (the common case: one `for await`), then any others. */
-  #reader: Reader | undefined;
-  #readers: Reader[] | undefined;
-  #mode = MODE_QUEUE;
+  /** Unread messages and waiting reads: made by the first message or read that must wait. */
+  #reads: ReadQueue | undefined;
+  /** Messages are consumed as they arrive, unread: the reader stopped, or this is a request. */
+  #discard = false;
   #error: StreamResetError | undefined;
   #done = false;
   #closed: Promise<void> | undefined;
   #closedSettle: ((error?: StreamResetError) => void) | undefined;
   #readable: ReadableStream<unknown> | undefined;
+  /** The unanswered `request()` of this stream. */
   #request: PendingRequest | undefined;
   #signal: AbortSignal | undefined;
   #onAbort: (() => void) | undefined;
@@ -308,15 +283,7 @@ export class Stream {
    * {@linkcode StreamResetError} on reset or loss. Reading a message returns its credit.
    */
   get readable(): ReadableStream<unknown> {
-    this.#readable ??= new ReadableStream<unknown>({
-      pull: (controller) =>
-        this.#read().then((result) => {
-          if (result.done) controller.close();
-          else controller.enqueue(result.value);
-        }),
-      cancel: () => this.#stopReading(),
-    }, { highWaterMark: 0 });
-    return this.#readable;
+    return this.#readable ??= readableOf(() => this.#read(), () => this.#stopReading());
   }
 
   /**
@@ -418,7 +385,7 @@ export class Stream {
       );
     }
     if (this.#done) return;
-    this.#fail(localReset(this.id, code, message), code, message, false);
+    this.#reset(code, message, false);
   }
 
   /**
@@ -430,15 +397,7 @@ export class Stream {
    * @returns An async iterator over the incoming messages.
    */
   [Symbol.asyncIterator](): AsyncIterableIterator<unknown> {
-    const iterator: AsyncIterableIterator<unknown> = {
-      next: () => this.#read(),
-      return: () => {
-        this.#stopReading();
-        return DONE_PROMISE;
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
+    return iteratorOf(() => this.#read(), () => this.#stopReading());
   }
 
   #encode(flags: number, value: unknown): string | Uint8Array {
@@ -453,25 +412,25 @@ export class Stream {
 
   #enqueue(data: string | Uint8Array, costs: boolean, end: boolean): Promise<void> {
     if (end) this.#sendEnded = true;
-    if (this.#pending === undefined || this.#pendingHead >= this.#pending.length) {
-      const blocked = this.#blocked(costs);
-      if (blocked === 0) {
-        // A send that fails ends the session, which fails this stream: the write fails too.
-        return this.#transmit(data, costs, end) ? RESOLVED : Promise.reject(this.#error);
-      }
-      if (blocked === 2) this.#host.waitForSocket(this);
+    if (!this.#writes?.waiting && this.#ready(costs)) {
+      // A send that fails ends the session, which fails this stream: the write fails too.
+      return this.#transmit(data, costs, end) ? RESOLVED : Promise.reject(this.#error);
     }
     return new Promise<void>((resolve, reject) => {
-      (this.#pending ??= []).push({ data, size: size(data), costs, end, resolve, reject });
+      (this.#writes ??= new WriteQueue()).push({ data, costs, end, resolve, reject });
     });
   }
 
-  /** 0: can send now; 1: waits for credit; 2: waits for the socket. */
-  #blocked(costs: boolean): number {
-    if (!costs) return 0;
-    if (this.#sendCredit <= 0) return 1;
-    if (this.#host.congested()) return 2;
-    return 0;
+  /**
+   * True when a write may go now: always for a bare END; a DATA waits while the other side's
+   * credit is used up or the socket is congested (then the session polls until it drains).
+   */
+  #ready(costs: boolean): boolean {
+    if (!costs) return true;
+    if (this.#sendCredit <= 0) return false;
+    if (!this.#host.congested()) return true;
+    this.#host.waitForSocket(this);
+    return false;
   }
 
   #transmit(data: string | Uint8Array, costs: boolean, end: boolean): boolean {
@@ -482,19 +441,12 @@ export class Stream {
     return true;
   }
 
+  /** Credit arrived or the socket drained: waiting writes go, oldest first, while they may. */
   #flush(): void {
-    const pending = this.#pending;
-    if (pending === undefined) return;
-    while (this.#pendingHead < pending.length && this.#error === undefined) {
-      const head = this.#pendingHead;
-      const write = pending[head]!;
-      const blocked = this.#blocked(write.costs);
-      if (blocked !== 0) {
-        if (blocked === 2) this.#host.waitForSocket(this);
-        return;
-      }
-      pending[head] = undefined;
-      this.#pendingHead = advance(pending, head + 1);
+    const writes = this.#writes;
+    if (writes === undefined) return;
+    const ready = (costs: boolean) => this.#ready(costs);
+    for (let write: Write | undefined; (write = writes.take(ready)) !== undefined;) {
       if (this.#transmit(write.data, write.costs, write.end)) write.resolve();
       else write.reject(this.#error);
     }
@@ -502,55 +454,19 @@ export class Stream {
 
   #read(): Promise<IteratorResult<unknown>> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
-    const queue = this.#queue;
-    if (queue !== undefined && this.#head < queue.length) {
-      return Promise.resolve({ value: this.#shift(queue), done: false });
-    }
-    if (this.#recvEnded || this.#mode !== MODE_QUEUE) return DONE_PROMISE;
-    return new Promise((resolve, reject) => {
-      const reader: Reader = { resolve, reject };
-      if (this.#reader === undefined) this.#reader = reader;
-      else (this.#readers ??= []).push(reader);
-    });
+    const reads = this.#reads;
+    if (reads?.queued) return Promise.resolve({ value: reads.take(), done: false });
+    if (this.#recvEnded || this.#discard) return DONE_PROMISE;
+    return this.#readQueue().wait();
   }
 
-  /** The oldest waiting reader, removed from the waiting list. */
-  #takeReader(): Reader | undefined {
-    const reader = this.#reader;
-    if (reader !== undefined) {
-      const readers = this.#readers;
-      this.#reader = readers !== undefined && readers.length > 0 ? readers.shift() : undefined;
-    }
-    return reader;
-  }
-
-  #shift(queue: unknown[]): unknown {
-    const head = this.#head;
-    const value = queue[head];
-    const units = queue[head + 1] as number;
-    queue[head] = undefined;
-    this.#head = advance(queue, head + 2);
-    this.#consume(units);
-    return value;
+  #readQueue(): ReadQueue {
+    return this.#reads ??= new ReadQueue((units) => this.#consume(units));
   }
 
   #stopReading(): void {
-    if (this.#mode === MODE_QUEUE) this.#mode = MODE_DISCARD;
-    const queue = this.#queue;
-    if (queue !== undefined) {
-      while (this.#head < queue.length) this.#shift(queue);
-    }
-    this.#wakeReaders();
-  }
-
-  #wakeReaders(): void {
-    const first = this.#reader;
-    if (first === undefined) return;
-    const readers = this.#readers;
-    this.#reader = undefined;
-    this.#readers = undefined;
-    first.resolve(DONE);
-    if (readers !== undefined) { for (const reader of readers) reader.resolve(DONE); }
+    this.#discard = true;
+    this.#reads?.discard();
   }
 
   /**
@@ -568,10 +484,8 @@ export class Stream {
       let grant = this.#unacked;
       this.#unacked = 0;
       const now = this.#host.now();
-      const queue = this.#queue;
       if (
-        this.#window < MAX_WINDOW && now - this.#creditAt! < GROW_WITHIN_MS &&
-        (queue === undefined || this.#head >= queue.length)
+        this.#window < MAX_WINDOW && now - this.#creditAt! < GROW_WITHIN_MS && !this.#reads?.queued
       ) {
         const extra = this.#host.growWindow(MAX_WINDOW - this.#window);
         this.#window += extra;
@@ -601,28 +515,15 @@ export class Stream {
         }),
       );
       // Provoked by the other side: counts toward maxResetRate (MadeYouReset, CVE-2025-8671).
-      this.#fail(localReset(this.id, ResetCode.Flow, message), ResetCode.Flow, message, true);
+      this.#reset(ResetCode.Flow, message, true);
       return true;
     }
     this.#recvAllowed -= units;
     if (end) this.#recvEnded = true;
-    if (this.#mode === MODE_QUEUE) {
-      const reader = this.#takeReader();
-      if (reader !== undefined) {
-        this.#consume(units);
-        reader.resolve({ value, done: false });
-      } else {
-        (this.#queue ??= []).push(value, units);
-      }
-    } else {
+    if (!this.#discard) this.#readQueue().put(value, units);
+    else {
       this.#consume(units);
-      const request = this.#request;
-      if (request !== undefined) {
-        this.#request = undefined;
-        this.#mode = MODE_DISCARD;
-        if (request.timer !== undefined) clearTimeout(request.timer);
-        request.resolve(value);
-      }
+      this.#answer(value);
     }
     if (end) this.#ended();
     return true;
@@ -637,16 +538,17 @@ export class Stream {
 
   /** The other side's direction has just ended. */
   #ended(): void {
-    const request = this.#request;
-    if (request !== undefined) {
-      this.#request = undefined;
-      this.#mode = MODE_DISCARD;
-      if (request.timer !== undefined) clearTimeout(request.timer);
-      request.resolve(undefined);
-    }
-    const queue = this.#queue;
-    if (queue === undefined || this.#head >= queue.length) this.#wakeReaders();
+    this.#answer(undefined);
+    this.#reads?.ended();
     this.#finishIfDone();
+  }
+
+  /** The first message (or the end) answers a waiting request; later ones are discarded. */
+  #answer(value: unknown): void {
+    const request = this.#request;
+    if (request === undefined) return;
+    this.#request = undefined;
+    request.answer(value);
   }
 
   #finishIfDone(): void {
@@ -656,6 +558,11 @@ export class Stream {
     this.#shrinkWindow();
     this.#host.finished(this, false);
     this.#closedSettle?.();
+  }
+
+  /** Resets the stream from this side: sends RESET with `code` and `message`, then fails it. */
+  #reset(code: string, message: string, provoked: boolean): void {
+    this.#fail(resetError(this.id, code, message, false), code, message, provoked);
   }
 
   /** Fails the stream: optionally sends RESET, then rejects everything pending. */
@@ -672,67 +579,38 @@ export class Stream {
       this.#host.send(this.#host.codec.encode([RESET, this.id, code, message]));
     }
     this.#unwatch();
-    const pending = this.#pending;
-    const pendingHead = this.#pendingHead;
-    this.#pending = undefined;
-    this.#pendingHead = 0;
-    const first = this.#reader;
-    const readers = this.#readers;
-    this.#reader = undefined;
-    this.#readers = undefined;
     const request = this.#request;
     this.#request = undefined;
-    if (this.#queue !== undefined) {
-      this.#queue.length = 0;
-      this.#head = 0;
-    }
     this.#shrinkWindow();
     this.#host.finished(this, provoked);
-    if (pending !== undefined) {
-      for (let i = pendingHead; i < pending.length; i++) pending[i]!.reject(error);
-    }
-    first?.reject(error);
-    if (readers !== undefined) { for (const reader of readers) reader.reject(error); }
-    if (request !== undefined) {
-      if (request.timer !== undefined) clearTimeout(request.timer);
-      request.reject(error);
-    }
+    // Every entry point checks #error first: what still waits settles now, in this order.
+    this.#writes?.fail(error);
+    this.#reads?.fail(error);
+    request?.fail(error);
     this.#closedSettle?.(error);
   }
 
   #unwatch(): void {
-    if (this.#onAbort !== undefined) {
-      this.#signal!.removeEventListener('abort', this.#onAbort);
-      this.#onAbort = undefined;
-      this.#signal = undefined;
-    }
+    this.#signal?.removeEventListener('abort', this.#onAbort!);
+    this.#signal = undefined;
   }
 
   #startRequest(timeoutMs: number | undefined): Promise<unknown> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
-    const queue = this.#queue;
-    if (queue !== undefined && this.#head < queue.length) {
+    const reads = this.#reads;
+    if (reads?.queued) {
       // Answered synchronously (a direct pipe): the first message wins, the rest are discarded.
-      const value = this.#shift(queue);
+      const value = reads.take();
       this.#stopReading();
       return Promise.resolve(value);
     }
-    this.#mode = MODE_DISCARD;
+    this.#discard = true;
     if (this.#recvEnded) return Promise.resolve(undefined);
-    this.#mode = MODE_REQUEST;
-    return new Promise<unknown>((resolve, reject) => {
-      const request: PendingRequest = { resolve, reject, timer: undefined };
-      if (timeoutMs !== undefined) {
-        request.timer = setTimeout(() => {
-          if (this.#request !== request) return;
-          this.#request = undefined;
-          request.timer = undefined;
-          reject(new TimeoutError(`Stream ${this.id} got no answer within ${timeoutMs} ms`));
-          this.reset(ResetCode.Timeout, `No answer within ${timeoutMs} ms`);
-        }, timeoutMs);
-      }
-      this.#request = request;
+    this.#request = new PendingRequest(this.id, timeoutMs, (message) => {
+      this.#request = undefined;
+      this.reset(ResetCode.Timeout, message);
     });
+    return this.#request.promise;
   }
 
   #watch(signal: AbortSignal): void {
@@ -772,68 +650,45 @@ export class Stream {
     control.data = (stream, value, units, end) => stream.#onData(value, units, end);
     control.end = (stream) => stream.#onEnd();
     control.reset = (stream, code, message) =>
-      stream.#fail(
-        new StreamResetError(
-          `Stream ${stream.id} was reset by the other side with "${code}"${
-            message === '' ? '' : `: ${message}`
-          }`,
-          { code, remote: true },
-        ),
-        undefined,
-        '',
-        true,
-      );
+      stream.#fail(resetError(stream.id, code, message, true), undefined, '', true);
     control.credit = (stream, units) => {
       if (stream.#endSent) return;
       stream.#sendCredit = Math.min(stream.#sendCredit + units, Number.MAX_SAFE_INTEGER);
       stream.#flush();
     };
-    control.lost = (stream) =>
-      stream.#fail(
-        new StreamResetError(`Stream ${stream.id} was lost with its connection`, {
-          code: ResetCode.ConnectionLost,
-          remote: false,
-        }),
-        undefined,
-        '',
-        false,
-      );
+    control.lost = (stream) => stream.#fail(lostError(stream.id), undefined, '', false);
     control.flush = (stream) => stream.#flush();
     control.request = (stream, timeoutMs) => stream.#startRequest(timeoutMs);
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
     control.failHandler = (stream, error) => stream.#failHandler(error);
-    control.fail = (stream, code, message) =>
-      stream.#fail(localReset(stream.id, code, message), code, message, true);
+    control.fail = (stream, code, message) => stream.#reset(code, message, true);
     control.cancelUnsent = (stream) =>
-      stream.#fail(localReset(stream.id, ResetCode.Cancel, 'Aborted'), undefined, '', false);
+      stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
   }
 }
 
-function localReset(id: number, code: string, message: string): StreamResetError {
+/**
+ * The error of a stream reset with `code` and `message`: by the other side (`remote`), or by this
+ * side (the application, a handler, a timeout, an abort, or the other side's input).
+ */
+function resetError(id: number, code: string, message: string, remote: boolean): StreamResetError {
   return new StreamResetError(
-    `Stream ${id} was reset with "${code}"${message === '' ? '' : `: ${message}`}`,
-    { code, remote: false },
+    `Stream ${id} was reset${remote ? ' by the other side' : ''} with "${code}"${
+      message === '' ? '' : `: ${message}`
+    }`,
+    { code, remote },
   );
+}
+
+/** The error of a stream lost with its connection (the session ended). */
+function lostError(id: number): StreamResetError {
+  return new StreamResetError(`Stream ${id} was lost with its connection`, {
+    code: ResetCode.ConnectionLost,
+    remote: false,
+  });
 }
 
 function size(data: string | Uint8Array): number {
   return typeof data === 'string' ? data.length : data.byteLength;
-}
-
-/**
- * The new head of an array used as a queue once the entries before `head` were taken: empties it
- * when drained, and drops the taken entries once they are at least 1024 and half the array, so a
- * long-lived queue stays O(1) per entry without an O(n) `shift()` each time.
- */
-function advance(queue: unknown[], head: number): number {
-  if (head === queue.length) {
-    queue.length = 0;
-    return 0;
-  }
-  if (head >= 1024 && head * 2 >= queue.length) {
-    queue.splice(0, head);
-    return 0;
-  }
-  return head;
 }
