@@ -118,3 +118,45 @@ test('STYLE layout: an internal file (_name.ts) of lib/ is imported only from li
     }
   }
 });
+
+/** The top-level classes of a source text with their length in lines. */
+export function classSizes(text: string): { name: string; lines: number }[] {
+  const sizes: { name: string; lines: number }[] = [];
+  const lines = text.split('\n');
+  let open: { name: string; start: number } | undefined;
+  lines.forEach((line, i) => {
+    const m = /^(?:export )?(?:abstract )?class (\w+)/.exec(line);
+    if (m) open = { name: m[1], start: i };
+    else if (open && line.startsWith('}')) {
+      sizes.push({ name: open.name, lines: i - open.start + 1 });
+      open = undefined;
+    }
+  });
+  return sizes;
+}
+
+test('classSizes() measures each top-level class from its line to its closing brace', () => {
+  const text = [
+    'export class A {',
+    '  x = 1;',
+    '}',
+    'function f() {',
+    '}',
+    'class B {}',
+    'class C {',
+    '}',
+  ]
+    .join('\n');
+  assert.deepEqual(classSizes(text), [{ name: 'A', lines: 3 }, { name: 'C', lines: 2 }]);
+});
+
+test('STYLE layout: no file in lib/ is over 800 lines and no class over 480', () => {
+  for (const file of sources('lib')) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const lines = text.split('\n').length;
+    assert.ok(lines <= 800, `${file} has ${lines} lines`);
+    for (const { name, lines } of classSizes(text)) {
+      assert.ok(lines <= 480, `class ${name} in ${file} has ${lines} lines`);
+    }
+  }
+});
