@@ -60,7 +60,7 @@ function serving(routes: ServedRoutes) {
           headers: stream.headers ?? {},
           signal: controller.signal,
         });
-        served.push(result.catch(() => {}));
+        served.push(result.then((value) => ({ value }), (error: unknown) => ({ error })));
         return result;
       },
     },
@@ -188,7 +188,7 @@ test("serveRoute() writes an async generator's yields in order within credit, th
   assert.deepEqual(got.map((m) => m.n), Array.from({ length: 100 }, (_, n) => n));
   assert.equal(got[99]!.symbol, 'ACME');
   await stream.closed;
-  assert.equal(await served[0], undefined);
+  assert.deepEqual(await served[0], { value: undefined });
 });
 
 test('serveRoute() closes the generator with return() and ends the stream when ctx.signal aborts between yields (WSM-APP-004)', async () => {
@@ -211,7 +211,7 @@ test('serveRoute() closes the generator with return() and ends the stream when c
   for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
     rest.push(step.value);
   }
-  await served[0];
+  assert.deepEqual(await served[0], { value: undefined });
   assert.equal(closed, 1);
   await stream.closed;
 });
@@ -261,8 +261,29 @@ test('serveRoute() stops a generator quietly when the other side resets the stre
   await iterator.next();
   stream.reset('cancel', 'Enough');
   await settle();
-  assert.equal(await served[0], undefined);
+  assert.deepEqual(await served[0], { value: undefined }, 'a reset is an outcome, not a failure');
   assert.equal(closed, 1);
+});
+
+test('serveRoute() writes nothing more once ctx.signal aborts while next() runs (WSM-APP-004)', async () => {
+  const controller = new AbortController();
+  let returned = 0;
+  const iterator: AsyncIterableIterator<number> = {
+    next: () => {
+      controller.abort(); // the feed's own work noticed the abort first
+      return Promise.resolve({ value: 1, done: false });
+    },
+    return: () => {
+      returned++;
+      return Promise.resolve({ value: undefined, done: true });
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  const { stream, log } = fakeStream('ticker', null);
+  await serveRoute({ ticker: () => iterator }, stream, context(stream, controller.signal));
+  assert.deepEqual(log.written, []);
+  assert.equal(returned, 1);
+  assert.equal(log.ended, 1);
 });
 
 test('serveRoute() rejects with what a generator throws, so a StreamError resets with its code (WSM-APP-005)', async () => {
