@@ -159,7 +159,7 @@ test("serveRoute() hands the handler the schema's output, not the raw input, and
 
 test("serveRoute() returns an output route's value, which the session sends as the last message (WSM-APP-003, WSM-STR-003)", async () => {
   const { pair, call } = serving({
-    'chat.say': async (input: { text: string }) => ({ delivered: input.text.length }),
+    'chat.say': (input: { text: string }) => Promise.resolve({ delivered: input.text.length }),
   });
   using _ = pair;
   assert.deepEqual(await call('chat.say', { text: 'abc' }), { delivered: 3 });
