@@ -1,0 +1,59 @@
+// The type tests of tests/types/: `deno check` passes on the files that must compile (and on
+// those whose wrong uses are each marked `@ts-expect-error`), and fails on a copy of the latter
+// with the marks removed, with an error on every line that was marked. Spawns deno, so it runs
+// the same under Deno, Bun and Node.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoRoot } from './_repo.ts';
+
+const root = repoRoot();
+const EXPECT_ERROR = /^\s*\/\/ @ts-expect-error\b.*$/;
+
+function denoCheck(...files: string[]): { status: number | null; output: string } {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1' };
+  delete env.FORCE_COLOR;
+  const result = spawnSync(
+    join(root, 'node_modules', '.bin', 'deno'),
+    ['check', '--no-lock', '--config', join(root, 'deno.json'), ...files],
+    { cwd: root, encoding: 'utf8', timeout: 120_000, env },
+  );
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+test('the route types accept every right use and refuse each marked wrong one (WSM-APP-003)', () => {
+  const { status, output } = denoCheck('tests/types/routes_ok.ts', 'tests/types/routes_fail.ts');
+  assert.equal(status, 0, output);
+});
+
+test('the route types refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)', () => {
+  const source = readFileSync(join(root, 'tests', 'types', 'routes_fail.ts'), 'utf8');
+  const lines = source.split('\n');
+  const marked: number[] = [];
+  const unmarked = lines.map((line, i) => {
+    if (!EXPECT_ERROR.test(line)) return line;
+    marked.push(i + 2); // the wrong use is on the line after the mark (1-based)
+    return '//'; // keeps every line where it was
+  }).join('\n')
+    .replaceAll(`'../../lib/`, `'${pathToFileURL(join(root, 'lib')).href}/`);
+  assert.ok(marked.length >= 10, `expected the marked lines, found ${marked.length}`);
+  const dir = mkdtempSync(join(tmpdir(), 'muxws-types-'));
+  try {
+    const file = join(dir, 'routes_unmarked.ts');
+    writeFileSync(file, unmarked);
+    const { status, output } = denoCheck(file);
+    assert.notEqual(status, 0, 'the unmarked copy should fail to check');
+    const failing = new Set(
+      [...output.matchAll(/routes_unmarked\.ts:(\d+):\d+/g)].map((match) => Number(match[1])),
+    );
+    for (const line of marked) {
+      assert.ok(failing.has(line), `expected a type error on line ${line}:\n${output}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
