@@ -36,6 +36,7 @@
  *
  * @module
  */
+export type * from './lib/api.ts';
 export * from './lib/codec.ts';
 export * from './lib/dialer.ts';
 export * from './lib/errors.ts';
