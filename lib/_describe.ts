@@ -40,3 +40,11 @@ export function describe(value: unknown): string {
   }
   return Array.isArray(value) ? `an array of ${value.length}` : 'an object';
 }
+
+/**
+ * The message for a bad argument, the same from every part of the library: `Cannot <action> as
+ * "<field>" must be <expected>: current value is <value>`, the value rendered by `describe()`.
+ */
+export function mustBe(action: string, field: string, expected: string, value: unknown): string {
+  return `Cannot ${action} as "${field}" must be ${expected}: current value is ${describe(value)}`;
+}

@@ -27,7 +27,7 @@
 import { NotConnectedError } from './errors.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { closeCodeOf } from './_codes.ts';
-import { describe } from './_describe.ts';
+import { describe, mustBe } from './_describe.ts';
 import {
   FLAG_END,
   GOAWAY,
@@ -97,9 +97,7 @@ export class Session {
   constructor(sink: SessionSink, options: SessionOptions) {
     if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
       throw new TypeError(
-        `Cannot create Session as "side" must be "dialer" or "acceptor": current value is ${
-          describe(options?.side)
-        }`,
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
       );
     }
     const codec: Codec = options.codec;
@@ -108,7 +106,7 @@ export class Session {
       typeof codec.decode !== 'function'
     ) {
       throw new TypeError(
-        `Cannot create Session as "codec" must be a Codec: current value is ${describe(codec)}`,
+        mustBe('create Session', 'codec', 'a Codec', codec),
       );
     }
     this.side = options.side;
@@ -117,9 +115,12 @@ export class Session {
     const first = options.firstStreamId ?? 2 - parity;
     if (!isStreamId(first) || first % 2 !== parity) {
       throw new RangeError(
-        `Cannot create Session as "firstStreamId" must be a positive safe integer of the ${this.side}'s parity (${
-          parity === 1 ? 'odd' : 'even'
-        }): current value is ${describe(first)}`,
+        mustBe(
+          'create Session',
+          'firstStreamId',
+          `a positive safe integer of the ${this.side}'s parity (${parity === 1 ? 'odd' : 'even'})`,
+          first,
+        ),
       );
     }
     this.#streams = new SessionStreams(sink, options, limits, first);
@@ -218,15 +219,13 @@ export class Session {
     const headers = headersOption ?? null;
     if (headers !== null && !isHeaders(headers)) {
       throw new TypeError(
-        `Cannot open a stream as "headers" must be a plain object or null: current value is ${
-          describe(headers)
-        }`,
+        mustBe('open a stream', 'headers', 'a plain object or null', headers),
       );
     }
     const end = endOption ?? false;
     if (typeof end !== 'boolean') {
       throw new TypeError(
-        `Cannot open a stream as "end" must be a boolean: current value is ${describe(end)}`,
+        mustBe('open a stream', 'end', 'a boolean', end),
       );
     }
     if (
@@ -235,9 +234,7 @@ export class Session {
         typeof signal.addEventListener !== 'function')
     ) {
       throw new TypeError(
-        `Cannot open a stream as "signal" must be an AbortSignal: current value is ${
-          describe(signal)
-        }`,
+        mustBe('open a stream', 'signal', 'an AbortSignal', signal),
       );
     }
     const id = streams.nextId;
@@ -278,9 +275,7 @@ export class Session {
     ) {
       return Promise.reject(
         new RangeError(
-          `Cannot send a request as "timeoutMs" must be a non-negative number: current value is ${
-            describe(timeoutMs)
-          }`,
+          mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs),
         ),
       );
     }
@@ -315,14 +310,12 @@ export class Session {
     }
     if (typeof message !== 'string') {
       throw new TypeError(
-        `Cannot send GOAWAY as "message" must be a string: current value is ${describe(message)}`,
+        mustBe('send GOAWAY', 'message', 'a string', message),
       );
     }
     if (!Number.isSafeInteger(spreadMs) || spreadMs < 0) {
       throw new RangeError(
-        `Cannot send GOAWAY as "spreadMs" must be a non-negative integer: current value is ${
-          describe(spreadMs)
-        }`,
+        mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
     const streams = this.#streams;
@@ -368,15 +361,13 @@ export function encodePublish(
 ): string | Uint8Array {
   if (!isTag(tag)) {
     throw new TypeError(
-      `Cannot publish as "tag" must be a string of 1 to 256 characters: current value is ${
-        describe(tag)
-      }`,
+      mustBe('publish', 'tag', 'a string of 1 to 256 characters', tag),
     );
   }
   const h = headers ?? null;
   if (!isHeaders(h)) {
     throw new TypeError(
-      `Cannot publish as "headers" must be a plain object or null: current value is ${describe(h)}`,
+      mustBe('publish', 'headers', 'a plain object or null', h),
     );
   }
   return codec.encode([PUBLISH, tag, h, payload]);

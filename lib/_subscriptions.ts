@@ -11,7 +11,7 @@ import { StreamResetError } from './errors.ts';
 import type { OpenOptions, Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { callContained, type Report } from './_contain.ts';
-import { mustBe } from './_dial_options.ts';
+import { mustBe } from './_describe.ts';
 
 /** Opens a subscription's stream on the current connection (a session's `open`). */
 export type OpenStream = (payload: unknown, options: OpenOptions) => Stream;
