@@ -18,23 +18,13 @@ function cut(text: string): string {
  * object` or `an array of N`. Never throws.
  */
 export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(cut(value));
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value !== 'object' || value === null) return String(value);
   try {
-    switch (typeof value) {
-      case 'string':
-        return JSON.stringify(cut(value));
-      case 'bigint':
-        return `${value}n`;
-      case 'function':
-        return 'a function';
-      case 'object': {
-        if (value === null) return 'null';
-        const json = JSON.stringify(value);
-        if (json !== undefined) return cut(json);
-        break;
-      }
-      default:
-        return String(value);
-    }
+    const json = JSON.stringify(value);
+    if (json !== undefined) return cut(json);
   } catch {
     // a cycle, a bigint inside, a throwing toJSON: fall through to the shape
   }
