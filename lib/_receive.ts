@@ -210,7 +210,7 @@ export class Receiver {
       );
       return;
     }
-    streams.seeRemote(id);
+    streams.highestRemote = id;
     const limits = streams.limits;
     const max = limits.maxDepth;
     if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
@@ -294,7 +294,7 @@ export class Receiver {
       const [kind, id] = named;
       if (kind === OPEN) {
         if (id % 2 === streams.remoteParity && id > streams.highestRemote) {
-          streams.seeRemote(id);
+          streams.highestRemote = id;
           streams.report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );

@@ -44,6 +44,11 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   readonly maxMessageBytes: number;
   /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
   readonly remoteParity: number;
+  /**
+   * The highest id the other side opened, refused OPENs included (0 before any): the receiver
+   * raises it as each OPEN above it arrives.
+   */
+  highestRemote = 0;
   readonly #sink: SessionSink;
   readonly #options: SessionOptions;
   readonly #now: () => number;
@@ -51,7 +56,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   /** Open streams by id: made by the first stream, dropped when the last one finishes. */
   #table: Map<number, Stream> | undefined;
   #nextId: number;
-  #highestRemote = 0;
   #remoteActive = 0;
   #idle: (() => void)[] | undefined;
   /** Made by the first write or PONG that waits for the socket. */
@@ -98,11 +102,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     return this.#nextId;
   }
 
-  /** The highest id the other side opened, refused OPENs included (0 before any). */
-  get highestRemote(): number {
-    return this.#highestRemote;
-  }
-
   /** The session's clock, in ms. */
   now(): number {
     return this.#now();
@@ -115,12 +114,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** True when `id` was opened, by either side, whether or not its stream is still open. */
   opened(id: number): boolean {
-    return id % 2 === this.remoteParity ? id <= this.#highestRemote : id < this.#nextId;
-  }
-
-  /** The other side opened `id` (above every id it opened before), accepted or not. */
-  seeRemote(id: number): void {
-    this.#highestRemote = id;
+    return id % 2 === this.remoteParity ? id <= this.highestRemote : id < this.#nextId;
   }
 
   /** Adds a stream this side just opened, with the next id, and moves the next id on. */
