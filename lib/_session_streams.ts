@@ -16,7 +16,7 @@
 import type { Codec } from './codec.ts';
 import type { Limits } from './limits.ts';
 import { CloseCode, SESSION_CLOSE } from './_codes.ts';
-import { callContained, reportTo } from './_contain.ts';
+import { callContained, lastResort, reportTo } from './_contain.ts';
 import { PONG } from './_frame.ts';
 import { ResetBudget } from './_reset_budget.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
@@ -226,7 +226,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** Calls a user callback with `value`, containing a throw or a rejection as `report` does. */
   emit<T>(callback: ((value: T) => unknown) | undefined, value: T): void {
-    callContained(this.#options.onError ?? toConsole, callback, value);
+    callContained(this.#options.onError ?? lastResort, callback, value);
   }
 
   /** Resolves when no stream is open (at once when none is) or the session ends. */
@@ -266,9 +266,4 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     this.#idle = undefined;
     for (const resolve of idle) resolve();
   }
-}
-
-/** Where a contained error goes when no `onError` is set. */
-function toConsole(error: unknown): void {
-  reportTo(undefined, error);
 }
