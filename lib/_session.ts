@@ -92,9 +92,14 @@ export class Session {
   /**
    * Creates the session over an open transport.
    *
-   * @throws {TypeError} When `codec` is not a Codec; {@linkcode resolveLimits}'s errors.
+   * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
    */
   constructor(sink: SessionSink, options: SessionOptions) {
+    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
+      throw new TypeError(
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
+      );
+    }
     const codec: Codec = options.codec;
     if (
       typeof codec !== 'object' || codec === null || typeof codec.encode !== 'function' ||
