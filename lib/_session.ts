@@ -11,7 +11,8 @@
  * This file composes the session's parts and checks what the caller hands it:
  * - `_session_options.ts`: the sink, options and GOAWAY types (re-exported here);
  * - `_session_streams.ts`: the stream table, ids, the socket (sending, congestion), the window
- *   and reset budgets, containment and the end;
+ *   and reset budgets, containment and the end; `Session` extends it, so `isClosed`, `limits`,
+ *   `close()`, `drain()` and `idle()` are its own, with no forwarding layer;
  * - `_receive.ts`: decoding a received message and dispatching its frame;
  * - `_socket_wait.ts`: writes and PONGs waiting for `bufferedAmount` to fall;
  * - `_reset_budget.ts`: the reset-rate ring.
@@ -80,12 +81,11 @@ function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
 }
 
 /**
- * One connection's multiplexer (see the module doc and docs/design/session.md).
+ * One connection's multiplexer (see the module doc and docs/design/session.md): the stream table
+ * and socket of {@linkcode SessionStreams}, which it extends, plus the receiver and the API that
+ * opens streams and sends PING and GOAWAY. Its streams hold the session itself as their host.
  */
-export class Session {
-  /** Which side this is. */
-  readonly side: 'dialer' | 'acceptor';
-  readonly #streams: SessionStreams;
+export class Session extends SessionStreams {
   readonly #receiver: Receiver;
   #lastReceivedAt: number;
 
@@ -109,28 +109,24 @@ export class Session {
         mustBe('create Session', 'codec', 'a Codec', codec),
       );
     }
-    this.side = options.side;
     const limits = sharedLimits(options.limits);
-    const parity = this.side === 'dialer' ? 1 : 0;
+    const parity = options.side === 'dialer' ? 1 : 0;
     const first = options.firstStreamId ?? 2 - parity;
     if (!isStreamId(first) || first % 2 !== parity) {
       throw new RangeError(
         mustBe(
           'create Session',
           'firstStreamId',
-          `a positive safe integer of the ${this.side}'s parity (${parity === 1 ? 'odd' : 'even'})`,
+          `a positive safe integer of the ${options.side}'s parity (${
+            parity === 1 ? 'odd' : 'even'
+          })`,
           first,
         ),
       );
     }
-    this.#streams = new SessionStreams(sink, options, limits, first);
-    this.#receiver = new Receiver(this.#streams, options);
-    this.#lastReceivedAt = this.#streams.now();
-  }
-
-  /** True once the session ended (closed by either side or the transport). */
-  get isClosed(): boolean {
-    return this.#streams.isClosed;
+    super(sink, options, limits, first);
+    this.#receiver = new Receiver(this, options);
+    this.#lastReceivedAt = this.now();
   }
 
   /** The GOAWAY the other side sent, if any. */
@@ -140,7 +136,7 @@ export class Session {
 
   /** Streams not yet finished in both directions nor reset (both sides' streams). */
   get activeStreams(): number {
-    return this.#streams.size;
+    return this.size;
   }
 
   /** `now()` when the last message arrived (at construction before any). */
@@ -150,7 +146,7 @@ export class Session {
 
   /** The id the next stream this side opens will take. */
   get nextStreamId(): number {
-    return this.#streams.nextId;
+    return this.nextId;
   }
 
   /** Malformed messages counted so far on this connection. */
@@ -158,29 +154,19 @@ export class Session {
     return this.#receiver.protocolErrors;
   }
 
-  /** The resolved limits. */
-  get limits(): Readonly<Limits> {
-    return this.#streams.limits;
-  }
-
   /**
    * Feeds one received WebSocket message. Never throws: malformed input is reported through
    * `onError` and counted, and the limits close the connection.
    */
   receive(data: string | ArrayBuffer | ArrayBufferView): void {
-    if (this.#streams.isClosed) return;
+    if (this.isClosed) return;
     try {
-      this.#lastReceivedAt = this.#streams.now();
+      this.#lastReceivedAt = this.now();
       this.#receiver.receive(data);
     } catch (error) {
       // Only a bug lands here: every expected failure is handled where it happens.
-      this.#streams.report(error);
+      this.report(error);
     }
-  }
-
-  /** Closes the transport from this side, then ends the session as `closed()` does. */
-  close(code: number, reason: string): void {
-    this.#streams.close(code, reason);
   }
 
   /**
@@ -189,7 +175,7 @@ export class Session {
    * (WSM-WIRE-009).
    */
   closed(code: number, reason: string): void {
-    this.#streams.end(closeCodeOf(code), typeof reason === 'string' ? reason : '', false);
+    this.end(closeCodeOf(code), typeof reason === 'string' ? reason : '', false);
   }
 
   /**
@@ -209,7 +195,7 @@ export class Session {
     endOption: boolean | undefined,
     signal: AbortSignal | undefined,
   ): Stream {
-    const streams = this.#streams;
+    const streams = this;
     if (streams.isClosed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
@@ -290,7 +276,7 @@ export class Session {
 
   /** Sends PING. A received PING is always answered with PONG by the session. */
   ping(): void {
-    this.#streams.send(this.#streams.codec.encode([PING]));
+    this.send(this.codec.encode([PING]));
   }
 
   /**
@@ -318,7 +304,7 @@ export class Session {
         mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    const streams = this.#streams;
+    const streams = this;
     this.#receiver.goingAway();
     streams.send(streams.codec.encode([GOAWAY, streams.highestRemote, code, message, spreadMs]));
   }
@@ -330,20 +316,10 @@ export class Session {
    * above `highWaterMark`.
    */
   sendEncoded(data: string | Uint8Array): boolean {
-    const streams = this.#streams;
+    const streams = this;
     if (streams.isClosed || streams.congested()) return false;
     streams.send(data);
     return true;
-  }
-
-  /** Tells the session `bufferedAmount` may have fallen (Bun `drain`); waiting writes re-check. */
-  drain(): void {
-    this.#streams.drain();
-  }
-
-  /** Resolves when `activeStreams` reaches 0 (at once when it is 0) or the session ends. */
-  idle(): Promise<void> {
-    return this.#streams.idle();
   }
 }
 
