@@ -134,19 +134,9 @@ export class Session extends SessionStreams {
     return this.#receiver.goAwayReceived;
   }
 
-  /** Streams not yet finished in both directions nor reset (both sides' streams). */
-  get activeStreams(): number {
-    return this.size;
-  }
-
   /** `now()` when the last message arrived (at construction before any). */
   get lastReceivedAt(): number {
     return this.#lastReceivedAt;
-  }
-
-  /** The id the next stream this side opens will take. */
-  get nextStreamId(): number {
-    return this.nextId;
   }
 
   /** Malformed messages counted so far on this connection. */
@@ -223,7 +213,7 @@ export class Session extends SessionStreams {
         mustBe('open a stream', 'signal', 'an AbortSignal', signal),
       );
     }
-    const id = streams.nextId;
+    const id = streams.nextStreamId;
     if (!Number.isSafeInteger(id)) {
       throw new NotConnectedError('Cannot open a stream: stream ids are exhausted');
     }

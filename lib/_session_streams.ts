@@ -88,7 +88,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   /** Streams not yet finished in both directions nor reset (both sides' streams). */
-  get size(): number {
+  get activeStreams(): number {
     return this.#table?.size ?? 0;
   }
 
@@ -98,7 +98,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   /** The id the next stream this side opens will take. */
-  get nextId(): number {
+  get nextStreamId(): number {
     return this.#nextId;
   }
 
