@@ -185,8 +185,7 @@ export class Session extends SessionStreams {
     endOption: boolean | undefined,
     signal: AbortSignal | undefined,
   ): Stream {
-    const streams = this;
-    if (streams.isClosed) {
+    if (this.isClosed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
     if (this.#receiver.goAwayReceived !== undefined) {
@@ -213,25 +212,25 @@ export class Session extends SessionStreams {
         mustBe('open a stream', 'signal', 'an AbortSignal', signal),
       );
     }
-    const id = streams.nextStreamId;
+    const id = this.nextStreamId;
     if (!Number.isSafeInteger(id)) {
       throw new NotConnectedError('Cannot open a stream: stream ids are exhausted');
     }
     if (signal?.aborted) {
       // Nothing is sent and no id is used: the stream is born reset with `cancel`.
-      const stream = new Stream(streams, id, headers, payload, true, true);
+      const stream = new Stream(this, id, headers, payload, true, true);
       control.cancelUnsent(stream);
       return stream;
     }
-    const data = streams.codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
-    if (overLimit(data, streams.maxMessageBytes)) {
+    const data = this.codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
+    if (overLimit(data, this.maxMessageBytes)) {
       throw new RangeError(
-        `Cannot open a stream as its OPEN is larger than limits.maxMessageBytes (${streams.maxMessageBytes})`,
+        `Cannot open a stream as its OPEN is larger than limits.maxMessageBytes (${this.maxMessageBytes})`,
       );
     }
-    const stream = new Stream(streams, id, headers, payload, end, false);
-    streams.addLocal(stream);
-    streams.send(data);
+    const stream = new Stream(this, id, headers, payload, end, false);
+    this.addLocal(stream);
+    this.send(data);
     if (signal !== undefined) control.watch(stream, signal);
     return stream;
   }
@@ -294,9 +293,8 @@ export class Session extends SessionStreams {
         mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    const streams = this;
     this.#receiver.goingAway();
-    streams.send(streams.codec.encode([GOAWAY, streams.highestRemote, code, message, spreadMs]));
+    this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
   }
 
   /**
@@ -306,9 +304,8 @@ export class Session extends SessionStreams {
    * above `highWaterMark`.
    */
   sendEncoded(data: string | Uint8Array): boolean {
-    const streams = this;
-    if (streams.isClosed || streams.congested()) return false;
-    streams.send(data);
+    if (this.isClosed || this.congested()) return false;
+    this.send(data);
     return true;
   }
 }
