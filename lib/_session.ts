@@ -11,11 +11,13 @@
  * This file composes the session's parts and checks what the caller hands it:
  * - `_session_options.ts`: the sink, options and GOAWAY types (re-exported here);
  * - `_session_streams.ts`: the stream table, ids, the socket (sending, congestion), the window
- *   and reset budgets, containment and the end; `Session` extends it, so `isClosed`, `limits`,
- *   `close()`, `drain()` and `idle()` are its own, with no forwarding layer;
+ *   and reset budgets, containment and the end;
  * - `_receive.ts`: decoding a received message and dispatching its frame;
  * - `_socket_wait.ts`: writes and PONGs waiting for `bufferedAmount` to fall;
  * - `_reset_budget.ts`: the reset-rate ring.
+ *
+ * The layers stack: `Session` extends `Receiver`, which extends `SessionStreams`, so each
+ * layer's state and methods are the session's own, with no forwarding between them.
  *
  * Callback order: state is updated first, then user code runs through one containment point
  * (`_contain.ts`), so a callback that throws or returns a thenable that rejects is reported to
@@ -42,8 +44,7 @@ import {
   PUBLISH,
 } from './_frame.ts';
 import { Receiver } from './_receive.ts';
-import type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
-import { SessionStreams } from './_session_streams.ts';
+import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from './codec.ts';
 import { control, type OpenOptions, type RequestOptions, Stream } from './stream.ts';
 
@@ -81,14 +82,12 @@ function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
 }
 
 /**
- * One connection's multiplexer (see the module doc and docs/design/session.md): the stream table
- * and socket of {@linkcode SessionStreams}, which it extends, plus the receiver and the API that
- * opens streams and sends PING and GOAWAY. Its streams hold the session itself as their host.
+ * One connection's multiplexer (see the module doc and docs/design/session.md). It extends
+ * {@linkcode Receiver} (receiving and dispatching), which extends `SessionStreams` (the stream
+ * table and the socket), and adds the API that opens streams and sends PING and GOAWAY. Its
+ * streams hold the session itself as their host.
  */
-export class Session extends SessionStreams {
-  readonly #receiver: Receiver;
-  #lastReceivedAt: number;
-
+export class Session extends Receiver {
   /**
    * Creates the session over an open transport.
    *
@@ -125,38 +124,6 @@ export class Session extends SessionStreams {
       );
     }
     super(sink, options, limits, first);
-    this.#receiver = new Receiver(this, options);
-    this.#lastReceivedAt = this.now();
-  }
-
-  /** The GOAWAY the other side sent, if any. */
-  get goAwayReceived(): GoAway | undefined {
-    return this.#receiver.goAwayReceived;
-  }
-
-  /** `now()` when the last message arrived (at construction before any). */
-  get lastReceivedAt(): number {
-    return this.#lastReceivedAt;
-  }
-
-  /** Malformed messages counted so far on this connection. */
-  get protocolErrors(): number {
-    return this.#receiver.protocolErrors;
-  }
-
-  /**
-   * Feeds one received WebSocket message. Never throws: malformed input is reported through
-   * `onError` and counted, and the limits close the connection.
-   */
-  receive(data: string | ArrayBuffer | ArrayBufferView): void {
-    if (this.isClosed) return;
-    try {
-      this.#lastReceivedAt = this.now();
-      this.#receiver.receive(data);
-    } catch (error) {
-      // Only a bug lands here: every expected failure is handled where it happens.
-      this.report(error);
-    }
   }
 
   /**
@@ -188,7 +155,7 @@ export class Session extends SessionStreams {
     if (this.isClosed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
-    if (this.#receiver.goAwayReceived !== undefined) {
+    if (this.goAwayReceived !== undefined) {
       throw new NotConnectedError('Cannot open a stream: the other side sent GOAWAY');
     }
     const headers = headersOption ?? null;
@@ -293,7 +260,7 @@ export class Session extends SessionStreams {
         mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    this.#receiver.goingAway();
+    this.goingAway();
     this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
   }
 
