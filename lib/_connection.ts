@@ -297,8 +297,8 @@ class DialerConnection implements Connection {
   #createLink(wire: Wire): Link {
     const options = this.#options;
     const onStream = options.onStream;
-    // The optional fields start absent; session and detach are set below, before any use.
-    const link = { wire, phase: 'hello', establishedAt: this.#now(), inflight: 0 } as Link;
+    // The optional fields start absent; the session is set below, before any use.
+    const link = { phase: 'hello', establishedAt: this.#now(), inflight: 0 } as Link;
     const session = new Session({
       send: (data: string | Uint8Array) => {
         wire.send(data);
@@ -324,14 +324,14 @@ class DialerConnection implements Connection {
       onClose: (info: { code: number; reason: string; local: boolean }) => {
         link.phase = 'done';
         link.endedWith = info;
-        link.detach();
+        detach();
         this.#lost(link, info);
       },
     });
     // The first session checked the limits; later ones take them resolved (sessionLimits).
     this.#limits = session.limits;
     (link as { session: Session }).session = session;
-    link.detach = wire.listen({
+    const detach = wire.listen({
       message: (data) => {
         session.receive(data);
         link.heartbeat?.received();

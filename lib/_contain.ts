@@ -74,6 +74,7 @@ function escalate(report: Report, error: unknown): void {
   else run(report, error, undefined, lastResort);
 }
 
-function lastResort(error: unknown): void {
+/** Where a contained error goes when no `onError` is set: `console.error`. */
+export function lastResort(error: unknown): void {
   console.error(error);
 }

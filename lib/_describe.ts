@@ -18,25 +18,23 @@ function cut(text: string): string {
  * object` or `an array of N`. Never throws.
  */
 export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(cut(value));
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value !== 'object' || value === null) return String(value);
   try {
-    switch (typeof value) {
-      case 'string':
-        return JSON.stringify(cut(value));
-      case 'bigint':
-        return `${value}n`;
-      case 'function':
-        return 'a function';
-      case 'object': {
-        if (value === null) return 'null';
-        const json = JSON.stringify(value);
-        if (json !== undefined) return cut(json);
-        break;
-      }
-      default:
-        return String(value);
-    }
+    const json = JSON.stringify(value);
+    if (json !== undefined) return cut(json);
   } catch {
     // a cycle, a bigint inside, a throwing toJSON: fall through to the shape
   }
   return Array.isArray(value) ? `an array of ${value.length}` : 'an object';
+}
+
+/**
+ * The message for a bad argument, the same from every part of the library: `Cannot <action> as
+ * "<field>" must be <expected>: current value is <value>`, the value rendered by `describe()`.
+ */
+export function mustBe(action: string, field: string, expected: string, value: unknown): string {
+  return `Cannot ${action} as "${field}" must be ${expected}: current value is ${describe(value)}`;
 }

@@ -24,7 +24,7 @@ import {
   MAX_CLOSE_REASON_BYTES,
 } from './_codes.ts';
 import { utf8Length } from './_frame.ts';
-import { describe } from './_describe.ts';
+import { mustBe } from './_describe.ts';
 
 /** A target checked and copied: the URL as a string, the extra subprotocols. */
 export interface FixedTarget {
@@ -60,11 +60,6 @@ export interface DialOptions extends RedialPolicy {
   /** The WebSocket constructor; undefined when the caller brings its own transport. */
   WebSocket: DialerSocketConstructor | undefined;
   signal: AbortSignal | undefined;
-}
-
-/** The dialer's message for a bad argument: `Cannot <action> as "<field>" must be <expected>: current value is <value>`. */
-export function mustBe(action: string, field: string, expected: string, value: unknown): string {
-  return `Cannot ${action} as "${field}" must be ${expected}: current value is ${describe(value)}`;
 }
 
 function optionError(field: string, expected: string, value: unknown): TypeError {

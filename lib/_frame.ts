@@ -224,26 +224,22 @@ export function parseFrame(value: unknown): Frame {
     if (value.length !== LENGTHS[kind]) {
       fail(`expected ${LENGTHS[kind]} elements for kind ${kind}`, value.length);
     }
+    // the kinds up to CREDIT name a stream first; OPEN and DATA then carry flags
+    if (kind <= CREDIT && !isStreamId(value[1])) {
+      fail('expected a positive safe integer id', value[1]);
+    }
+    if (kind <= DATA && !isCount(value[2])) {
+      fail('expected flags as a non-negative integer', value[2]);
+    }
     switch (kind) {
       case OPEN:
-        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
-        if (!isFlags(value[2])) fail('expected flags as a non-negative integer', value[2]);
         if (!isHeaders(value[3])) fail('expected headers as an object or null', value[3]);
         break;
-      case DATA:
-        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
-        if (!isFlags(value[2])) fail('expected flags as a non-negative integer', value[2]);
-        break;
-      case END:
-        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
-        break;
       case RESET:
-        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
         if (!isResetCode(value[2])) fail('expected a reset code', value[2]);
         if (typeof value[3] !== 'string') fail('expected a reset message string', value[3]);
         break;
       case CREDIT:
-        if (!isStreamId(value[1])) fail('expected a positive safe integer id', value[1]);
         if (!isCount(value[2]) || value[2] === 0) {
           fail('expected credit units as a positive safe integer', value[2]);
         }
@@ -264,10 +260,6 @@ export function parseFrame(value: unknown): Frame {
     if (error instanceof FrameError) throw error;
     throw new FrameError('Malformed frame: it could not be inspected', { cause: error });
   }
-}
-
-function isFlags(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 function isCount(value: unknown): value is number {

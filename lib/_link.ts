@@ -10,11 +10,9 @@ import type { GoAway } from './_session.ts';
 import { CloseCode } from './_codes.ts';
 import type { AttemptLink } from './_attempt.ts';
 import { Heartbeat } from './_heartbeat.ts';
-import type { Wire } from './_transport.ts';
 
 /** One wire and its session, from the wire's opening to its close. */
 export interface Link extends AttemptLink {
-  readonly wire: Wire;
   /** When the link was made, then when it was established (epoch ms). */
   establishedAt: number;
   heartbeat?: Heartbeat;
@@ -24,7 +22,6 @@ export interface Link extends AttemptLink {
   goAway?: { at: number; spreadMs: number };
   /** Set before this side closes the session with an error of its own. */
   lossError?: unknown;
-  detach(): void;
 }
 
 /**

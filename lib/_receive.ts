@@ -31,23 +31,38 @@ import {
   RESET,
   tooDeep,
 } from './_frame.ts';
-import type { GoAway, SessionOptions } from './_session_options.ts';
-import type { SessionStreams } from './_session_streams.ts';
+import type { Limits } from './limits.ts';
+import type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
+import { SessionStreams } from './_session_streams.ts';
 import { control, Stream } from './stream.ts';
 
-/** The receiving half of one session: what arrived, and what it counts. */
-export class Receiver {
-  readonly #streams: SessionStreams;
+/**
+ * The receiving half of one session, over its stream table ({@linkcode SessionStreams}, which it
+ * extends): what arrived, and what it counts.
+ */
+export class Receiver extends SessionStreams {
   readonly #options: SessionOptions;
   readonly #depthSkip: number;
   #protocolErrors = 0;
   #goingAway = false;
   #goAway: GoAway | undefined;
+  #lastReceivedAt: number;
 
-  constructor(streams: SessionStreams, options: SessionOptions) {
-    this.#streams = streams;
+  constructor(
+    sink: SessionSink,
+    options: SessionOptions,
+    limits: Readonly<Limits>,
+    firstStreamId: number,
+  ) {
+    super(sink, options, limits, firstStreamId);
     this.#options = options;
-    this.#depthSkip = depthSkipOf(streams.codec, streams.limits.maxDepth);
+    this.#depthSkip = depthSkipOf(this.codec, limits.maxDepth);
+    this.#lastReceivedAt = this.now();
+  }
+
+  /** `now()` when the last message arrived (at construction before any). */
+  get lastReceivedAt(): number {
+    return this.#lastReceivedAt;
   }
 
   /** Malformed messages counted so far on this connection. */
@@ -65,10 +80,24 @@ export class Receiver {
     this.#goingAway = true;
   }
 
+  /**
+   * Feeds one received WebSocket message. Never throws: malformed input is reported through
+   * `onError` and counted, and the limits close the connection.
+   */
+  receive(data: string | ArrayBuffer | ArrayBufferView): void {
+    if (this.isClosed) return;
+    try {
+      this.#lastReceivedAt = this.now();
+      this.#dispatch(data);
+    } catch (error) {
+      // Only a bug lands here: every expected failure is handled where it happens.
+      this.report(error);
+    }
+  }
+
   /** Handles one received message of a live session; throws only on a bug. */
-  receive(raw: string | ArrayBuffer | ArrayBufferView): void {
-    const streams = this.#streams;
-    const limits = streams.limits;
+  #dispatch(raw: string | ArrayBuffer | ArrayBufferView): void {
+    const limits = this.limits;
     let data: string | Uint8Array;
     if (typeof raw === 'string') data = raw;
     else if (raw instanceof Uint8Array) data = raw;
@@ -82,8 +111,8 @@ export class Receiver {
       return;
     }
     if (overLimit(data, limits.maxMessageBytes)) {
-      streams.close(
-        SESSION_CLOSE[streams.side].tooLarge,
+      this.close(
+        SESSION_CLOSE[this.side].tooLarge,
         `message larger than ${limits.maxMessageBytes} bytes`,
       );
       return;
@@ -91,7 +120,7 @@ export class Receiver {
     const units = typeof data === 'string' ? data.length : data.byteLength;
     let value: unknown;
     try {
-      value = streams.codec.decode(data);
+      value = this.codec.decode(data);
     } catch (error) {
       this.#undecodable(data, error);
       return;
@@ -137,7 +166,7 @@ export class Receiver {
         return;
       }
       case PING:
-        streams.pong();
+        this.pong();
         return;
       case PONG:
         return;
@@ -149,17 +178,17 @@ export class Receiver {
           spreadMs: frame[4],
         };
         this.#goAway = goAway;
-        streams.emit(this.#options.onGoAway, goAway);
+        this.emit(this.#options.onGoAway, goAway);
         return;
       }
       case PUBLISH: {
-        if (streams.side === 'acceptor') {
+        if (this.side === 'acceptor') {
           this.#malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
           return;
         }
         const max = limits.maxDepth;
         if (units > this.#depthSkip && (tooDeep(frame[2], max) || tooDeep(frame[3], max))) {
-          streams.report(
+          this.report(
             new ProtocolError(
               `Cannot decode a PUBLISH to ${describe(frame[1])}: it nests deeper than ${max}`,
             ),
@@ -168,7 +197,7 @@ export class Receiver {
         }
         const onPublish = this.#options.onPublish;
         if (onPublish !== undefined) {
-          streams.emit(onPublish, { tag: frame[1], headers: frame[2], payload: frame[3] });
+          this.emit(onPublish, { tag: frame[1], headers: frame[2], payload: frame[3] });
         }
         return;
       }
@@ -180,9 +209,9 @@ export class Receiver {
    * ignored (a finished id) or was malformed (never opened).
    */
   #lookup(id: number, kind: string): Stream | undefined {
-    const stream = this.#streams.get(id);
+    const stream = this.get(id);
     if (stream !== undefined) return stream;
-    if (!this.#streams.opened(id)) {
+    if (!this.opened(id)) {
       this.#malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
     }
     return undefined;
@@ -195,26 +224,25 @@ export class Receiver {
     payload: unknown,
     units: number,
   ): void {
-    const streams = this.#streams;
-    if (id % 2 !== streams.remoteParity) {
+    if (id % 2 !== this.remoteParity) {
       this.#malformed(
         new FrameError(`Malformed frame: OPEN of stream ${id} has this side's parity`),
       );
       return;
     }
-    if (id <= streams.highestRemote) {
+    if (id <= this.highestRemote) {
       this.#malformed(
         new FrameError(
-          `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${streams.highestRemote}`,
+          `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${this.highestRemote}`,
         ),
       );
       return;
     }
-    streams.seeRemote(id);
-    const limits = streams.limits;
+    this.highestRemote = id;
+    const limits = this.limits;
     const max = limits.maxDepth;
     if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
-      streams.report(
+      this.report(
         new ProtocolError(`Cannot decode the OPEN of stream ${id}: it nests deeper than ${max}`),
       );
       this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
@@ -223,7 +251,7 @@ export class Receiver {
     const onStream = this.#options.onStream;
     if (
       this.#goingAway ||
-      (this.#goAway !== undefined && streams.side === 'acceptor' && id > this.#goAway.lastId)
+      (this.#goAway !== undefined && this.side === 'acceptor' && id > this.#goAway.lastId)
     ) {
       // Not counted: a conforming peer stops opening once the GOAWAY arrives, so these are the
       // OPENs already in flight, and the side that sent GOAWAY closes once its streams drained.
@@ -234,12 +262,12 @@ export class Receiver {
       this.#refuse(id, ResetCode.Refused, 'No stream handler');
       return;
     }
-    if (streams.remoteActive >= limits.maxStreams) {
+    if (this.remoteActive >= limits.maxStreams) {
       this.#refuse(id, ResetCode.Refused, `Too many streams: the limit is ${limits.maxStreams}`);
       return;
     }
-    const stream = new Stream(streams, id, headers, payload, false, hasEnd(flags));
-    streams.addRemote(stream);
+    const stream = new Stream(this, id, headers, payload, false, hasEnd(flags));
+    this.addRemote(stream);
     let result: unknown;
     try {
       result = onStream(stream);
@@ -266,16 +294,16 @@ export class Receiver {
    * closes the connection instead of drawing one more RESET.
    */
   #refuse(id: number, code: ProvokedResetCode, message: string): void {
-    this.#streams.countReset();
+    this.countReset();
     this.#sendReset(id, code, message);
   }
 
   #sendReset(id: number, code: string, message: string): void {
-    this.#streams.send(this.#streams.codec.encode([RESET, id, code, message]));
+    this.send(this.codec.encode([RESET, id, code, message]));
   }
 
   #decodeReset(stream: Stream, why: string): void {
-    this.#streams.report(
+    this.report(
       new ProtocolError(`Cannot decode a message of stream ${stream.id}: ${why}`),
     );
     control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
@@ -283,34 +311,33 @@ export class Receiver {
 
   /** `decode` threw: reset the stream the prefix names, or count a malformed message. */
   #undecodable(data: string | Uint8Array, error: unknown): void {
-    const streams = this.#streams;
     let named: readonly [number, number] | undefined;
     try {
-      named = streams.codec.identify?.(data);
+      named = this.codec.identify?.(data);
     } catch {
       named = undefined;
     }
     if (named !== undefined && isStreamId(named[1])) {
       const [kind, id] = named;
       if (kind === OPEN) {
-        if (id % 2 === streams.remoteParity && id > streams.highestRemote) {
-          streams.seeRemote(id);
-          streams.report(
+        if (id % 2 === this.remoteParity && id > this.highestRemote) {
+          this.highestRemote = id;
+          this.report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );
           this.#refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
           return;
         }
       } else if (kind === DATA) {
-        const stream = streams.get(id);
+        const stream = this.get(id);
         if (stream !== undefined) {
-          streams.report(
+          this.report(
             new ProtocolError(`Cannot decode a message of stream ${id}`, { cause: error }),
           );
           control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
           return;
         }
-        if (streams.opened(id)) return;
+        if (this.opened(id)) return;
       }
     }
     this.#malformed(
@@ -319,12 +346,11 @@ export class Receiver {
   }
 
   #malformed(error: unknown): void {
-    const streams = this.#streams;
-    const max = streams.limits.maxProtocolErrors;
+    const max = this.limits.maxProtocolErrors;
     this.#protocolErrors++;
-    streams.report(error);
-    if (this.#protocolErrors > max && !streams.isClosed) {
-      streams.close(SESSION_CLOSE[streams.side].protocol, `more than ${max} malformed messages`);
+    this.report(error);
+    if (this.#protocolErrors > max && !this.isClosed) {
+      this.close(SESSION_CLOSE[this.side].protocol, `more than ${max} malformed messages`);
     }
   }
 }

@@ -16,6 +16,9 @@
  * - `_socket_wait.ts`: writes and PONGs waiting for `bufferedAmount` to fall;
  * - `_reset_budget.ts`: the reset-rate ring.
  *
+ * The layers stack: `Session` extends `Receiver`, which extends `SessionStreams`, so each
+ * layer's state and methods are the session's own, with no forwarding between them.
+ *
  * Callback order: state is updated first, then user code runs through one containment point
  * (`_contain.ts`), so a callback that throws or returns a thenable that rejects is reported to
  * `onError` (and an `onError` that throws or rejects to `console.error`; without `onError`,
@@ -27,7 +30,7 @@
 import { NotConnectedError } from './errors.ts';
 import { type Limits, resolveLimits } from './limits.ts';
 import { closeCodeOf } from './_codes.ts';
-import { describe } from './_describe.ts';
+import { describe, mustBe } from './_describe.ts';
 import {
   FLAG_END,
   GOAWAY,
@@ -41,8 +44,7 @@ import {
   PUBLISH,
 } from './_frame.ts';
 import { Receiver } from './_receive.ts';
-import type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
-import { SessionStreams } from './_session_streams.ts';
+import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from './codec.ts';
 import { control, type OpenOptions, type RequestOptions, Stream } from './stream.ts';
 
@@ -80,15 +82,12 @@ function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
 }
 
 /**
- * One connection's multiplexer (see the module doc and docs/design/session.md).
+ * One connection's multiplexer (see the module doc and docs/design/session.md). It extends
+ * {@linkcode Receiver} (receiving and dispatching), which extends `SessionStreams` (the stream
+ * table and the socket), and adds the API that opens streams and sends PING and GOAWAY. Its
+ * streams hold the session itself as their host.
  */
-export class Session {
-  /** Which side this is. */
-  readonly side: 'dialer' | 'acceptor';
-  readonly #streams: SessionStreams;
-  readonly #receiver: Receiver;
-  #lastReceivedAt: number;
-
+export class Session extends Receiver {
   /**
    * Creates the session over an open transport.
    *
@@ -97,9 +96,7 @@ export class Session {
   constructor(sink: SessionSink, options: SessionOptions) {
     if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
       throw new TypeError(
-        `Cannot create Session as "side" must be "dialer" or "acceptor": current value is ${
-          describe(options?.side)
-        }`,
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
       );
     }
     const codec: Codec = options.codec;
@@ -108,78 +105,25 @@ export class Session {
       typeof codec.decode !== 'function'
     ) {
       throw new TypeError(
-        `Cannot create Session as "codec" must be a Codec: current value is ${describe(codec)}`,
+        mustBe('create Session', 'codec', 'a Codec', codec),
       );
     }
-    this.side = options.side;
     const limits = sharedLimits(options.limits);
-    const parity = this.side === 'dialer' ? 1 : 0;
+    const parity = options.side === 'dialer' ? 1 : 0;
     const first = options.firstStreamId ?? 2 - parity;
     if (!isStreamId(first) || first % 2 !== parity) {
       throw new RangeError(
-        `Cannot create Session as "firstStreamId" must be a positive safe integer of the ${this.side}'s parity (${
-          parity === 1 ? 'odd' : 'even'
-        }): current value is ${describe(first)}`,
+        mustBe(
+          'create Session',
+          'firstStreamId',
+          `a positive safe integer of the ${options.side}'s parity (${
+            parity === 1 ? 'odd' : 'even'
+          })`,
+          first,
+        ),
       );
     }
-    this.#streams = new SessionStreams(sink, options, limits, first);
-    this.#receiver = new Receiver(this.#streams, options);
-    this.#lastReceivedAt = this.#streams.now();
-  }
-
-  /** True once the session ended (closed by either side or the transport). */
-  get isClosed(): boolean {
-    return this.#streams.isClosed;
-  }
-
-  /** The GOAWAY the other side sent, if any. */
-  get goAwayReceived(): GoAway | undefined {
-    return this.#receiver.goAwayReceived;
-  }
-
-  /** Streams not yet finished in both directions nor reset (both sides' streams). */
-  get activeStreams(): number {
-    return this.#streams.size;
-  }
-
-  /** `now()` when the last message arrived (at construction before any). */
-  get lastReceivedAt(): number {
-    return this.#lastReceivedAt;
-  }
-
-  /** The id the next stream this side opens will take. */
-  get nextStreamId(): number {
-    return this.#streams.nextId;
-  }
-
-  /** Malformed messages counted so far on this connection. */
-  get protocolErrors(): number {
-    return this.#receiver.protocolErrors;
-  }
-
-  /** The resolved limits. */
-  get limits(): Readonly<Limits> {
-    return this.#streams.limits;
-  }
-
-  /**
-   * Feeds one received WebSocket message. Never throws: malformed input is reported through
-   * `onError` and counted, and the limits close the connection.
-   */
-  receive(data: string | ArrayBuffer | ArrayBufferView): void {
-    if (this.#streams.isClosed) return;
-    try {
-      this.#lastReceivedAt = this.#streams.now();
-      this.#receiver.receive(data);
-    } catch (error) {
-      // Only a bug lands here: every expected failure is handled where it happens.
-      this.#streams.report(error);
-    }
-  }
-
-  /** Closes the transport from this side, then ends the session as `closed()` does. */
-  close(code: number, reason: string): void {
-    this.#streams.close(code, reason);
+    super(sink, options, limits, first);
   }
 
   /**
@@ -188,7 +132,7 @@ export class Session {
    * (WSM-WIRE-009).
    */
   closed(code: number, reason: string): void {
-    this.#streams.end(closeCodeOf(code), typeof reason === 'string' ? reason : '', false);
+    this.end(closeCodeOf(code), typeof reason === 'string' ? reason : '', false);
   }
 
   /**
@@ -208,25 +152,22 @@ export class Session {
     endOption: boolean | undefined,
     signal: AbortSignal | undefined,
   ): Stream {
-    const streams = this.#streams;
-    if (streams.isClosed) {
+    if (this.isClosed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
-    if (this.#receiver.goAwayReceived !== undefined) {
+    if (this.goAwayReceived !== undefined) {
       throw new NotConnectedError('Cannot open a stream: the other side sent GOAWAY');
     }
     const headers = headersOption ?? null;
     if (headers !== null && !isHeaders(headers)) {
       throw new TypeError(
-        `Cannot open a stream as "headers" must be a plain object or null: current value is ${
-          describe(headers)
-        }`,
+        mustBe('open a stream', 'headers', 'a plain object or null', headers),
       );
     }
     const end = endOption ?? false;
     if (typeof end !== 'boolean') {
       throw new TypeError(
-        `Cannot open a stream as "end" must be a boolean: current value is ${describe(end)}`,
+        mustBe('open a stream', 'end', 'a boolean', end),
       );
     }
     if (
@@ -235,30 +176,28 @@ export class Session {
         typeof signal.addEventListener !== 'function')
     ) {
       throw new TypeError(
-        `Cannot open a stream as "signal" must be an AbortSignal: current value is ${
-          describe(signal)
-        }`,
+        mustBe('open a stream', 'signal', 'an AbortSignal', signal),
       );
     }
-    const id = streams.nextId;
+    const id = this.nextStreamId;
     if (!Number.isSafeInteger(id)) {
       throw new NotConnectedError('Cannot open a stream: stream ids are exhausted');
     }
     if (signal?.aborted) {
       // Nothing is sent and no id is used: the stream is born reset with `cancel`.
-      const stream = new Stream(streams, id, headers, payload, true, true);
+      const stream = new Stream(this, id, headers, payload, true, true);
       control.cancelUnsent(stream);
       return stream;
     }
-    const data = streams.codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
-    if (overLimit(data, streams.maxMessageBytes)) {
+    const data = this.codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
+    if (overLimit(data, this.maxMessageBytes)) {
       throw new RangeError(
-        `Cannot open a stream as its OPEN is larger than limits.maxMessageBytes (${streams.maxMessageBytes})`,
+        `Cannot open a stream as its OPEN is larger than limits.maxMessageBytes (${this.maxMessageBytes})`,
       );
     }
-    const stream = new Stream(streams, id, headers, payload, end, false);
-    streams.addLocal(stream);
-    streams.send(data);
+    const stream = new Stream(this, id, headers, payload, end, false);
+    this.addLocal(stream);
+    this.send(data);
     if (signal !== undefined) control.watch(stream, signal);
     return stream;
   }
@@ -278,9 +217,7 @@ export class Session {
     ) {
       return Promise.reject(
         new RangeError(
-          `Cannot send a request as "timeoutMs" must be a non-negative number: current value is ${
-            describe(timeoutMs)
-          }`,
+          mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs),
         ),
       );
     }
@@ -295,7 +232,7 @@ export class Session {
 
   /** Sends PING. A received PING is always answered with PONG by the session. */
   ping(): void {
-    this.#streams.send(this.#streams.codec.encode([PING]));
+    this.send(this.codec.encode([PING]));
   }
 
   /**
@@ -315,19 +252,16 @@ export class Session {
     }
     if (typeof message !== 'string') {
       throw new TypeError(
-        `Cannot send GOAWAY as "message" must be a string: current value is ${describe(message)}`,
+        mustBe('send GOAWAY', 'message', 'a string', message),
       );
     }
     if (!Number.isSafeInteger(spreadMs) || spreadMs < 0) {
       throw new RangeError(
-        `Cannot send GOAWAY as "spreadMs" must be a non-negative integer: current value is ${
-          describe(spreadMs)
-        }`,
+        mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    const streams = this.#streams;
-    this.#receiver.goingAway();
-    streams.send(streams.codec.encode([GOAWAY, streams.highestRemote, code, message, spreadMs]));
+    this.goingAway();
+    this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
   }
 
   /**
@@ -337,20 +271,9 @@ export class Session {
    * above `highWaterMark`.
    */
   sendEncoded(data: string | Uint8Array): boolean {
-    const streams = this.#streams;
-    if (streams.isClosed || streams.congested()) return false;
-    streams.send(data);
+    if (this.isClosed || this.congested()) return false;
+    this.send(data);
     return true;
-  }
-
-  /** Tells the session `bufferedAmount` may have fallen (Bun `drain`); waiting writes re-check. */
-  drain(): void {
-    this.#streams.drain();
-  }
-
-  /** Resolves when `activeStreams` reaches 0 (at once when it is 0) or the session ends. */
-  idle(): Promise<void> {
-    return this.#streams.idle();
   }
 }
 
@@ -368,15 +291,13 @@ export function encodePublish(
 ): string | Uint8Array {
   if (!isTag(tag)) {
     throw new TypeError(
-      `Cannot publish as "tag" must be a string of 1 to 256 characters: current value is ${
-        describe(tag)
-      }`,
+      mustBe('publish', 'tag', 'a string of 1 to 256 characters', tag),
     );
   }
   const h = headers ?? null;
   if (!isHeaders(h)) {
     throw new TypeError(
-      `Cannot publish as "headers" must be a plain object or null: current value is ${describe(h)}`,
+      mustBe('publish', 'headers', 'a plain object or null', h),
     );
   }
   return codec.encode([PUBLISH, tag, h, payload]);

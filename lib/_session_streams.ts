@@ -16,7 +16,7 @@
 import type { Codec } from './codec.ts';
 import type { Limits } from './limits.ts';
 import { CloseCode, SESSION_CLOSE } from './_codes.ts';
-import { callContained, reportTo } from './_contain.ts';
+import { callContained, lastResort, reportTo } from './_contain.ts';
 import { PONG } from './_frame.ts';
 import { ResetBudget } from './_reset_budget.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
@@ -44,6 +44,11 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   readonly maxMessageBytes: number;
   /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
   readonly remoteParity: number;
+  /**
+   * The highest id the other side opened, refused OPENs included (0 before any): the receiver
+   * raises it as each OPEN above it arrives.
+   */
+  highestRemote = 0;
   readonly #sink: SessionSink;
   readonly #options: SessionOptions;
   readonly #now: () => number;
@@ -51,7 +56,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   /** Open streams by id: made by the first stream, dropped when the last one finishes. */
   #table: Map<number, Stream> | undefined;
   #nextId: number;
-  #highestRemote = 0;
   #remoteActive = 0;
   #idle: (() => void)[] | undefined;
   /** Made by the first write or PONG that waits for the socket. */
@@ -84,7 +88,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   /** Streams not yet finished in both directions nor reset (both sides' streams). */
-  get size(): number {
+  get activeStreams(): number {
     return this.#table?.size ?? 0;
   }
 
@@ -94,13 +98,8 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   /** The id the next stream this side opens will take. */
-  get nextId(): number {
+  get nextStreamId(): number {
     return this.#nextId;
-  }
-
-  /** The highest id the other side opened, refused OPENs included (0 before any). */
-  get highestRemote(): number {
-    return this.#highestRemote;
   }
 
   /** The session's clock, in ms. */
@@ -115,12 +114,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** True when `id` was opened, by either side, whether or not its stream is still open. */
   opened(id: number): boolean {
-    return id % 2 === this.remoteParity ? id <= this.#highestRemote : id < this.#nextId;
-  }
-
-  /** The other side opened `id` (above every id it opened before), accepted or not. */
-  seeRemote(id: number): void {
-    this.#highestRemote = id;
+    return id % 2 === this.remoteParity ? id <= this.highestRemote : id < this.#nextId;
   }
 
   /** Adds a stream this side just opened, with the next id, and moves the next id on. */
@@ -232,7 +226,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** Calls a user callback with `value`, containing a throw or a rejection as `report` does. */
   emit<T>(callback: ((value: T) => unknown) | undefined, value: T): void {
-    callContained(this.#options.onError ?? toConsole, callback, value);
+    callContained(this.#options.onError ?? lastResort, callback, value);
   }
 
   /** Resolves when no stream is open (at once when none is) or the session ends. */
@@ -272,9 +266,4 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     this.#idle = undefined;
     for (const resolve of idle) resolve();
   }
-}
-
-/** Where a contained error goes when no `onError` is set. */
-function toConsole(error: unknown): void {
-  reportTo(undefined, error);
 }

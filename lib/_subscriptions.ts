@@ -11,7 +11,7 @@ import { StreamResetError } from './errors.ts';
 import type { OpenOptions, Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { callContained, type Report } from './_contain.ts';
-import { mustBe } from './_dial_options.ts';
+import { mustBe } from './_describe.ts';
 
 /** Opens a subscription's stream on the current connection (a session's `open`). */
 export type OpenStream = (payload: unknown, options: OpenOptions) => Stream;
@@ -64,7 +64,7 @@ export class Subscriptions {
   add(payload: unknown, options: SubscribeOptions, open: OpenStream): Subscription {
     const sub = new LiveSubscription(this.#live, this.#report, payload, options);
     this.#live.add(sub);
-    this.#open(sub, open, false);
+    sub.attach(open, false);
     return sub;
   }
 
@@ -75,7 +75,7 @@ export class Subscriptions {
   reopen(open: OpenStream, proceed: () => boolean): void {
     for (const sub of [...this.#live]) {
       if (!proceed()) break;
-      this.#open(sub, open, true);
+      sub.attach(open, true);
     }
   }
 
@@ -83,18 +83,6 @@ export class Subscriptions {
   clear(): void {
     for (const sub of [...this.#live]) sub.detach();
     this.#live.clear();
-  }
-
-  #open(sub: LiveSubscription, open: OpenStream, reopened: boolean): void {
-    let stream: Stream;
-    try {
-      stream = open(sub.payloadForWire(), { headers: sub.headersForWire(), end: true });
-    } catch (error) {
-      this.#report(error);
-      return;
-    }
-    sub.attach(stream);
-    if (reopened) callContained(this.#report, sub.onReopen, { resubscribed: true } as ReopenInfo);
   }
 }
 
@@ -105,7 +93,7 @@ class LiveSubscription implements Subscription {
   readonly #payload: unknown;
   readonly #headers: Record<string, unknown> | null;
   readonly #onMessage: (message: unknown) => unknown;
-  readonly onReopen: ((info: ReopenInfo) => unknown) | undefined;
+  readonly #onReopen: ((info: ReopenInfo) => unknown) | undefined;
   readonly #dedupe: { key: (message: unknown) => string; window: number } | undefined;
   readonly #keys = new Set<string>();
   #active = true;
@@ -121,9 +109,9 @@ class LiveSubscription implements Subscription {
     this.#registry = registry;
     this.#report = report;
     this.#payload = structuredClone(payload);
-    this.#headers = options.headers == null ? null : structuredClone(options.headers);
+    this.#headers = structuredClone(options.headers ?? null);
     this.#onMessage = options.onMessage;
-    this.onReopen = options.onReopen;
+    this.#onReopen = options.onReopen;
     this.#dedupe = options.dedupe === undefined
       ? undefined
       : { key: options.dedupe.key, window: options.dedupe.window ?? 1024 };
@@ -139,17 +127,24 @@ class LiveSubscription implements Subscription {
     return this.#active;
   }
 
-  payloadForWire(): unknown {
-    return structuredClone(this.#payload);
-  }
-
-  headersForWire(): Record<string, unknown> | null {
-    return this.#headers === null ? null : structuredClone(this.#headers);
-  }
-
-  attach(stream: Stream): void {
+  /**
+   * Opens the subscription's stream with `open` (a fresh copy of its payload and headers) and
+   * pumps it; a failed open goes to the report. On a reopen, then calls `onReopen`.
+   */
+  attach(open: OpenStream, reopened: boolean): void {
+    let stream: Stream;
+    try {
+      stream = open(structuredClone(this.#payload), {
+        headers: structuredClone(this.#headers),
+        end: true,
+      });
+    } catch (error) {
+      this.#report(error);
+      return;
+    }
     this.#stream = stream;
     void this.#pump(stream);
+    if (reopened) callContained(this.#report, this.#onReopen, { resubscribed: true } as ReopenInfo);
   }
 
   /** The connection closed for good: forget the stream, keep nothing. */

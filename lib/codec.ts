@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { describe } from './_describe.ts';
+import { mustBe } from './_describe.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -123,9 +123,7 @@ export function subprotocol(codec: Codec): string {
   const name = codec?.name;
   if (typeof name !== 'string' || !/^[a-z0-9-]{1,32}$/.test(name)) {
     throw new TypeError(
-      `Cannot name a subprotocol as "codec.name" must be 1 to 32 of a-z, 0-9 and -: current value is ${
-        describe(name)
-      }`,
+      mustBe('name a subprotocol', 'codec.name', '1 to 32 of a-z, 0-9 and -', name),
     );
   }
   return 'muxws.v1.' + name;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { describe } from './_describe.ts';
+import { mustBe } from './_describe.ts';
 
 /**
  * How long a hello may go unacknowledged before the attempt fails, in milliseconds, when
@@ -95,22 +95,23 @@ export class Hello {
     const { payload, headers, timeoutMs = DEFAULT_HELLO_TIMEOUT_MS } = options;
     if (typeof timeoutMs !== 'number') {
       throw new TypeError(
-        `Cannot create Hello as "timeoutMs" must be a number: current value is ${
-          describe(timeoutMs)
-        }`,
+        mustBe('create Hello', 'timeoutMs', 'a number', timeoutMs),
       );
     }
     if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
       throw new RangeError(
-        `Cannot create Hello as "timeoutMs" must be greater than 0 and at most ${MAX_TIMER_MS}: current value is ${timeoutMs}`,
+        mustBe(
+          'create Hello',
+          'timeoutMs',
+          `greater than 0 and at most ${MAX_TIMER_MS}`,
+          timeoutMs,
+        ),
       );
     }
     const hasHeaders = headers !== undefined && headers !== null;
     if (hasHeaders && (typeof headers !== 'object' || Array.isArray(headers))) {
       throw new TypeError(
-        `Cannot create Hello as "headers" must be an object or null: current value is ${
-          describe(headers)
-        }`,
+        mustBe('create Hello', 'headers', 'an object or null', headers),
       );
     }
     const hasPayload = payload !== undefined && payload !== null;

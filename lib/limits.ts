@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { describe } from './_describe.ts';
+import { mustBe } from './_describe.ts';
 
 /**
  * The limits one session enforces on the messages and streams the other side sends.
@@ -125,7 +125,7 @@ const NAMES = Object.keys(DEFAULT_LIMITS) as readonly (keyof Limits)[];
 export function resolveLimits(limits?: Partial<Limits>): Limits {
   if (limits !== undefined && (typeof limits !== 'object' || limits === null)) {
     throw new TypeError(
-      `Cannot create Limits as "limits" must be an object: current value is ${describe(limits)}`,
+      mustBe('create Limits', 'limits', 'an object', limits),
     );
   }
   const out: Limits = { ...DEFAULT_LIMITS };
@@ -142,9 +142,7 @@ export function resolveLimits(limits?: Partial<Limits>): Limits {
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new RangeError(
-        `Cannot create Limits as "${name}" must be a positive integer: current value is ${
-          describe(value)
-        }`,
+        mustBe('create Limits', name, 'a positive integer', value),
       );
     }
     out[name] = value;

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { describe } from './_describe.ts';
+import { describe, mustBe } from './_describe.ts';
 
 /**
  * A jitter source: returns a number from -1 (inclusive) to 1 (exclusive), a fresh value per call.
@@ -118,30 +118,22 @@ export class Reconnect {
     } = options;
     if (!isNumber(initialDelayMs) || !(initialDelayMs > 0)) {
       throw new Error(
-        `Cannot create Reconnect as "initialDelayMs" must be greater than 0: current value is ${
-          describe(initialDelayMs)
-        }`,
+        mustBe('create Reconnect', 'initialDelayMs', 'greater than 0', initialDelayMs),
       );
     }
     if (!isNumber(factor) || !(factor >= 1)) {
       throw new Error(
-        `Cannot create Reconnect as "factor" must be at least 1: current value is ${
-          describe(factor)
-        }`,
+        mustBe('create Reconnect', 'factor', 'at least 1', factor),
       );
     }
     if (!isNumber(maxDelayMs) || Number.isNaN(maxDelayMs)) {
       throw new Error(
-        `Cannot create Reconnect as "maxDelayMs" must be a number, not NaN: current value is ${
-          describe(maxDelayMs)
-        }`,
+        mustBe('create Reconnect', 'maxDelayMs', 'a number, not NaN', maxDelayMs),
       );
     }
     if (!isNumber(jitter) || !(jitter >= 0 && jitter <= 1)) {
       throw new Error(
-        `Cannot create Reconnect as "jitter" must be from 0 to 1: current value is ${
-          describe(jitter)
-        }`,
+        mustBe('create Reconnect', 'jitter', 'from 0 to 1', jitter),
       );
     }
     this.initialDelayMs = initialDelayMs;
@@ -360,7 +352,7 @@ function hashSeed(seed: string): [number, number, number, number] {
 export function seededDraw(seed: string): RandomDraw {
   if (typeof seed !== 'string') {
     throw new TypeError(
-      `Cannot create a seeded draw as "seed" must be a string: current value is ${describe(seed)}`,
+      mustBe('create a seeded draw', 'seed', 'a string', seed),
     );
   }
   let [a, b, c, d] = hashSeed(seed);
