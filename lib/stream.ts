@@ -289,7 +289,7 @@ export class Stream<R = unknown, W = unknown> {
    * {@linkcode StreamResetError} on reset or loss. Reading a message returns its credit.
    */
   get readable(): ReadableStream<R> {
-    return this.#readable ??= readableOf(() => this.#readAs(), () => this.#stopReading());
+    return this.#readable ??= readableOf(() => this.#read<R>(), () => this.#stopReading());
   }
 
   /**
@@ -346,7 +346,7 @@ export class Stream<R = unknown, W = unknown> {
     }
     let data: string | Uint8Array;
     try {
-      data = this.#encode(0, value, 'of write()');
+      data = encodeData(this.#host, this.id, 0, value, 'of write()');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -375,7 +375,7 @@ export class Stream<R = unknown, W = unknown> {
     try {
       data = value === undefined
         ? this.#host.codec.encode([END, this.id])
-        : this.#encode(FLAG_END, value, 'of end()');
+        : encodeData(this.#host, this.id, FLAG_END, value, 'of end()');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -419,33 +419,7 @@ export class Stream<R = unknown, W = unknown> {
    * @returns An async iterator over the incoming messages.
    */
   [Symbol.asyncIterator](): AsyncIterableIterator<R> {
-    return iteratorOf(() => this.#readAs(), () => this.#stopReading());
-  }
-
-  /**
-   * Encodes one DATA frame carrying `value`. `operation` names what sent it in an encode error:
-   * `of write()` gives `Cannot encode the payload of write() on stream 3: BigInt at .n`.
-   */
-  #encode(flags: number, value: unknown, operation: string): string | Uint8Array {
-    const codec = this.#host.codec;
-    let data: string | Uint8Array;
-    try {
-      data = codec.encode([DATA, this.id, flags, value]);
-    } catch (error) {
-      const returned = operation === RETURNED;
-      throw encodeError(
-        (frame) => codec.encode(frame),
-        returned ? `on stream ${this.id}` : `${operation} on stream ${this.id}`,
-        [[returned ? RETURNED : 'payload', value]],
-        error,
-      );
-    }
-    if (overLimit(data, this.#host.maxMessageBytes)) {
-      throw new RangeError(
-        `Cannot send a message on stream ${this.id} as it is larger than limits.maxMessageBytes (${this.#host.maxMessageBytes})`,
-      );
-    }
-    return data;
+    return iteratorOf(() => this.#read<R>(), () => this.#stopReading());
   }
 
   #enqueue(data: string | Uint8Array, costs: boolean, end: boolean): Promise<void> {
@@ -490,17 +464,13 @@ export class Stream<R = unknown, W = unknown> {
     }
   }
 
-  /** {@linkcode Stream.#read} as the reader sees it: messages of the declared type `R`. */
-  #readAs(): Promise<IteratorResult<R>> {
-    return this.#read() as Promise<IteratorResult<R>>;
-  }
-
-  #read(): Promise<IteratorResult<unknown>> {
+  /** The next message, as the reader declared it (`R`): the session cannot check that type. */
+  #read<T>(): Promise<IteratorResult<T>> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     const reads = this.#reads;
-    if (reads?.queued) return Promise.resolve({ value: reads.take(), done: false });
-    if (this.#recvEnded || this.#discard) return DONE_PROMISE;
-    return this.#readQueue().wait();
+    if (reads?.queued) return Promise.resolve({ value: reads.take() as T, done: false });
+    if (this.#recvEnded || this.#discard) return DONE_PROMISE as Promise<IteratorResult<T>>;
+    return this.#readQueue().wait() as Promise<IteratorResult<T>>;
   }
 
   #readQueue(): ReadQueue {
@@ -676,7 +646,7 @@ export class Stream<R = unknown, W = unknown> {
     try {
       data = value === undefined
         ? this.#host.codec.encode([END, this.id])
-        : this.#encode(FLAG_END, value, RETURNED);
+        : encodeData(this.#host, this.id, FLAG_END, value, RETURNED);
     } catch (error) {
       this.#failHandler(error);
       return;
@@ -719,6 +689,39 @@ export class Stream<R = unknown, W = unknown> {
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
   }
+}
+
+/**
+ * Encodes one DATA frame of stream `id` carrying `value`. `operation` names what sent it in an
+ * encode error: `of write()` gives `Cannot encode the payload of write() on stream 3: BigInt at
+ * .n`; a handler's returned value gives `Cannot encode the handler's returned value on stream 2: …`.
+ */
+function encodeData(
+  host: StreamHost,
+  id: number,
+  flags: number,
+  value: unknown,
+  operation: string,
+): string | Uint8Array {
+  const codec = host.codec;
+  let data: string | Uint8Array;
+  try {
+    data = codec.encode([DATA, id, flags, value]);
+  } catch (error) {
+    const returned = operation === RETURNED;
+    throw encodeError(
+      (frame) => codec.encode(frame),
+      returned ? `on stream ${id}` : `${operation} on stream ${id}`,
+      [[returned ? RETURNED : 'payload', value]],
+      error,
+    );
+  }
+  if (overLimit(data, host.maxMessageBytes)) {
+    throw new RangeError(
+      `Cannot send a message on stream ${id} as it is larger than limits.maxMessageBytes (${host.maxMessageBytes})`,
+    );
+  }
+  return data;
 }
 
 /**
