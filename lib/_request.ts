@@ -21,9 +21,14 @@ export class PendingRequest {
   /**
    * @param id The stream's id, for the timeout's message.
    * @param timeoutMs Milliseconds to wait; undefined waits as long as the stream lives.
-   * @param onTimeout Called after the promise rejected with `TimeoutError`: resets the stream.
+   * @param onTimeout Called after the promise rejected with `error` (the `TimeoutError`): resets
+   * the stream with `message`.
    */
-  constructor(id: number, timeoutMs: number | undefined, onTimeout: (message: string) => void) {
+  constructor(
+    id: number,
+    timeoutMs: number | undefined,
+    onTimeout: (message: string, error: TimeoutError) => void,
+  ) {
     this.promise = new Promise<unknown>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -31,8 +36,9 @@ export class PendingRequest {
     if (timeoutMs !== undefined) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
-        this.#reject(new TimeoutError(`Stream ${id} got no answer within ${timeoutMs} ms`));
-        onTimeout(`No answer within ${timeoutMs} ms`);
+        const error = new TimeoutError(`Stream ${id} got no answer within ${timeoutMs} ms`);
+        this.#reject(error);
+        onTimeout(`No answer within ${timeoutMs} ms`, error);
       }, timeoutMs);
     }
   }

@@ -44,9 +44,11 @@ import {
   PUBLISH,
 } from './_frame.ts';
 import { Receiver } from './_receive.ts';
+import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from './_reserved.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from './codec.ts';
 import { control, type OpenOptions, type RequestOptions, Stream } from './stream.ts';
+import { encodeError } from './_value_path.ts';
 
 export type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
 export { SOCKET_POLL_MS } from './_socket_wait.ts';
@@ -136,34 +138,45 @@ export class Session extends Receiver {
   }
 
   /**
-   * Opens a stream (WSM-STR-001): the OPEN is sent before this returns.
+   * Opens a stream (WSM-STR-001): the OPEN is sent before this returns. Reserved headers (keys
+   * starting with `:`) come only from the options' {@linkcode MUXWS} part.
    *
    * @throws {NotConnectedError} After a GOAWAY was received or once the session ended.
-   * @throws {TypeError} For bad options or a payload the codec cannot encode.
+   * @throws {TypeError} For bad options, a reserved key in `headers`, or a payload or headers
+   * value the codec cannot encode (naming the operation, the stream and the value's path).
    * @throws {RangeError} When the OPEN is larger than `maxMessageBytes`.
    */
-  open(payload: unknown, options?: OpenOptions): Stream {
-    return this.#open(payload, options?.headers, options?.end, options?.signal);
+  open(payload: unknown, options?: WithMuxws<OpenOptions>): Stream {
+    return this.#open(payload, options, options?.end, 'open()');
   }
 
   #open(
     payload: unknown,
-    headersOption: Record<string, unknown> | null | undefined,
+    options: WithMuxws<OpenOptions | RequestOptions> | undefined,
     endOption: boolean | undefined,
-    signal: AbortSignal | undefined,
+    operation: string,
   ): Stream {
+    const signal = options?.signal;
+    const muxws = options?.[MUXWS];
     if (this.isClosed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
     if (this.goAwayReceived !== undefined) {
       throw new NotConnectedError('Cannot open a stream: the other side sent GOAWAY');
     }
-    const headers = headersOption ?? null;
-    if (headers !== null && !isHeaders(headers)) {
-      throw new TypeError(
-        mustBe('open a stream', 'headers', 'a plain object or null', headers),
-      );
+    let headers = options?.headers ?? null;
+    if (headers !== null) {
+      if (!isHeaders(headers)) {
+        throw new TypeError(
+          mustBe('open a stream', 'headers', 'a plain object or null', headers),
+        );
+      }
+      const reserved = reservedKeyOf(headers);
+      if (reserved !== undefined) {
+        throw new TypeError(reservedKeyMessage('Cannot open a stream', reserved));
+      }
     }
+    if (muxws?.headers !== undefined) headers = { ...muxws.headers, ...headers };
     const end = endOption ?? false;
     if (typeof end !== 'boolean') {
       throw new TypeError(
@@ -189,7 +202,18 @@ export class Session extends Receiver {
       control.cancelUnsent(stream);
       return stream;
     }
-    const data = this.codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
+    const codec = this.codec;
+    let data: string | Uint8Array;
+    try {
+      data = codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
+    } catch (error) {
+      throw encodeError(
+        (frame) => codec.encode(frame),
+        `of ${muxws?.operation ?? operation} on stream ${id}`,
+        [['headers', headers], ['payload', payload]],
+        error,
+      );
+    }
     if (overLimit(data, this.maxMessageBytes)) {
       throw new RangeError(
         `Cannot open a stream as its OPEN is larger than limits.maxMessageBytes (${this.maxMessageBytes})`,
@@ -209,7 +233,7 @@ export class Session extends Receiver {
    * @throws Rejects with `StreamResetError` on reset or loss, `TimeoutError` after
    * `timeoutMs`, and what {@linkcode Session.open} throws.
    */
-  request(payload: unknown, options?: RequestOptions): Promise<unknown> {
+  request(payload: unknown, options?: WithMuxws<RequestOptions>): Promise<unknown> {
     const timeoutMs = options?.timeoutMs;
     if (
       timeoutMs !== undefined &&
@@ -223,7 +247,7 @@ export class Session extends Receiver {
     }
     let stream: Stream;
     try {
-      stream = this.#open(payload, options?.headers, true, options?.signal);
+      stream = this.#open(payload, options, true, 'request()');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -280,14 +304,17 @@ export class Session extends Receiver {
 /**
  * Encodes a PUBLISH frame once, for `sendEncoded()` to every peer.
  *
+ * @param operation The operation an encode error names (`broadcast()`).
  * @throws {TypeError} When `tag` is not 1 to 256 characters, `headers` not a plain object or
- * null, or the codec cannot encode the payload.
+ * null or with a reserved key, or the codec cannot encode the payload or headers (naming
+ * `operation`, the tag and the value's path).
  */
 export function encodePublish(
   codec: Codec,
   tag: string,
   payload: unknown,
   headers?: Record<string, unknown> | null,
+  operation: string = 'broadcast()',
 ): string | Uint8Array {
   if (!isTag(tag)) {
     throw new TypeError(
@@ -300,5 +327,18 @@ export function encodePublish(
       mustBe('publish', 'headers', 'a plain object or null', h),
     );
   }
-  return codec.encode([PUBLISH, tag, h, payload]);
+  if (h !== null) {
+    const reserved = reservedKeyOf(h);
+    if (reserved !== undefined) throw new TypeError(reservedKeyMessage('Cannot publish', reserved));
+  }
+  try {
+    return codec.encode([PUBLISH, tag, h, payload]);
+  } catch (error) {
+    throw encodeError(
+      (frame) => codec.encode(frame),
+      `of ${operation} to ${JSON.stringify(tag)}`,
+      [['headers', h], ['payload', payload]],
+      error,
+    );
+  }
 }

@@ -98,11 +98,11 @@ export class ReadQueue {
  * The messages `read` returns as a `ReadableStream` that reads nothing ahead (`highWaterMark: 0`,
  * so a message is consumed only when the application reads it); `cancel()` calls `stop`.
  */
-export function readableOf(
-  read: () => Promise<IteratorResult<unknown>>,
+export function readableOf<T>(
+  read: () => Promise<IteratorResult<T>>,
   stop: () => void,
-): ReadableStream<unknown> {
-  return new ReadableStream<unknown>({
+): ReadableStream<T> {
+  return new ReadableStream<T>({
     pull: (controller) =>
       read().then((result) => {
         if (result.done) controller.close();
@@ -113,15 +113,15 @@ export function readableOf(
 }
 
 /** The messages `read` returns as an async iterator; leaving a loop early calls `stop`. */
-export function iteratorOf(
-  read: () => Promise<IteratorResult<unknown>>,
+export function iteratorOf<T>(
+  read: () => Promise<IteratorResult<T>>,
   stop: () => void,
-): AsyncIterableIterator<unknown> {
-  const iterator: AsyncIterableIterator<unknown> = {
+): AsyncIterableIterator<T> {
+  const iterator: AsyncIterableIterator<T> = {
     next: read,
     return: () => {
       stop();
-      return DONE_PROMISE;
+      return DONE_PROMISE as Promise<IteratorResult<T>>;
     },
     [Symbol.asyncIterator]: () => iterator,
   };

@@ -416,7 +416,7 @@ export class Acceptor {
     if (!this.#backplane && (!targets || targets.size === 0)) return 0;
     const headers = options.headers ?? null;
     // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
-    const encoded = encodePublish(this.#codec, tag, payload, headers);
+    const encoded = encodePublish(this.#codec, tag, payload, headers, 'broadcast()');
     const count = this.#deliver(tag, encoded, except);
     if (this.#backplane) {
       this.#publish({

@@ -8,6 +8,7 @@
  * @module
  */
 import { mustBe } from './_describe.ts';
+import { kindOf } from './_value_path.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -69,7 +70,9 @@ const prefixDecoder = new TextDecoder('utf-8');
  * accepted too, as UTF-8 text (some server libraries hand text messages over as bytes). Values
  * JSON cannot carry change on the way as `JSON.stringify` changes them: `undefined` in an array
  * becomes `null`, a `Date` becomes a string, a `Uint8Array` an object of numbered keys (use a
- * binary codec for bytes). `BigInt` and cyclic values throw `TypeError` when encoded.
+ * binary codec for bytes). `BigInt` and cyclic values throw `TypeError` when encoded; a session
+ * then names the operation, the stream and the value's path. {@linkcode strictJsonCodec} refuses
+ * every value JSON would change.
  *
  * @example
  * ```ts
@@ -101,6 +104,105 @@ export const jsonCodec: Codec = Object.freeze({
     const id = Number(match[2]);
     return Number.isSafeInteger(id) ? [Number(match[1]), id] : undefined;
   },
+});
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** One object of the value being encoded, with where it sits: for the path in an error. */
+interface Step {
+  readonly holder: object;
+  readonly path: string;
+}
+
+/**
+ * True for a value JSON carries as it is: `null`, a boolean, a string, a finite number, an array,
+ * or a plain object (prototype `Object.prototype` or `null`) without a `toJSON` method.
+ */
+function isJsonValue(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null || Array.isArray(value)) return true;
+      const proto = Object.getPrototypeOf(value);
+      return (proto === Object.prototype || proto === null) &&
+        typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * `JSON.stringify` that refuses what {@linkcode isJsonValue} refuses, naming its path in the
+ * frame (`Map at [3].members`). The replacer sees each value before `toJSON` changed it (through
+ * its holder), and keeps the objects it is inside on a stack, so the path costs one entry per
+ * object and no second walk.
+ */
+function strictStringify(frame: readonly unknown[]): string {
+  const stack: Step[] = [];
+  return JSON.stringify(frame, function (this: unknown, key: string, value: unknown): unknown {
+    const holder = this as Record<string, unknown>;
+    while (stack.length > 0 && stack[stack.length - 1].holder !== holder) stack.pop();
+    const parent = stack.length > 0 ? stack[stack.length - 1].path : undefined;
+    const path = parent === undefined
+      ? ''
+      : Array.isArray(holder)
+      ? `${parent}[${key}]`
+      : IDENTIFIER.test(key)
+      ? `${parent}.${key}`
+      : `${parent}[${JSON.stringify(key)}]`;
+    const raw = holder[key];
+    if (!isJsonValue(raw)) {
+      throw new TypeError(
+        `Cannot encode the frame as strict JSON: ${kindOf(raw)} at ${
+          path === '' ? 'the root' : path
+        }`,
+      );
+    }
+    if (typeof value === 'object' && value !== null) stack.push({ holder: value, path });
+    return value;
+  });
+}
+
+/**
+ * The JSON codec in strict mode: the same wire as {@linkcode jsonCodec} (subprotocol
+ * `muxws.v1.json`, so the other side needs nothing), but `encode` refuses every value JSON would
+ * silently change, so what the other side decodes equals what was sent. Accepted: `null`,
+ * booleans, strings, finite numbers, arrays and plain objects (prototype `Object.prototype` or
+ * `null`). Refused with `TypeError` naming the value's path (`Map at .members`): functions,
+ * symbols, `undefined` (in objects, where JSON drops the key, and in arrays, where it becomes
+ * `null`), `NaN`, `Infinity` and `-Infinity` (they become `null`), `BigInt`, `Map` and `Set`
+ * (they become `{}`), typed arrays, `ArrayBuffer` and `DataView`, `Date` (it becomes a string:
+ * send `date.toISOString()` or a number), and every other class instance or object with a
+ * `toJSON` method (its class and methods do not travel: send a plain object).
+ *
+ * It is a value of its own rather than `jsonCodec({ strict: true })`: a codec is an object with
+ * `encode` and `decode`, and `jsonCodec` stays that object, so every place that takes a codec
+ * (and checks that it is one) takes both unchanged.
+ *
+ * @example
+ * ```ts
+ * import { strictJsonCodec } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * assert.equal(strictJsonCodec.encode([2, 1, 0, { n: 1 }]), '[2,1,0,{"n":1}]');
+ * assert.throws(
+ *   () => strictJsonCodec.encode([2, 1, 0, { members: new Map() }]),
+ *   { name: 'TypeError', message: 'Cannot encode the frame as strict JSON: Map at [3].members' },
+ * );
+ * // connect(url, { codec: strictJsonCodec }); the acceptor may use either JSON codec
+ * ```
+ */
+export const strictJsonCodec: Codec = Object.freeze({
+  name: 'json',
+  binary: false,
+  encode: strictStringify,
+  decode: jsonCodec.decode,
+  identify: jsonCodec.identify,
 });
 
 /**

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Codec } from './codec.ts';
-import { StreamError, StreamResetError } from './errors.ts';
+import { StreamError, StreamResetError, type TimeoutError } from './errors.ts';
 import { type ProvokedResetCode, ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
 import {
@@ -24,6 +24,7 @@ import {
 import { PendingRequest } from './_request.ts';
 import { DONE_PROMISE, iteratorOf, readableOf, ReadQueue } from './_stream_reads.ts';
 import { type Write, WriteQueue } from './_stream_writes.ts';
+import { encodeError } from './_value_path.ts';
 
 /**
  * Options of `open()` (WSM-STR-001).
@@ -176,6 +177,7 @@ const MAX_WINDOW = 256 * 1024;
 const GROW_WITHIN_MS = 1000;
 const RESOLVED: Promise<void> = Promise.resolve();
 const GENERIC_HANDLER_MESSAGE = 'The stream handler failed';
+const RETURNED = "handler's returned value";
 
 function noop(): void {}
 
@@ -220,7 +222,7 @@ function noop(): void {}
  * await acceptor.close();
  * ```
  */
-export class Stream {
+export class Stream<R = unknown, W = unknown> {
   /** The stream id: odd when the dialer opened it, even when the acceptor did. */
   readonly id: number;
   /** The headers of the OPEN frame (`null` when none were sent). */
@@ -249,11 +251,15 @@ export class Stream {
   #done = false;
   #closed: Promise<void> | undefined;
   #closedSettle: ((error?: StreamResetError) => void) | undefined;
-  #readable: ReadableStream<unknown> | undefined;
+  #readable: ReadableStream<R> | undefined;
   /** The unanswered `request()` of this stream. */
   #request: PendingRequest | undefined;
   #signal: AbortSignal | undefined;
   #onAbort: (() => void) | undefined;
+  /** Behind `signal`: made by its first read, so a stream nobody asks holds none. */
+  #aborter: AbortController | undefined;
+  /** The request's timeout, when that is what failed the stream: the reason `signal` gives. */
+  #timeout: TimeoutError | undefined;
 
   /**
    * Made by the session; applications get streams from `open()` and `onStream`.
@@ -282,8 +288,24 @@ export class Stream {
    * It closes when the other side ends its direction and errors with
    * {@linkcode StreamResetError} on reset or loss. Reading a message returns its credit.
    */
-  get readable(): ReadableStream<unknown> {
-    return this.#readable ??= readableOf(() => this.#read(), () => this.#stopReading());
+  get readable(): ReadableStream<R> {
+    return this.#readable ??= readableOf(() => this.#read<R>(), () => this.#stopReading());
+  }
+
+  /**
+   * Aborted when the stream fails: reset by either side, timed out (a `request()`), or lost with
+   * its connection (WSM-APP-005). Its `reason` is the {@linkcode StreamResetError} the stream
+   * failed with, or the `TimeoutError` of a request that timed out. A stream that ends normally
+   * never aborts it. A handler hands it to the work it starts (`fetch(url, { signal })`) so that
+   * work stops when the caller gave up. Made on first read: read after the stream failed, it is
+   * aborted already.
+   */
+  get signal(): AbortSignal {
+    if (this.#aborter === undefined) {
+      this.#aborter = new AbortController();
+      if (this.#error !== undefined) this.#aborter.abort(this.#timeout ?? this.#error);
+    }
+    return this.#aborter.signal;
   }
 
   /**
@@ -315,7 +337,7 @@ export class Stream {
    * with `RangeError` when the encoded message is over `limits.maxMessageBytes`, and with
    * {@linkcode StreamResetError} once the stream is reset or lost.
    */
-  write(value: unknown): Promise<void> {
+  write(value: W): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#sendEnded) {
       return Promise.reject(
@@ -324,7 +346,7 @@ export class Stream {
     }
     let data: string | Uint8Array;
     try {
-      data = this.#encode(0, value);
+      data = encodeData(this.#host, this.id, 0, value, 'of write()');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -341,7 +363,7 @@ export class Stream {
    * @throws Rejects as {@linkcode Stream.write} does, and with `TypeError` for a value after
    * the direction ended.
    */
-  end(value?: unknown): Promise<void> {
+  end(value?: W): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#sendEnded) {
       if (value === undefined) return RESOLVED;
@@ -353,7 +375,7 @@ export class Stream {
     try {
       data = value === undefined
         ? this.#host.codec.encode([END, this.id])
-        : this.#encode(FLAG_END, value);
+        : encodeData(this.#host, this.id, FLAG_END, value, 'of end()');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -396,18 +418,8 @@ export class Stream {
    *
    * @returns An async iterator over the incoming messages.
    */
-  [Symbol.asyncIterator](): AsyncIterableIterator<unknown> {
-    return iteratorOf(() => this.#read(), () => this.#stopReading());
-  }
-
-  #encode(flags: number, value: unknown): string | Uint8Array {
-    const data = this.#host.codec.encode([DATA, this.id, flags, value]);
-    if (overLimit(data, this.#host.maxMessageBytes)) {
-      throw new RangeError(
-        `Cannot send a message on stream ${this.id} as it is larger than limits.maxMessageBytes (${this.#host.maxMessageBytes})`,
-      );
-    }
-    return data;
+  [Symbol.asyncIterator](): AsyncIterableIterator<R> {
+    return iteratorOf(() => this.#read<R>(), () => this.#stopReading());
   }
 
   #enqueue(data: string | Uint8Array, costs: boolean, end: boolean): Promise<void> {
@@ -452,12 +464,13 @@ export class Stream {
     }
   }
 
-  #read(): Promise<IteratorResult<unknown>> {
+  /** The next message, as the reader declared it (`R`): the session cannot check that type. */
+  #read<T>(): Promise<IteratorResult<T>> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     const reads = this.#reads;
-    if (reads?.queued) return Promise.resolve({ value: reads.take(), done: false });
-    if (this.#recvEnded || this.#discard) return DONE_PROMISE;
-    return this.#readQueue().wait();
+    if (reads?.queued) return Promise.resolve({ value: reads.take() as T, done: false });
+    if (this.#recvEnded || this.#discard) return DONE_PROMISE as Promise<IteratorResult<T>>;
+    return this.#readQueue().wait() as Promise<IteratorResult<T>>;
   }
 
   #readQueue(): ReadQueue {
@@ -588,6 +601,8 @@ export class Stream {
     this.#reads?.fail(error);
     request?.fail(error);
     this.#closedSettle?.(error);
+    // Last: an abort listener runs user code, and finds the stream settled.
+    this.#aborter?.abort(this.#timeout ?? error);
   }
 
   #unwatch(): void {
@@ -606,8 +621,9 @@ export class Stream {
     }
     this.#discard = true;
     if (this.#recvEnded) return Promise.resolve(undefined);
-    this.#request = new PendingRequest(this.id, timeoutMs, (message) => {
+    this.#request = new PendingRequest(this.id, timeoutMs, (message, error) => {
       this.#request = undefined;
+      this.#timeout = error;
       this.reset(ResetCode.Timeout, message);
     });
     return this.#request.promise;
@@ -630,7 +646,7 @@ export class Stream {
     try {
       data = value === undefined
         ? this.#host.codec.encode([END, this.id])
-        : this.#encode(FLAG_END, value);
+        : encodeData(this.#host, this.id, FLAG_END, value, RETURNED);
     } catch (error) {
       this.#failHandler(error);
       return;
@@ -639,10 +655,17 @@ export class Stream {
     if (sent !== RESOLVED) sent.catch(noop); // a reset or loss already reached everyone else
   }
 
+  /**
+   * The handler threw or rejected with `error` (WSM-STR-004, WSM-APP-005). A `StreamError` is an
+   * outcome the handler chose: the stream resets with its code and message, and nothing is
+   * reported. Anything else is a failure: reported through `onError`, and the stream resets with
+   * `internal` and a generic message (no server detail reaches the other side).
+   */
   #failHandler(error: unknown): void {
-    this.#host.report(error);
+    const chosen = error instanceof StreamError;
+    if (!chosen) this.#host.report(error);
     if (this.#done) return;
-    if (error instanceof StreamError) this.reset(error.code, error.message);
+    if (chosen) this.reset(error.code, error.message);
     else this.reset(ResetCode.Internal, GENERIC_HANDLER_MESSAGE);
   }
 
@@ -666,6 +689,39 @@ export class Stream {
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
   }
+}
+
+/**
+ * Encodes one DATA frame of stream `id` carrying `value`. `operation` names what sent it in an
+ * encode error: `of write()` gives `Cannot encode the payload of write() on stream 3: BigInt at
+ * .n`; a handler's returned value gives `Cannot encode the handler's returned value on stream 2: …`.
+ */
+function encodeData(
+  host: StreamHost,
+  id: number,
+  flags: number,
+  value: unknown,
+  operation: string,
+): string | Uint8Array {
+  const codec = host.codec;
+  let data: string | Uint8Array;
+  try {
+    data = codec.encode([DATA, id, flags, value]);
+  } catch (error) {
+    const returned = operation === RETURNED;
+    throw encodeError(
+      (frame) => codec.encode(frame),
+      returned ? `on stream ${id}` : `${operation} on stream ${id}`,
+      [[returned ? RETURNED : 'payload', value]],
+      error,
+    );
+  }
+  if (overLimit(data, host.maxMessageBytes)) {
+    throw new RangeError(
+      `Cannot send a message on stream ${id} as it is larger than limits.maxMessageBytes (${host.maxMessageBytes})`,
+    );
+  }
+  return data;
 }
 
 /**

@@ -841,7 +841,7 @@ test('WSM-ACC-009 throwing callbacks are contained and reported with the peer', 
   });
   await assert.rejects(d.session.request('refuse'), { code: 'nope', message: /not today/ });
   d.peer.close(1000);
-  assert.deepEqual(reported.map(([m]) => m).filter((m) => !m.includes('not today')), [
+  assert.deepEqual(reported.map(([m]) => m), [
     'onPeer failed',
     'handler failed with a secret',
     'onPeerClose failed',

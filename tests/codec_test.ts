@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonCodec, subprotocol } from 'muxws';
+import { jsonCodec, strictJsonCodec, subprotocol } from 'muxws';
 import type { Codec } from 'muxws';
 import { codecs } from './_codecs.ts';
 
@@ -111,4 +111,44 @@ test('WSM-WIRE-002 a custom codec only needs name, binary, encode and decode', (
   };
   assert.equal(subprotocol(custom), 'muxws.v1.custom');
   assert.deepEqual(custom.decode(custom.encode([3, 1])), [3, 1]);
+});
+
+test('WSM-APP-007 strictJsonCodec refuses every value JSON would change, naming its path in the frame', () => {
+  class Point {
+    x = 1;
+  }
+  const cases: [unknown, string][] = [
+    [() => 1, 'Function at [3]'],
+    [{ a: undefined }, 'undefined at [3].a'],
+    [[1, undefined], 'undefined at [3][1]'],
+    [{ members: new Map() }, 'Map at [3].members'],
+    [{ tags: new Set(['a']) }, 'Set at [3].tags'],
+    [{ bytes: new Uint8Array(2) }, 'Uint8Array at [3].bytes'],
+    [{ buffer: new ArrayBuffer(2) }, 'ArrayBuffer at [3].buffer'],
+    [{ n: NaN }, 'NaN at [3].n'],
+    [{ 'a b': [Infinity] }, 'Infinity at [3]["a b"][0]'],
+    [-Infinity, '-Infinity at [3]'],
+    [{ at: new Date(0) }, 'Date at [3].at'],
+    [{ p: new Point() }, 'Point at [3].p'],
+    [{ custom: { toJSON: () => 'x' } }, 'Object at [3].custom'],
+    [{ s: Symbol('s') }, 'Symbol at [3].s'],
+    [{ n: 1n }, 'BigInt at [3].n'],
+  ];
+  for (const [value, path] of cases) {
+    assert.throws(() => strictJsonCodec.encode([2, 1, 0, value]), {
+      name: 'TypeError',
+      message: `Cannot encode the frame as strict JSON: ${path}`,
+    });
+  }
+});
+
+test('WSM-APP-007 strictJsonCodec encodes plain values as jsonCodec does, under the same subprotocol', () => {
+  const bare = Object.assign(Object.create(null), { k: 'v' });
+  const frame = [1, 1, 0, { trace: 't' }, { a: [1, 'two', null, true, { b: -0.5 }], bare }];
+  const text = strictJsonCodec.encode(frame) as string;
+  assert.equal(text, jsonCodec.encode(frame));
+  assert.deepEqual(strictJsonCodec.decode(text), JSON.parse(text));
+  assert.equal(subprotocol(strictJsonCodec), 'muxws.v1.json');
+  assert.equal(strictJsonCodec.binary, false);
+  assert.deepEqual(strictJsonCodec.identify?.('[2,5,0,'), [2, 5]);
 });

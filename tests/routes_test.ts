@@ -1,6 +1,7 @@
 // Unit tests of lib/_routes.ts: serving a routed stream (lookup, Standard Schema validation, a
 // returned value, an async generator's yields within credit, stopping on abort) over a real
 // session pair or a hand-made stream, and the checks on headers, route names and `routes`.
+import { MUXWS } from '../lib/_reserved.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamError, StreamResetError } from 'muxws';
@@ -65,10 +66,11 @@ function serving(routes: ServedRoutes) {
       },
     },
   });
-  const call = (route: string, input: unknown) =>
-    pair.dialer.request(input, { headers: { [ROUTE_HEADER]: route } });
+  // muxws sets the reserved header itself, through the internal option the routes use.
+  const routed = (route: string) => ({ [MUXWS]: { headers: { [ROUTE_HEADER]: route } } });
+  const call = (route: string, input: unknown) => pair.dialer.request(input, routed(route));
   const open = (route: string, input: unknown) =>
-    pair.dialer.open(input, { headers: { [ROUTE_HEADER]: route }, end: true });
+    pair.dialer.open(input, { ...routed(route), end: true });
   return { pair, controller, served, call, open };
 }
 

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NotConnectedError, StreamResetError } from 'muxws';
+import { NotConnectedError, StreamResetError, strictJsonCodec } from 'muxws';
 import type { Stream } from 'muxws';
 import { encodePublish, Session } from '../lib/_session.ts';
+import { MUXWS } from '../lib/_reserved.ts';
 import { fakeTime } from './_fake_time.ts';
 import { codecs } from './_codecs.ts';
 import { probe, sessionPair, settle } from './_session_pair.ts';
@@ -273,6 +274,126 @@ for (const codec of codecs) {
     assert.deepEqual(seen.map((s) => s.id), [1, 3]);
   });
 }
+
+for (const codec of codecs) {
+  const c = `[${codec.name}]`;
+
+  test(`WSM-WIRE-003 ${c} open() and request() on either side refuse a reserved header key with TypeError naming it, sending nothing`, async () => {
+    for (const side of ['dialer', 'acceptor'] as const) {
+      using p = probe(side, { codec });
+      const headers = { room: 'lobby', ':route': 'chat.say' };
+      const message =
+        'Cannot open a stream as "headers" must not use the reserved key ":route": keys starting with ":" are muxws\'s';
+      assert.throws(() => p.session.open(1, { headers }), { name: 'TypeError', message });
+      await assert.rejects(p.session.request(1, { headers: { ':x': 1 } }), {
+        name: 'TypeError',
+        message: /reserved key ":x"/,
+      });
+      assert.deepEqual(p.sent, []);
+      assert.equal(p.session.nextStreamId, side === 'dialer' ? 1 : 2, 'no id is used');
+    }
+  });
+
+  test(`WSM-WIRE-003 ${c} muxws sets reserved header keys through its internal option, beside the application's`, async () => {
+    const seen: unknown[] = [];
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: (stream) => {
+          seen.push(stream.headers);
+          return 'ok';
+        },
+      },
+    });
+    const route = { [MUXWS]: { headers: { ':route': 'chat.say' } } };
+    assert.equal(await pair.dialer.request(1, { headers: { trace: 't' }, ...route }), 'ok');
+    const stream = pair.dialer.open(2, { end: true, ...route });
+    assert.deepEqual(stream.headers, { ':route': 'chat.say' });
+    await stream.closed;
+    assert.deepEqual(seen, [{ ':route': 'chat.say', trace: 't' }, { ':route': 'chat.say' }]);
+  });
+
+  test(`WSM-APP-007 ${c} a payload or headers value the codec cannot encode fails naming the operation, the stream and the path`, async () => {
+    using p = probe('dialer', { codec });
+    const bad = { n: 1n };
+    const check = (error: unknown, message: string): boolean => {
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message, message);
+      assert.ok(error.cause !== undefined, "the codec's own error is the cause");
+      return true;
+    };
+    assert.throws(
+      () => p.session.open(bad),
+      (e) => check(e, 'Cannot encode the payload of open() on stream 1: BigInt at .n'),
+    );
+    await assert.rejects(
+      p.session.request({ list: [1, { deep: 2n }] }),
+      (e) =>
+        check(e, 'Cannot encode the payload of request() on stream 1: BigInt at .list[1].deep'),
+    );
+    assert.throws(
+      () => p.session.open(1, { headers: { 'a key': [2n] } }),
+      (e) => check(e, 'Cannot encode the headers of open() on stream 1: BigInt at ["a key"][0]'),
+    );
+    assert.deepEqual(p.sent, [], 'nothing was sent');
+    assert.equal(p.session.nextStreamId, 1, 'and no id used');
+    const stream = p.session.open(null);
+    await assert.rejects(
+      stream.write(bad),
+      (e) => check(e, 'Cannot encode the payload of write() on stream 1: BigInt at .n'),
+    );
+    await assert.rejects(
+      stream.end(5n),
+      (e) => check(e, 'Cannot encode the payload of end() on stream 1: BigInt at the root'),
+    );
+    await stream.write('still writable');
+    assert.throws(
+      () => encodePublish(codec, 'room:lobby', bad),
+      (e) => check(e, 'Cannot encode the payload of broadcast() to "room:lobby": BigInt at .n'),
+    );
+    assert.throws(() => encodePublish(codec, 't', 1, { ':seq': 1 }), {
+      name: 'TypeError',
+      message: /reserved key ":seq"/,
+    });
+  });
+
+  test(`WSM-APP-007 ${c} a handler's returned value the codec cannot encode resets with internal and is reported with its path`, () => {
+    using p = probe('acceptor', { codec, onStream: () => ({ total: 3n }) });
+    p.session.receive(codec.encode([1, 1, 1, null, 'x']));
+    assert.deepEqual(p.sent, [[4, 1, 'internal', 'The stream handler failed']]);
+    assert.equal(
+      (p.log.errors[0] as Error).message,
+      "Cannot encode the handler's returned value on stream 1: BigInt at .total",
+    );
+  });
+}
+
+test('WSM-APP-007 [json] a circular value fails naming where it closes the circle', () => {
+  using p = probe('dialer');
+  const room: Record<string, unknown> = { name: 'lobby', members: [{ id: 1 }] };
+  (room.members as Record<string, unknown>[])[0].room = room;
+  assert.throws(() => p.session.open({ room }), {
+    name: 'TypeError',
+    message:
+      'Cannot encode the payload of open() on stream 1: a circular reference at .room.members[0].room',
+  });
+});
+
+test('WSM-APP-007 [json] strictJsonCodec refuses through the session what JSON would change, naming the path', async () => {
+  using p = probe('dialer', { codec: strictJsonCodec });
+  assert.throws(() => p.session.open({ members: new Map() }), {
+    name: 'TypeError',
+    message: 'Cannot encode the payload of open() on stream 1: Map at .members',
+  });
+  const stream = p.session.open({ ok: [1, 'two', null, { three: true }] });
+  await assert.rejects(stream.write({ at: new Date(0) }), {
+    message: 'Cannot encode the payload of write() on stream 1: Date at .at',
+  });
+  await assert.rejects(stream.write([1, undefined]), {
+    message: 'Cannot encode the payload of write() on stream 1: undefined at [1]',
+  });
+  assert.deepEqual(p.sent, [[1, 1, 0, null, { ok: [1, 'two', null, { three: true }] }]]);
+});
 
 test('WSM-STR-004 [json] a handler result whose then getter throws resets with internal and is reported', () => {
   using p = probe('acceptor', {

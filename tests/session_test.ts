@@ -120,6 +120,30 @@ for (const codec of codecs) {
     assert.ok(error.message.includes('No room named "lobby"'));
   });
 
+  test(`WSM-APP-005 ${c} a StreamError a handler throws or rejects with resets with its code and is not reported, any other error is`, async () => {
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: (stream) => {
+          if (stream.payload === 'sync') throw new StreamError('room_full', 'No seat left');
+          if (stream.payload === 'async') {
+            return Promise.reject(new StreamError('not_found', 'No room named "lobby"'));
+          }
+          throw new Error('secret database detail');
+        },
+      },
+    });
+    await assert.rejects(pair.dialer.request('sync'), {
+      code: 'room_full',
+      message: /No seat left/,
+    });
+    await assert.rejects(pair.dialer.request('async'), { code: 'not_found' });
+    assert.deepEqual(pair.log.acceptor.errors, []);
+    await assert.rejects(pair.dialer.request('other'), { code: 'internal' });
+    assert.equal(pair.log.acceptor.errors.length, 1);
+    assert.equal((pair.log.acceptor.errors[0] as Error).message, 'secret database detail');
+  });
+
   test(`WSM-STR-002 ${c} both directions stream in order and closed resolves after both END`, async () => {
     using pair = sessionPair({
       codec,

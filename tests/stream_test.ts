@@ -1,19 +1,23 @@
 // Unit tests of Stream itself over two in-memory sessions (tests/_session_pair.ts) or one session
 // fed hand-made frames (`probe`): writing, ending, resetting, the `closed` outcome, reading by
 // async iteration and by `readable`, waiting for credit, the one overshooting message, and
-// cancelling through an AbortSignal.
+// cancelling through an AbortSignal, and `signal`, which tells a handler the stream failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StreamResetError } from 'muxws';
-import type { Stream } from 'muxws';
+import { StreamError, StreamResetError, TimeoutError } from 'muxws';
+import type { Codec, Stream } from 'muxws';
+import { control } from '../lib/stream.ts';
+import { codecs } from './_codecs.ts';
+import { fakeTime } from './_fake_time.ts';
 import { probe, sessionPair, settle } from './_session_pair.ts';
 
 const WINDOW = 65536;
 
 /** A pair whose acceptor keeps the last stream opened to it, with a handler that never returns. */
-function accepting(): { pair: ReturnType<typeof sessionPair>; remote: () => Stream } {
+function accepting(codec?: Codec): { pair: ReturnType<typeof sessionPair>; remote: () => Stream } {
   let remote: Stream | undefined;
   const pair = sessionPair({
+    codec,
     acceptor: {
       onStream: (stream) => {
         remote = stream;
@@ -189,3 +193,162 @@ test('Stream fails with connection_lost when its session ends', async () => {
   await assert.rejects(stream.closed, { code: 'connection_lost', remote: false });
   await assert.rejects(stream.write('y'), { code: 'connection_lost' });
 });
+
+for (const codec of codecs) {
+  const c = `[${codec.name}]`;
+
+  test(`Stream.signal aborts with the StreamResetError when the other side resets the stream ${c} (WSM-APP-005)`, async () => {
+    const { pair, remote } = accepting(codec);
+    using _ = pair;
+    const stream = pair.dialer.open('x');
+    const signal = stream.signal;
+    await settle();
+    assert.equal(signal.aborted, false);
+    remote().reset('room_full', 'No seat left');
+    await settle();
+    assert.equal(signal.aborted, true);
+    assert.ok(signal.reason instanceof StreamResetError);
+    assert.equal(signal.reason.code, 'room_full');
+    assert.equal(signal.reason.remote, true);
+    await assert.rejects(stream.closed, (error) => error === signal.reason);
+  });
+
+  test(`Stream.signal aborts when this side resets the stream, and the other side's signal too ${c} (WSM-APP-005)`, async () => {
+    const { pair, remote } = accepting(codec);
+    using _ = pair;
+    const stream = pair.dialer.open('x');
+    await settle();
+    const theirs = remote().signal;
+    const aborted: unknown[] = [];
+    stream.signal.addEventListener('abort', () => aborted.push(stream.signal.reason));
+    stream.reset('cancel', 'Changed my mind');
+    assert.equal(aborted.length, 1, 'at once, from reset()');
+    assert.deepEqual([
+      (aborted[0] as StreamResetError).code,
+      (aborted[0] as StreamResetError).remote,
+    ], [
+      'cancel',
+      false,
+    ]);
+    await settle();
+    assert.equal(theirs.aborted, true);
+    assert.equal((theirs.reason as StreamResetError).code, 'cancel');
+    assert.equal((theirs.reason as StreamResetError).remote, true);
+  });
+
+  test(`Stream.signal aborts with connection_lost when the connection is lost ${c} (WSM-APP-005, WSM-STR-006)`, async () => {
+    const { pair, remote } = accepting(codec);
+    using _ = pair;
+    const stream = pair.dialer.open('x');
+    await settle();
+    const ours = stream.signal;
+    const theirs = remote().signal;
+    pair.client.drop();
+    pair.dialer.closed(1006, '');
+    pair.acceptor.closed(1006, '');
+    for (const signal of [ours, theirs]) {
+      assert.equal(signal.aborted, true);
+      assert.equal((signal.reason as StreamResetError).code, 'connection_lost');
+      assert.equal((signal.reason as StreamResetError).remote, false);
+    }
+  });
+}
+
+test('Stream.signal read after the stream failed is aborted already, with the same reason (WSM-APP-005)', async () => {
+  using p = probe('dialer');
+  const stream = p.session.open(null);
+  p.session.receive(JSON.stringify([4, stream.id, 'nope', 'no']));
+  const error = await stream.closed.catch((e) => e);
+  const signal = stream.signal;
+  assert.equal(signal.aborted, true);
+  assert.equal(signal.reason, error);
+  assert.equal(stream.signal, signal, 'one signal per stream');
+  const unsent = p.session.open(null, { signal: AbortSignal.abort() });
+  assert.equal(unsent.signal.aborted, true);
+  assert.equal((unsent.signal.reason as StreamResetError).code, 'cancel');
+});
+
+test('Stream.signal read late, while the stream lives, still aborts when it fails; a stream that ends never aborts it (WSM-APP-005)', async () => {
+  using p = probe('dialer');
+  const stream = p.session.open(null);
+  await stream.write('a');
+  p.session.receive(JSON.stringify([2, stream.id, 0, 'b']));
+  const signal = stream.signal;
+  p.session.receive(JSON.stringify([4, stream.id, 'gone', '']));
+  assert.equal(signal.aborted, true);
+  assert.equal((signal.reason as StreamResetError).code, 'gone');
+  const ended = p.session.open(null, { end: true });
+  const early = ended.signal;
+  p.session.receive(JSON.stringify([3, ended.id]));
+  await ended.closed;
+  assert.equal(early.aborted, false);
+  assert.equal(ended.signal.aborted, false);
+});
+
+test('Stream.signal of a request that times out aborts with the TimeoutError (WSM-APP-005, WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  using p = probe('dialer');
+  const stream = p.session.open('q', { end: true });
+  const answer = control.request(stream, 250).catch((e) => e);
+  const signal = stream.signal;
+  await clock.tickAsync(250);
+  const error = await answer;
+  assert.ok(error instanceof TimeoutError);
+  assert.equal(signal.aborted, true);
+  assert.equal(signal.reason, error);
+  assert.deepEqual(p.sent.at(-1), [4, stream.id, 'timeout', 'No answer within 250 ms']);
+  assert.equal(stream.signal.reason, error, 'read again later: the same reason');
+});
+
+test('Stream.signal of a stream never read makes no AbortController (WSM-APP-005)', () => {
+  using p = probe('dialer');
+  const original = globalThis.AbortController;
+  let made = 0;
+  globalThis.AbortController = class extends original {
+    constructor() {
+      super();
+      made++;
+    }
+  };
+  try {
+    const stream = p.session.open(null);
+    stream.reset('cancel');
+    assert.equal(made, 0);
+    assert.equal(stream.signal.aborted, true);
+    assert.equal(made, 1);
+  } finally {
+    globalThis.AbortController = original;
+  }
+});
+
+for (const codec of codecs) {
+  test(`an onStream handler sees stream.signal abort when the dialer cancels [${codec.name}] (WSM-APP-005, WSM-STR-007)`, async () => {
+    let reason: unknown;
+    let stopped!: () => void;
+    const handlerDone = new Promise<void>((resolve) => (stopped = resolve));
+    using pair = sessionPair({
+      codec,
+      acceptor: {
+        onStream: async (stream) => {
+          await new Promise<void>((resolve) => {
+            stream.signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+          reason = stream.signal.reason;
+          stopped();
+          throw new StreamError('late', 'the caller left');
+        },
+      },
+    });
+    const controller = new AbortController();
+    const answer = pair.dialer.request('work', { signal: controller.signal });
+    await settle();
+    controller.abort();
+    await assert.rejects(answer, { name: 'StreamResetError', code: 'cancel', remote: false });
+    await handlerDone;
+    assert.ok(reason instanceof StreamResetError);
+    assert.equal(reason.code, 'cancel');
+    assert.equal(reason.remote, true);
+    await settle();
+    assert.deepEqual(pair.log.acceptor.errors, []);
+  });
+}

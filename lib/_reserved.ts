@@ -1,0 +1,43 @@
+/**
+ * Reserved header keys (WSM-WIRE-003): keys starting with `:` are muxws's (`:route`, `:resume`,
+ * `:seq`). An application cannot set them through `headers` (`TypeError`); muxws itself sets them
+ * through the {@linkcode MUXWS} part of the options of `open()` and `request()`, which no public
+ * type declares and only `lib/` can name.
+ *
+ * Internal: imported from `lib/` only.
+ *
+ * @module
+ */
+
+/**
+ * The key of what muxws itself adds to the options of `open()` and `request()`: the routes layer
+ * writes `connection.request(input, { ...options, [MUXWS]: { headers: { ':route': name } } })`.
+ * Options pass through the dialer and the peer unchanged, so this reaches the session.
+ */
+export const MUXWS: unique symbol = Symbol('muxws');
+
+/** What muxws sets on a stream it opens for itself. */
+export interface MuxwsOpen {
+  /** Reserved headers (every key starting with `:`), sent with the application's. */
+  readonly headers?: Readonly<Record<string, unknown>>;
+  /** The operation an error names, instead of `open()` or `request()`: e.g. `call()`. */
+  readonly operation?: string;
+}
+
+/** Options with muxws's own part: see {@linkcode MUXWS}. */
+export type WithMuxws<T> = T & { readonly [MUXWS]?: MuxwsOpen };
+
+/** The first reserved key (starting with `:`) of application headers, if any. */
+export function reservedKeyOf(headers: Readonly<Record<string, unknown>>): string | undefined {
+  for (const key in headers) {
+    if (key.charCodeAt(0) === 58 /* ':' */) return key;
+  }
+  return undefined;
+}
+
+/** The message of the `TypeError` for a reserved key in application headers. */
+export function reservedKeyMessage(what: string, key: string): string {
+  return `${what} as "headers" must not use the reserved key ${
+    JSON.stringify(key)
+  }: keys starting with ":" are muxws's`;
+}
