@@ -21,6 +21,7 @@ import {
   FrameError,
   GOAWAY,
   hasEnd,
+  hasHello,
   isStreamId,
   OPEN,
   overLimit,
@@ -220,7 +221,10 @@ export class Receiver {
       this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
       return;
     }
-    const onStream = this.#options.onStream;
+    const options = this.#options;
+    // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
+    const isHello = id === 1 && hasHello(flags);
+    const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
     if (
       this.#goingAway ||
       (this.#goAway !== undefined && streams.side === 'acceptor' && id > this.#goAway.lastId)
@@ -230,15 +234,22 @@ export class Receiver {
       this.#sendReset(id, ResetCode.Refused, 'The connection is going away');
       return;
     }
+    if (!isHello && options.helloPending === true) {
+      this.#refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
+      return;
+    }
     if (onStream === undefined) {
       this.#refuse(id, ResetCode.Refused, 'No stream handler');
       return;
     }
-    if (streams.remoteActive >= limits.maxStreams) {
+    // The hello stream, while open, is never counted against maxStreams (WSM-APP-001).
+    const helloOpen = streams.get(1)?.isHello === true ? 1 : 0;
+    if (!isHello && streams.remoteActive - helloOpen >= limits.maxStreams) {
       this.#refuse(id, ResetCode.Refused, `Too many streams: the limit is ${limits.maxStreams}`);
       return;
     }
     const stream = new Stream(streams, id, headers, payload, false, hasEnd(flags));
+    if (isHello) control.markHello(stream);
     streams.addRemote(stream);
     let result: unknown;
     try {

@@ -30,6 +30,7 @@ import { closeCodeOf } from './_codes.ts';
 import { describe } from './_describe.ts';
 import {
   FLAG_END,
+  FLAG_HELLO,
   GOAWAY,
   isHeaders,
   isResetCode,
@@ -199,7 +200,15 @@ export class Session {
    * @throws {RangeError} When the OPEN is larger than `maxMessageBytes`.
    */
   open(payload: unknown, options?: OpenOptions): Stream {
-    return this.#open(payload, options?.headers, options?.end, options?.signal);
+    return this.#open(payload, options?.headers, options?.end, options?.signal, 0);
+  }
+
+  /**
+   * Opens the dialer's hello: stream 1 with END and the HELLO flag (WSM-APP-001), as
+   * {@linkcode Session.open} does otherwise.
+   */
+  openHello(payload: unknown, headers: Record<string, unknown> | null): Stream {
+    return this.#open(payload, headers, true, undefined, FLAG_HELLO);
   }
 
   #open(
@@ -207,6 +216,7 @@ export class Session {
     headersOption: Record<string, unknown> | null | undefined,
     endOption: boolean | undefined,
     signal: AbortSignal | undefined,
+    flags: number,
   ): Stream {
     const streams = this.#streams;
     if (streams.isClosed) {
@@ -250,7 +260,7 @@ export class Session {
       control.cancelUnsent(stream);
       return stream;
     }
-    const data = streams.codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
+    const data = streams.codec.encode([OPEN, id, (end ? FLAG_END : 0) + flags, headers, payload]);
     if (overLimit(data, streams.maxMessageBytes)) {
       throw new RangeError(
         `Cannot open a stream as its OPEN is larger than limits.maxMessageBytes (${streams.maxMessageBytes})`,
@@ -286,7 +296,7 @@ export class Session {
     }
     let stream: Stream;
     try {
-      stream = this.#open(payload, options?.headers, true, options?.signal);
+      stream = this.#open(payload, options?.headers, true, options?.signal, 0);
     } catch (error) {
       return Promise.reject(error);
     }

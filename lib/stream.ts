@@ -161,6 +161,8 @@ export interface StreamControl {
   fail(stream: Stream, code: ProvokedResetCode, message: string): void;
   /** Fails a stream that was never sent (its signal was already aborted) with `cancel`. */
   cancelUnsent(stream: Stream): void;
+  /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
+  markHello(stream: Stream): void;
 }
 
 /** Filled in by the static block of {@linkcode Stream}. @internal */
@@ -279,6 +281,7 @@ export class Stream {
   #request: PendingRequest | undefined;
   #signal: AbortSignal | undefined;
   #onAbort: (() => void) | undefined;
+  #isHello = false;
 
   /**
    * Made by the session; applications get streams from `open()` and `onStream`.
@@ -300,6 +303,14 @@ export class Stream {
     this.#sendEnded = sendEnded;
     this.#endSent = sendEnded;
     this.#recvEnded = recvEnded;
+  }
+
+  /**
+   * True for the stream the dialer's hello opened (its OPEN of stream 1 with the HELLO flag,
+   * WSM-APP-001), as an acceptor without `onHello` receives it; false for every other stream.
+   */
+  get isHello(): boolean {
+    return this.#isHello;
   }
 
   /**
@@ -807,6 +818,9 @@ export class Stream {
       stream.#fail(localReset(stream.id, code, message), code, message, true);
     control.cancelUnsent = (stream) =>
       stream.#fail(localReset(stream.id, ResetCode.Cancel, 'Aborted'), undefined, '', false);
+    control.markHello = (stream) => {
+      stream.#isHello = true;
+    };
   }
 }
 
