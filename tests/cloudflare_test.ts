@@ -109,7 +109,7 @@ test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refus
         pairs++;
       }
     },
-    () => {
+    async () => {
       const acceptor = new Acceptor({ idleTimeoutMs: 0 });
       const state = new FakeState();
       const room = new DurableObjectAcceptor(state, acceptor);
@@ -125,8 +125,8 @@ test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refus
         [upgradeRequest({ 'sec-websocket-protocol': 'token.abc' }), 400],
       ];
       for (const [request, status] of cases) {
-        assert.equal(upgrade(request.clone(), acceptor).status, status);
-        assert.equal(room.upgrade(request.clone(), { tags: ['room'] }).status, status);
+        assert.equal((await upgrade(request.clone(), acceptor)).status, status);
+        assert.equal((await room.upgrade(request.clone(), { tags: ['room'] })).status, status);
       }
       assert.equal(pairs, 0);
       assert.equal(state.accepted.length, 0);
@@ -135,11 +135,11 @@ test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refus
   );
 });
 
-test('WSM-ACC-003 upgrade() throws TypeError outside Workers, where WebSocketPair is missing', () => {
+test('WSM-ACC-003 upgrade() rejects with TypeError outside Workers, where WebSocketPair is missing', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });
   const request = upgradeRequest({ 'sec-websocket-protocol': 'muxws.v1.json' });
   assert.equal('WebSocketPair' in globalThis, false);
-  assert.throws(() => upgrade(request, acceptor), {
+  await assert.rejects(() => upgrade(request, acceptor), {
     name: 'TypeError',
     message:
       'Cannot upgrade as WebSocketPair is not available: run on Cloudflare Workers (workerd)',
@@ -171,11 +171,11 @@ test('WSM-ACC-003 DurableObjectAcceptor checks its state, options and upgrade ta
   const room = new DurableObjectAcceptor(new FakeState(), acceptor);
   const request = upgradeRequest({ 'sec-websocket-protocol': 'muxws.v1.json' });
   const eleven = Array.from({ length: 11 }, (_, i) => `t${i}`);
-  assert.throws(() => room.upgrade(request, { tags: eleven }), {
+  await assert.rejects(() => room.upgrade(request, { tags: eleven }), {
     name: 'RangeError',
     message: 'Cannot upgrade as "tags" must have at most 10 entries: current value has 11',
   });
-  assert.throws(() => room.upgrade(request, { tags: [''] }), {
+  await assert.rejects(() => room.upgrade(request, { tags: [''] }), {
     name: 'TypeError',
     message:
       'Cannot upgrade as every tag must be a string of 1 to 256 characters: current value is ""',
