@@ -284,7 +284,10 @@ interface BunServe {
   serve(options: {
     hostname: string;
     port: number;
-    fetch(request: Request, server: BunServerLike): Response | undefined | Promise<Response | undefined>;
+    fetch(
+      request: Request,
+      server: BunServerLike,
+    ): Response | undefined | Promise<Response | undefined>;
     websocket: Record<string, unknown>;
   }): { port: number };
 }

@@ -557,9 +557,7 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
       );
       return;
     }
-    const targets = message.tag === BROADCAST_ALL_TAG
-      ? this.#peers
-      : this.#byTag.get(message.tag);
+    const targets = message.tag === BROADCAST_ALL_TAG ? this.#peers : this.#byTag.get(message.tag);
     this.#deliver(targets, message.payload, message.except ?? NO_TAGS, undefined);
   }
 

@@ -249,8 +249,7 @@ export interface AcceptOptions<PeerData = Record<string, unknown>> {
  * Options of {@linkcode Acceptor.attach}, for an adapter that restores a peer (a Durable Object
  * woken from hibernation).
  */
-export interface AttachOptions<PeerData = Record<string, unknown>>
-  extends AcceptOptions<PeerData> {
+export interface AttachOptions<PeerData = Record<string, unknown>> extends AcceptOptions<PeerData> {
   /** The peer's id instead of a fresh `crypto.randomUUID()`. */
   id?: string;
   /**

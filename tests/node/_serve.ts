@@ -39,8 +39,12 @@ export async function serveWs(acceptor: Acceptor, port = 0): Promise<WsServer> {
       );
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) =>
-      acceptor.accept(ws, { data: check.data, tags: check.tags }));
+    wss.handleUpgrade(
+      req,
+      socket,
+      head,
+      (ws) => acceptor.accept(ws, { data: check.data, tags: check.tags }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
