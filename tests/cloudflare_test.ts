@@ -384,3 +384,34 @@ test('WSM-WIRE-003 the PING auto-response (answering [6] with [7]) is set for th
   new DurableObjectAcceptor(plain, new Acceptor({ idleTimeoutMs: 0 }));
   assert.deepEqual(plain.autoResponses, []);
 });
+
+test('a Durable Object keeps the accepted hello in the attachment, so a restored peer is not asked for it again (WSM-APP-001)', async () => {
+  const ws = new FakeWorkersSocket();
+  ws.attachment = attachment('peer-ada', ['room'], {});
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: (hello) => ({ motd: `hi ${hello.payload}` }),
+    onStream: (stream) => `echo ${stream.payload}`,
+  });
+  const room = new DurableObjectAcceptor(new FakeState([ws]), acceptor);
+  room.webSocketMessage(ws, JSON.stringify([1, 1, 3, null, 'ada']));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(ws.frames(), [[2, 1, 1, { motd: 'hi ada' }]]);
+  assert.deepEqual((ws.attachment as { hello: unknown }).hello, { payload: 'ada', headers: null });
+  await acceptor.close({ drainMs: 0 });
+
+  // The object wakes: a new acceptor restores the peer with its hello.
+  ws.sent.length = 0;
+  ws.readyState = 1;
+  const woken = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: () => assert.fail('the hello was accepted before the object slept'),
+    onStream: (stream) => `echo ${stream.payload}`,
+  });
+  const again = new DurableObjectAcceptor(new FakeState([ws]), woken);
+  assert.deepEqual(again.peer(ws)?.hello, { payload: 'ada', headers: null });
+  again.webSocketMessage(ws, JSON.stringify([1, 3, 1, null, 'after']));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(ws.frames(), [[2, 3, 1, 'echo after']]);
+  await woken.close({ drainMs: 0 });
+});
