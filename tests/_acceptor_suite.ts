@@ -443,31 +443,37 @@ export function acceptorSuite(
       }
       return true;
     };
-    await withHarness(start, suite, async (h) => {
-      const ask = (auth: string) =>
-        rawUpgrade(h.server.port, h.server.path, {
-          'Sec-WebSocket-Protocol': 'muxws.v1.json, token.abc',
-          'X-Auth': auth,
-        });
-      assert.equal((await ask('no')).status, 403);
-      assert.equal((await ask('teapot')).status, 418);
-      assert.equal((await ask('throw')).status, 500);
-      assert.equal(h.peers.length, 0, 'no peer for a refused upgrade');
-      assert.equal(h.errors.length, 1, 'the throw reaches onError');
-      assert.match((h.errors[0] as Error).message, /session store is down/);
-      assert.deepEqual(seen[0], ['muxws.v1.json', 'token.abc']);
-      const yes = await ask('yes');
-      assert.equal(yes.status, 101);
-      assert.equal(yes.headers['sec-websocket-protocol'], 'muxws.v1.json');
-      await eventually(() => h.peers.length === 1, 5000, 'the authorized peer');
-      assert.deepEqual(h.peers[0].data, { user: 'ada' });
-      assert.deepEqual([...h.peers[0].tags], ['vip', 'room:1']);
-      assert.equal((await ask('async')).status, 101);
-      await eventually(() => h.peers.length === 2, 5000, 'the peer authorized asynchronously');
-      assert.deepEqual(h.peers[1].data, { user: 'bob' });
-      assert.deepEqual([...h.peers[1].tags], ['late']);
-      assert.equal(h.acceptor.stats.refused, 3);
-    }, jsonCodec, { authorize });
+    await withHarness(
+      start,
+      suite,
+      async (h) => {
+        const ask = (auth: string) =>
+          rawUpgrade(h.server.port, h.server.path, {
+            'Sec-WebSocket-Protocol': 'muxws.v1.json, token.abc',
+            'X-Auth': auth,
+          });
+        assert.equal((await ask('no')).status, 403);
+        assert.equal((await ask('teapot')).status, 418);
+        assert.equal((await ask('throw')).status, 500);
+        assert.equal(h.peers.length, 0, 'no peer for a refused upgrade');
+        assert.equal(h.errors.length, 1, 'the throw reaches onError');
+        assert.match((h.errors[0] as Error).message, /session store is down/);
+        assert.deepEqual(seen[0], ['muxws.v1.json', 'token.abc']);
+        const yes = await ask('yes');
+        assert.equal(yes.status, 101);
+        assert.equal(yes.headers['sec-websocket-protocol'], 'muxws.v1.json');
+        await eventually(() => h.peers.length === 1, 5000, 'the authorized peer');
+        assert.deepEqual(h.peers[0].data, { user: 'ada' });
+        assert.deepEqual([...h.peers[0].tags], ['vip', 'room:1']);
+        assert.equal((await ask('async')).status, 101);
+        await eventually(() => h.peers.length === 2, 5000, 'the peer authorized asynchronously');
+        assert.deepEqual(h.peers[1].data, { user: 'bob' });
+        assert.deepEqual([...h.peers[1].tags], ['late']);
+        assert.equal(h.acceptor.stats.refused, 3);
+      },
+      jsonCodec,
+      { authorize },
+    );
   });
 
   test(`${runtime}: WSM-WIRE-001 a credential token offered after the muxws token leaves the muxws token selected`, async () => {

@@ -8,9 +8,12 @@ import type { Backplane, BackplaneMessage } from '../lib/backplane.ts';
 /** A peer whose received frames are decoded into `got`. */
 function peerOf(acceptor: Acceptor, tags: string[] = []): { handle: AttachedPeer; got: unknown[] } {
   const got: unknown[] = [];
-  const handle = acceptor.attach({ send: (data) => got.push(JSON.parse(String(data))), close() {} }, {
-    tags,
-  });
+  const handle = acceptor.attach(
+    { send: (data) => got.push(JSON.parse(String(data))), close() {} },
+    {
+      tags,
+    },
+  );
   return { handle, got };
 }
 
@@ -152,7 +155,7 @@ test('checkUpgrade() runs authorize after the origin and subprotocol checks and 
   await acceptor.close({ drainMs: 0 });
 });
 
-test('peer.data is typed by the acceptor\'s PeerData (WSM-APP-003)', async () => {
+test("peer.data is typed by the acceptor's PeerData (WSM-APP-003)", async () => {
   const acceptor = new Acceptor<unknown, { user: string }>({
     idleTimeoutMs: 0,
     authorize: () => ({ data: { user: 'ada' } }),

@@ -226,7 +226,7 @@ test('a peer that sends no hello within helloTimeoutMs is closed with 1008 hello
   const leaving = raw(acceptor);
   assert.equal(clock.countTimers(), 1);
   leaving.handle.closed(1000, 'bye');
-  assert.equal(clock.countTimers(), 0, 'the peer\'s close cleared its timer');
+  assert.equal(clock.countTimers(), 0, "the peer's close cleared its timer");
   await acceptor.close({ drainMs: 0 });
   assert.equal(clock.countTimers(), 0);
 });
