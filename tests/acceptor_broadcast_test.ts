@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Acceptor, type AttachedPeer } from '../lib/acceptor.ts';
 import type { Backplane, BackplaneMessage } from '../lib/backplane.ts';
+import { bunHandlers } from '../lib/adapters/bun.ts';
 
 /** A peer whose received frames are decoded into `got`. */
 function peerOf(acceptor: Acceptor, tags: string[] = []): { handle: AttachedPeer; got: unknown[] } {
@@ -156,7 +157,10 @@ test('checkUpgrade() runs authorize after the origin and subprotocol checks and 
 });
 
 test("peer.data is typed by the acceptor's PeerData (WSM-APP-003)", async () => {
-  const acceptor = new Acceptor<unknown, { user: string }>({
+  interface Data {
+    user: string;
+  }
+  const acceptor = new Acceptor<unknown, Data>({
     idleTimeoutMs: 0,
     authorize: () => ({ data: { user: 'ada' } }),
     onPeer: (peer) => {
@@ -168,5 +172,7 @@ test("peer.data is typed by the acceptor's PeerData (WSM-APP-003)", async () => 
   assert.ok(!(check instanceof Response));
   const { peer } = acceptor.attach({ send() {}, close() {} }, { data: check.data });
   assert.equal(peer.data.user, 'ada');
+  // Every adapter takes an acceptor of any PeerData (this line must compile).
+  assert.equal(typeof bunHandlers(acceptor).fetch, 'function');
   await acceptor.close({ drainMs: 0 });
 });

@@ -19,10 +19,6 @@
  */
 import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor.ts';
 
-/** Any acceptor, whatever its type parameters. */
-// deno-lint-ignore no-explicit-any
-type AnyAcceptor = Acceptor<any, any>;
-
 /** What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`. */
 interface BunSocketData {
   muxws?: UpgradeAccepted<unknown>;
@@ -95,7 +91,8 @@ export interface BunHandlers {
  * assert.equal((await fetch(request, server))?.status, 403);
  * ```
  */
-export function bunHandlers(acceptor: AnyAcceptor): BunHandlers {
+// deno-lint-ignore no-explicit-any
+export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
   const peers = new WeakMap<BunServerWebSocket, BunSink>();
   return {
     async fetch(request, server) {

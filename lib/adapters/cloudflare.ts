@@ -61,10 +61,6 @@ import type {
   PeerHello,
   PeerSink,
 } from '../acceptor.ts';
-
-/** Any acceptor, whatever its type parameters. */
-// deno-lint-ignore no-explicit-any
-type AnyAcceptor = Acceptor<any, any>;
 import { reportTo } from '../_contain.ts';
 import { acceptorMaySend, CloseCode } from '../_codes.ts';
 import { describe } from '../_describe.ts';
@@ -229,7 +225,11 @@ function replyClose(ws: WorkersWebSocket, code: number, reason: string): void {
  * assert.equal(acceptor.stats.peers, 0);
  * ```
  */
-export async function upgrade(request: Request, acceptor: AnyAcceptor): Promise<Response> {
+export async function upgrade(
+  request: Request,
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+): Promise<Response> {
   const check = await acceptor.checkUpgrade(request);
   if (check instanceof Response) return check;
   const pair = newPair();
@@ -306,7 +306,8 @@ export async function upgrade(request: Request, acceptor: AnyAcceptor): Promise<
  */
 export class DurableObjectAcceptor {
   readonly #state: DurableObjectStateLike;
-  readonly #acceptor: AnyAcceptor;
+  // deno-lint-ignore no-explicit-any
+  readonly #acceptor: Acceptor<any, any>;
   readonly #onError: ((error: unknown, peer?: Peer) => void) | undefined;
   readonly #handles = new WeakMap<WorkersWebSocket, AttachedPeer>();
   readonly #sockets = new WeakMap<Peer, WorkersWebSocket>();
@@ -323,7 +324,8 @@ export class DurableObjectAcceptor {
    */
   constructor(
     state: DurableObjectStateLike,
-    acceptor: AnyAcceptor,
+    // deno-lint-ignore no-explicit-any
+    acceptor: Acceptor<any, any>,
     options: DurableObjectAcceptorOptions = {},
   ) {
     const what = 'Cannot create DurableObjectAcceptor';

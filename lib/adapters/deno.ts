@@ -17,10 +17,6 @@
  */
 import type { Acceptor, ServerWebSocket } from '../acceptor.ts';
 
-/** Any acceptor, whatever its type parameters. */
-// deno-lint-ignore no-explicit-any
-type AnyAcceptor = Acceptor<any, any>;
-
 interface DenoUpgrade {
   upgradeWebSocket(
     request: Request,
@@ -72,7 +68,11 @@ interface DenoUpgrade {
  * assert.equal(acceptor.stats.peers, 0);
  * ```
  */
-export async function upgrade(request: Request, acceptor: AnyAcceptor): Promise<Response> {
+export async function upgrade(
+  request: Request,
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+): Promise<Response> {
   const check = await acceptor.checkUpgrade(request);
   if (check instanceof Response) return check;
   const deno = (globalThis as { Deno?: Partial<DenoUpgrade> }).Deno;
