@@ -607,7 +607,6 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
   }
 
   #ended(peer: PeerImpl, info: PeerCloseInfo): void {
-    peer.sink.clearHelloTimer();
     if (!peer.ended(info)) return;
     this.#peers.delete(peer);
     peer.tags.bind(undefined);
