@@ -284,7 +284,10 @@ interface BunServe {
   serve(options: {
     hostname: string;
     port: number;
-    fetch(request: Request, server: BunServerLike): Response | undefined;
+    fetch(
+      request: Request,
+      server: BunServerLike,
+    ): Response | undefined | Promise<Response | undefined>;
     websocket: Record<string, unknown>;
   }): { port: number };
 }
@@ -314,7 +317,8 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
         }
         const mine = handlers;
         return mine.fetch(request, {
-          upgrade: (req, options) => srv.upgrade(req, { ...options, data: { handlers: mine } }),
+          upgrade: (req, options) =>
+            srv.upgrade(req, { ...options, data: { ...options.data as object, handlers: mine } }),
         });
       },
       websocket: {

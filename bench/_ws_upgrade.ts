@@ -28,9 +28,9 @@ export function acceptUpgrades(server: Server, current: () => Acceptor): void {
     noServer: true,
     handleProtocols: (offered) => current().protocol([...offered]) ?? false,
   });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  server.on('upgrade', async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const acceptor = current();
-    const check = acceptor.checkUpgrade(toRequest(req));
+    const check = await acceptor.checkUpgrade(toRequest(req));
     if (check instanceof Response) {
       socket.end(
         `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +

@@ -94,12 +94,12 @@ const wss = new WebSocketServer({
 });
 function listen(port: number): Promise<Server> {
   const server = createServer((_request, response) => response.writeHead(404).end());
-  server.on('upgrade', (request, socket, head) => {
+  server.on('upgrade', async (request, socket, head) => {
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    const check = acceptor.checkUpgrade(
+    const check = await acceptor.checkUpgrade(
       new Request(`http://${request.headers.host}${request.url}`, {
         method: request.method,
         headers,

@@ -51,27 +51,58 @@ export function checkMs(what: string, field: string, value: unknown): number {
   return value;
 }
 
+/** What {@linkcode checkAcceptorOptions} resolved. */
+export interface CheckedAcceptorOptions {
+  /** The idle timeout in ms, `0` when the sweep is off. */
+  idleTimeoutMs: number;
+  /** Whether a hello is required. */
+  requireHello: boolean;
+  /** How long a peer may take to send a required hello. */
+  helloTimeoutMs: number;
+}
+
 /**
  * Checks the options of the acceptor that the acceptor reads itself (the origin policy and the
- * limits are checked where they are built): `idleTimeoutMs`, the callbacks, `backplane` and
- * `nodeId`.
+ * limits are checked where they are built): `idleTimeoutMs`, the callbacks, the hello options,
+ * `backplane` and `nodeId`.
  *
- * @returns The idle timeout in ms, `0` when the sweep is off.
- * @throws {TypeError} For a callback that is not a function, a backplane without `publish()` and
- * `subscribe()`, or an empty or non-string `nodeId`.
- * @throws {RangeError} When `idleTimeoutMs` is not `false` or a finite number of at least 0.
+ * @throws {TypeError} For a callback that is not a function, a `requireHello` that is not a
+ * boolean or is `true` without `onHello`, a backplane without `publish()` and `subscribe()`, or
+ * an empty or non-string `nodeId`.
+ * @throws {RangeError} When `idleTimeoutMs` is not `false` or a finite number of at least 0, or
+ * `helloTimeoutMs` is not a finite number above 0.
  */
-export function checkAcceptorOptions(options: AcceptorOptions): number {
+export function checkAcceptorOptions(options: AcceptorOptions): CheckedAcceptorOptions {
   const what = 'Cannot create Acceptor';
   const idle = options.idleTimeoutMs ?? 60_000;
   const idleTimeoutMs = idle === false ? 0 : checkMs(what, 'idleTimeoutMs', idle);
-  for (const name of ['onStream', 'onPeer', 'onPeerClose', 'onError'] as const) {
+  for (
+    const name of ['onStream', 'onPeer', 'onPeerClose', 'onError', 'onHello', 'authorize'] as const
+  ) {
     const value = options[name];
     if (value !== undefined && typeof value !== 'function') {
       throw new TypeError(
         `${what} as "${name}" must be a function: current value is ${describe(value)}`,
       );
     }
+  }
+  const hasHello = options.onHello !== undefined;
+  const requireHello = options.requireHello ?? hasHello;
+  if (typeof requireHello !== 'boolean') {
+    throw new TypeError(
+      `${what} as "requireHello" must be a boolean: current value is ${describe(requireHello)}`,
+    );
+  }
+  if (requireHello && !hasHello) {
+    throw new TypeError(
+      `${what} as "requireHello" needs "onHello" to acknowledge the hello: current value of "onHello" is undefined`,
+    );
+  }
+  const helloTimeoutMs = checkMs(what, 'helloTimeoutMs', options.helloTimeoutMs ?? 10_000);
+  if (helloTimeoutMs === 0) {
+    throw new RangeError(
+      `${what} as "helloTimeoutMs" must be a finite number above 0: current value is 0`,
+    );
   }
   const backplane = options.backplane;
   if (
@@ -91,5 +122,5 @@ export function checkAcceptorOptions(options: AcceptorOptions): number {
       `${what} as "nodeId" must be a non-empty string: current value is ${describe(nodeId)}`,
     );
   }
-  return idleTimeoutMs;
+  return { idleTimeoutMs, requireHello, helloTimeoutMs };
 }

@@ -194,10 +194,10 @@ async function run<L extends AttemptLink>(
         }, timerDelay(timeoutMs));
       });
       try {
-        const helloStream = link.session.open(hello.payloadForWire(), {
-          headers: hello.headersForWire() ?? null,
-          end: true,
-        });
+        const helloStream = link.session.openHello(
+          hello.payloadForWire(),
+          hello.headersForWire() ?? null,
+        );
         host.welcome(await race([lastMessage(helloStream), helloTimeout, aborted]));
       } catch (error) {
         if (error instanceof TimeoutError && !signal.aborted) {

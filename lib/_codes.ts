@@ -182,6 +182,11 @@ export enum ResetCode {
   TooLarge = 'too_large',
   /** Never sent: what a local stream fails with when its connection is lost. */
   ConnectionLost = 'connection_lost',
+  /**
+   * Acceptor: an OPEN arrived before the hello was acknowledged, from a dialer of an acceptor
+   * that requires one (WSM-APP-001). Receiver: send the hello first.
+   */
+  HelloRequired = 'hello_required',
 }
 
 /**
@@ -189,16 +194,21 @@ export enum ResetCode {
  * budget (`limits.maxResetRate` within any 1000 ms, docs/security.md "The reset budget"):
  * `decode` for an undecodable or too deep OPEN or DATA on a stream it opened, `flow` for DATA past
  * the window and one overshooting message, `refused` for an OPEN with no stream handler or over
- * `maxStreams`. A RESET the other side sends itself on a live stream it opened counts too (any
+ * `maxStreams`, `hello_required` for an OPEN before the hello an acceptor requires. A RESET the other side sends itself on a live stream it opened counts too (any
  * code). Not counted: `refused` for an OPEN after this side sent GOAWAY, and every reset the
  * application asks for. A new code a peer can draw at will joins this list, and the session then
  * counts it where it sends it.
  */
-export type ProvokedResetCode = ResetCode.Decode | ResetCode.Flow | ResetCode.Refused;
+export type ProvokedResetCode =
+  | ResetCode.Decode
+  | ResetCode.Flow
+  | ResetCode.Refused
+  | ResetCode.HelloRequired;
 
 /** The {@linkcode ProvokedResetCode}s as a list, for checks over the whole set. */
 export const PROVOKED_RESET_CODES: readonly ProvokedResetCode[] = [
   ResetCode.Decode,
   ResetCode.Flow,
   ResetCode.Refused,
+  ResetCode.HelloRequired,
 ];

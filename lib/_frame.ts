@@ -34,6 +34,11 @@ export const PUBLISH = 9;
 
 /** `flags` bit 0 of OPEN and DATA: the sender's direction ends with this message. */
 export const FLAG_END = 1;
+/**
+ * `flags` bit 1 of OPEN: the dialer's hello, on its OPEN of stream 1 only (WSM-APP-001); on any
+ * other id, or on DATA, the frame is malformed.
+ */
+export const FLAG_HELLO = 2;
 
 /** Every stream's credit in each direction at the start, in message units (WSM-WIRE-006). */
 export const INITIAL_WINDOW = 65536;
@@ -60,7 +65,7 @@ export const FRAMES: readonly FrameKind[] = /* @__PURE__ */ Object.freeze([
     layout: '[1, id, flags, headers, payload]',
     sender: 'either side, with an id of its own parity (dialer odd, acceptor even) above its last',
     receiver:
-      "runs its stream handler once (or resets: refused when no handler, over maxStreams or after GOAWAY; decode when the payload cannot be decoded); FLAG_END ends the opener's direction at once",
+      "runs its stream handler once (or resets: refused when no handler, over maxStreams or after GOAWAY; decode when the payload cannot be decoded; hello_required before the hello an acceptor requires); FLAG_END ends the opener's direction at once; FLAG_HELLO marks the dialer's hello, on stream 1 only",
   },
   {
     code: DATA,
@@ -233,7 +238,11 @@ export function parseFrame(value: unknown): Frame {
     }
     switch (kind) {
       case OPEN:
+        if (value[1] !== 1 && hasHello(value[2])) fail('expected HELLO on stream 1 only', value[1]);
         if (!isHeaders(value[3])) fail('expected headers as an object or null', value[3]);
+        break;
+      case DATA:
+        if (hasHello(value[2])) fail('expected no HELLO flag on DATA', value[2]);
         break;
       case RESET:
         if (!isResetCode(value[2])) fail('expected a reset code', value[2]);
@@ -269,6 +278,11 @@ function isCount(value: unknown): value is number {
 /** True when `flags` has the END bit. */
 export function hasEnd(flags: number): boolean {
   return flags % 2 === 1;
+}
+
+/** True when `flags` has the HELLO bit (flags may exceed 32 bits, so no `&`). */
+export function hasHello(flags: number): boolean {
+  return Math.floor(flags / 2) % 2 === 1;
 }
 
 const stackValues: unknown[] = [];

@@ -16,11 +16,13 @@ import type {
   IncomingData,
   Peer,
   PeerCloseInfo,
+  PeerHello,
   PeerSink,
   ServerWebSocket,
 } from './acceptor_types.ts';
+import { StreamError } from './errors.ts';
 import { Session, type SessionOptions } from './_session.ts';
-import { closeCodeOf, closingTerms } from './_codes.ts';
+import { CloseCode, closeCodeOf, closingTerms, ResetCode } from './_codes.ts';
 import { callContained } from './_contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
@@ -36,6 +38,12 @@ export interface PeerHost {
   readonly onStream: ((stream: Stream, peer: Peer) => unknown) | undefined;
   /** The acceptor's `onPeer`, if set. */
   readonly onPeer: ((peer: Peer) => void) | undefined;
+  /** The acceptor's `onHello`, if set. */
+  readonly onHello: ((hello: PeerHello, peer: Peer) => unknown) | undefined;
+  /** Whether a hello is required (`requireHello`, which needs `onHello`). */
+  readonly requireHello: boolean;
+  /** How long a peer may take to send the required hello. */
+  readonly helloTimeoutMs: number;
   /** The close code once the acceptor began to close; `undefined` before. */
   readonly closeCode: number | undefined;
   /** The GOAWAY's `spreadMs` once the acceptor began to close. */
@@ -52,6 +60,31 @@ export interface PeerHost {
 
 /** Why the GOAWAY of a closing acceptor is sent, for the dialer's logs. */
 const CLOSING_MESSAGE = 'The acceptor is closing';
+/** The reset message of a hello whose `onHello` failed with anything but a `StreamError`. */
+const HELLO_FAILED_MESSAGE = 'The hello handler failed';
+
+/**
+ * A frozen copy of a decoded value: plain objects and arrays are copied and frozen, all the way
+ * down (a decoded value nests at most `limits.maxDepth` deep); anything else is kept as it is.
+ */
+function frozenCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
+  if (typeof value !== 'object' || value === null) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  // fromEntries defines each key, so a `__proto__` key stays data (WSM-WIRE-008).
+  return Object.freeze(
+    Object.fromEntries(Object.entries(value).map(([key, item]) => [key, frozenCopy(item)])),
+  );
+}
+
+/** The frozen {@linkcode PeerHello} of a hello stream. */
+function helloOf(stream: Stream): PeerHello {
+  return Object.freeze({
+    payload: frozenCopy(stream.payload),
+    headers: frozenCopy(stream.headers) as PeerHello['headers'],
+  });
+}
 
 /**
  * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
@@ -89,6 +122,8 @@ export class PeerImpl implements Peer {
   readonly sink: PeerLink;
   /** onPeer has fired, so onPeerClose will. */
   announced = false;
+  /** The accepted hello; undefined before (and always without onHello). */
+  hello: PeerHello | undefined;
   #data: Record<string, unknown> | undefined;
   #closed: Promise<PeerCloseInfo> | undefined;
   #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
@@ -98,6 +133,7 @@ export class PeerImpl implements Peer {
   constructor(link: PeerLink, options: AttachOptions) {
     this.id = options.id ?? newPeerId();
     this.#data = options.data;
+    this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
     this.session = new Session(link, link);
@@ -181,6 +217,8 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   readonly #isSocket: boolean;
   /** accept()'s sends while its socket connects. */
   #queued: Array<string | Uint8Array> | undefined;
+  /** Closes the peer when the required hello does not come in time; armed at the announce. */
+  #helloTimer: ReturnType<typeof setTimeout> | undefined;
   /** Events waiting for a Blob before them to be read; set only while that goes on. */
   #backlog: Array<IncomingData | BackloggedClose> | undefined;
 
@@ -261,7 +299,66 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
       return;
     }
     peer.announced = true;
+    if (this.helloPending) {
+      this.#helloTimer = setTimeout(() => {
+        this.#helloTimer = undefined;
+        if (!peer.isClosed) peer.session.close(CloseCode.Policy, 'hello required');
+      }, host.helloTimeoutMs);
+    }
     callContained((error) => host.report(error, peer), host.onPeer, peer);
+  }
+
+  /** Stops the hello timer: the hello arrived, or the peer ended. */
+  clearHelloTimer(): void {
+    if (this.#helloTimer === undefined) return;
+    clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
+  }
+
+  /** True while the acceptor requires a hello this peer has not had acknowledged. */
+  get helloPending(): boolean {
+    return this.#host.requireHello && this.peer.hello === undefined;
+  }
+
+  /** The session's handler of the dialer's hello: `onHello` bound to the peer, if set. */
+  get onHello(): ((stream: Stream) => unknown) | undefined {
+    return this.#host.onHello === undefined ? undefined : (stream) => this.#hello(stream);
+  }
+
+  /**
+   * Runs `onHello`: what it returns is the welcome (sent with END by the session once the hello
+   * is acknowledged); a failure resets stream 1 itself, so a `StreamError` is an outcome, never
+   * reported, and the session sends nothing more.
+   */
+  #hello(stream: Stream): unknown {
+    this.clearHelloTimer();
+    const peer = this.peer;
+    const hello = helloOf(stream);
+    const accept = (welcome: unknown) => {
+      peer.hello = hello;
+      return welcome;
+    };
+    const refuse = (error: unknown) => {
+      if (error instanceof StreamError) {
+        stream.reset(error.code, error.message);
+        return;
+      }
+      this.#host.report(error, peer);
+      stream.reset(ResetCode.Internal, HELLO_FAILED_MESSAGE);
+    };
+    let result: unknown;
+    try {
+      result = this.#host.onHello!(hello, peer);
+    } catch (error) {
+      return refuse(error);
+    }
+    if (
+      result !== null && (typeof result === 'object' || typeof result === 'function') &&
+      typeof (result as PromiseLike<unknown>).then === 'function'
+    ) {
+      return Promise.resolve(result as PromiseLike<unknown>).then(accept, refuse);
+    }
+    return accept(result);
   }
 
   /** One received message; while a Blob is read, it waits behind it. */
@@ -316,7 +413,10 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   }
 
   get onClose(): (info: PeerCloseInfo) => void {
-    return ({ code, reason }) => this.#host.ended(this.peer, { code, reason });
+    return ({ code, reason }) => {
+      this.clearHelloTimer();
+      this.#host.ended(this.peer, { code, reason });
+    };
   }
 
   tagAdded(tag: string): void {

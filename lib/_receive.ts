@@ -21,6 +21,7 @@ import {
   FrameError,
   GOAWAY,
   hasEnd,
+  hasHello,
   isStreamId,
   OPEN,
   overLimit,
@@ -248,7 +249,10 @@ export class Receiver extends SessionStreams {
       this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
       return;
     }
-    const onStream = this.#options.onStream;
+    const options = this.#options;
+    // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
+    const isHello = id === 1 && hasHello(flags);
+    const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
     if (
       this.#goingAway ||
       (this.#goAway !== undefined && this.side === 'acceptor' && id > this.#goAway.lastId)
@@ -258,15 +262,22 @@ export class Receiver extends SessionStreams {
       this.#sendReset(id, ResetCode.Refused, 'The connection is going away');
       return;
     }
+    if (!isHello && options.helloPending === true) {
+      this.#refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
+      return;
+    }
     if (onStream === undefined) {
       this.#refuse(id, ResetCode.Refused, 'No stream handler');
       return;
     }
-    if (this.remoteActive >= limits.maxStreams) {
+    // The hello stream, while open, is never counted against maxStreams (WSM-APP-001).
+    const helloOpen = this.get(1)?.isHello === true ? 1 : 0;
+    if (!isHello && this.remoteActive - helloOpen >= limits.maxStreams) {
       this.#refuse(id, ResetCode.Refused, `Too many streams: the limit is ${limits.maxStreams}`);
       return;
     }
     const stream = new Stream(this, id, headers, payload, false, hasEnd(flags));
+    if (isHello) control.markHello(stream);
     this.addRemote(stream);
     let result: unknown;
     try {

@@ -33,6 +33,7 @@ import { closeCodeOf } from './_codes.ts';
 import { describe, mustBe } from './_describe.ts';
 import {
   FLAG_END,
+  FLAG_HELLO,
   GOAWAY,
   isHeaders,
   isResetCode,
@@ -147,7 +148,15 @@ export class Session extends Receiver {
    * @throws {RangeError} When the OPEN is larger than `maxMessageBytes`.
    */
   open(payload: unknown, options?: WithMuxws<OpenOptions>): Stream {
-    return this.#open(payload, options, options?.end, 'open()');
+    return this.#open(payload, options, options?.end, 'open()', 0);
+  }
+
+  /**
+   * Opens the dialer's hello: stream 1 with END and the HELLO flag (WSM-APP-001), as
+   * {@linkcode Session.open} does otherwise.
+   */
+  openHello(payload: unknown, headers: Record<string, unknown> | null): Stream {
+    return this.#open(payload, { headers }, true, 'the hello', FLAG_HELLO);
   }
 
   #open(
@@ -155,6 +164,7 @@ export class Session extends Receiver {
     options: WithMuxws<OpenOptions | RequestOptions> | undefined,
     endOption: boolean | undefined,
     operation: string,
+    flags: number,
   ): Stream {
     const signal = options?.signal;
     const muxws = options?.[MUXWS];
@@ -205,7 +215,7 @@ export class Session extends Receiver {
     const codec = this.codec;
     let data: string | Uint8Array;
     try {
-      data = codec.encode([OPEN, id, end ? FLAG_END : 0, headers, payload]);
+      data = codec.encode([OPEN, id, (end ? FLAG_END : 0) + flags, headers, payload]);
     } catch (error) {
       throw encodeError(
         (frame) => codec.encode(frame),
@@ -247,7 +257,7 @@ export class Session extends Receiver {
     }
     let stream: Stream;
     try {
-      stream = this.#open(payload, options, true, 'request()');
+      stream = this.#open(payload, options, true, 'request()', 0);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -47,6 +47,16 @@ export interface SessionOptions {
    * pass its own second argument (the Connection or the Peer).
    */
   onStream?: (stream: Stream) => unknown;
+  /**
+   * Runs for the dialer's hello (the OPEN of stream 1 with the HELLO flag, acceptor side) in
+   * place of `onStream`; not set: the hello goes to `onStream` with `stream.isHello`.
+   */
+  onHello?: (stream: Stream) => unknown;
+  /**
+   * Read at each OPEN other than the hello (acceptor side): true while a hello is required and
+   * not yet acknowledged, and such an OPEN is then reset with `hello_required`.
+   */
+  readonly helloPending?: boolean;
   /** PUBLISH frames (dialer side). */
   onPublish?: (message: PublishMessage) => void;
   /** A GOAWAY arrived. */

@@ -1,15 +1,22 @@
 /**
  * The acceptor's decision on an upgrade request, before any socket exists (WSM-ACC-001,
- * WSM-ACC-003), as plain functions over `Request`: the `Origin` policy ({@linkcode originCheck}),
- * the subprotocol offer ({@linkcode offers}) and the refusals ({@linkcode checkUpgrade}: 426,
- * 503 with `Retry-After` while the acceptor closes, 403, 400).
+ * WSM-ACC-003, WSM-APP-002), as plain functions over `Request`: the `Origin` policy
+ * ({@linkcode originCheck}), the subprotocol offer ({@linkcode offers}), the refusals
+ * ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while the acceptor closes, 403, 400) and
+ * the application's `authorize` ({@linkcode authorizeUpgrade}: 403, its `Response`, 500).
  *
  * Internal: imported from `lib/` only, never re-exported.
  *
  * @module
  */
-import type { OriginPolicy, UpgradeAccepted } from './acceptor_types.ts';
+import type {
+  AuthorizeInfo,
+  AuthorizeResult,
+  OriginPolicy,
+  UpgradeAccepted,
+} from './acceptor_types.ts';
 import { describe } from './_describe.ts';
+import { isTag, MAX_TAG_LENGTH } from './_tags.ts';
 
 /** An origin policy made callable: whether an upgrade with this `Origin` may proceed. */
 export type OriginCheck = (origin: string | null, request: Request) => boolean;
@@ -22,9 +29,15 @@ export interface UpgradeRules {
   readonly origin: OriginCheck;
   /** True once the acceptor began to close: upgrades are refused with 503. */
   readonly closing: boolean;
-  /** Takes what a throwing origin predicate threw; the upgrade is then refused. */
+  /** Takes what a throwing origin predicate or `authorize` threw; the upgrade is then refused. */
   report(error: unknown): void;
 }
+
+/** The acceptor's `authorize` option. */
+export type Authorize = (
+  request: Request,
+  info: AuthorizeInfo,
+) => AuthorizeResult | Promise<AuthorizeResult>;
 
 /** How long a refused dialer is asked to wait while the acceptor closes, in seconds. */
 const CLOSING_RETRY_AFTER_S = '1';
@@ -58,6 +71,80 @@ export function checkUpgrade(request: Request, rules: UpgradeRules): UpgradeAcce
     return refusal(400, `Expected the subprotocol ${rules.protocol} to be offered`);
   }
   return { protocol: rules.protocol };
+}
+
+/**
+ * Runs `authorize` on an upgrade {@linkcode checkUpgrade} accepted: `true` keeps it, `false`
+ * refuses with 403, a `Response` is the refusal as given, an object keeps it with the object's
+ * `data` and `tags`; a throw, a rejection or any other value (reported as a `TypeError`) refuses
+ * with 500, the error going to `report`.
+ */
+export async function authorizeUpgrade(
+  request: Request,
+  accepted: UpgradeAccepted,
+  authorize: Authorize,
+  report: (error: unknown) => void,
+): Promise<UpgradeAccepted | Response> {
+  try {
+    const protocols = offeredList(request.headers.get('sec-websocket-protocol'));
+    const decision: unknown = await authorize(request, { protocols });
+    if (decision === true) return accepted;
+    if (decision === false) return refusal(403, 'Not authorized');
+    if (decision instanceof Response) return decision;
+    return { ...accepted, ...seed(decision) };
+  } catch (error) {
+    report(error);
+    return refusal(500, 'The upgrade could not be authorized');
+  }
+}
+
+/** The `data` and `tags` of what `authorize` returned. @throws {TypeError} For anything else. */
+function seed(decision: unknown): Pick<UpgradeAccepted, 'data' | 'tags'> {
+  const what = 'Cannot authorize an upgrade';
+  if (typeof decision !== 'object' || decision === null || Array.isArray(decision)) {
+    throw new TypeError(
+      `${what} as "authorize" must return true, false, a Response or { data, tags }: current value is ${
+        describe(decision)
+      }`,
+    );
+  }
+  const { data, tags } = decision as { data?: unknown; tags?: unknown };
+  if (data !== undefined && (typeof data !== 'object' || data === null)) {
+    throw new TypeError(
+      `${what} as the "data" authorize returned must be an object: current value is ${
+        describe(data)
+      }`,
+    );
+  }
+  if (tags === undefined) return { data: data as UpgradeAccepted['data'] };
+  if (
+    typeof tags !== 'object' || tags === null ||
+    typeof (tags as Iterable<unknown>)[Symbol.iterator] !== 'function' || typeof tags === 'string'
+  ) {
+    throw new TypeError(
+      `${what} as the "tags" authorize returned must be an iterable of tags: current value is ${
+        describe(tags)
+      }`,
+    );
+  }
+  const list: string[] = [];
+  for (const tag of tags as Iterable<unknown>) {
+    if (!isTag(tag)) {
+      throw new TypeError(
+        `${what} as every tag authorize returned must be a string of 1 to ${MAX_TAG_LENGTH} characters: current value is ${
+          describe(tag)
+        }`,
+      );
+    }
+    list.push(tag);
+  }
+  return { data: data as UpgradeAccepted['data'], tags: list };
+}
+
+/** The tokens of a `Sec-WebSocket-Protocol` value, in order, trimmed. */
+function offeredList(offered: string | null): string[] {
+  if (offered === null) return [];
+  return offered.split(',').map((token) => token.trim()).filter((token) => token !== '');
 }
 
 function refusal(status: number, message: string, headers?: Record<string, string>): Response {

@@ -42,14 +42,17 @@ import { type Codec, jsonCodec, subprotocol } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { Stream } from './stream.ts';
 import type {
+  AcceptOptions,
   AcceptorCloseOptions,
   AcceptorOptions,
   AcceptorStats,
   AttachedPeer,
   AttachOptions,
+  BroadcastAllOptions,
   BroadcastOptions,
   Peer,
   PeerCloseInfo,
+  PeerHello,
   PeerSink,
   ServerWebSocket,
   SocketListener,
@@ -60,10 +63,20 @@ import { CloseCode, closingTerms } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { checkAcceptorOptions, checkClose, checkMs } from './_acceptor_checks.ts';
 import { checkTag } from './_tags.ts';
-import { checkUpgrade, offers, originCheck, type UpgradeRules } from './_upgrade.ts';
+import {
+  type Authorize,
+  authorizeUpgrade,
+  checkUpgrade,
+  offers,
+  originCheck,
+  type UpgradeRules,
+} from './_upgrade.ts';
 import { guardWsErrors, isWs, listenWs } from './_node_ws.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
+
+/** An empty `except` list, shared. */
+const NO_TAGS: string[] = [];
 
 // The public types live apart so the acceptor's parts can import them; the entry shows them here.
 export * from './acceptor_types.ts';
@@ -83,6 +96,13 @@ interface AcceptorHost extends PeerHost, UpgradeRules {
 
 /** Peers {@linkcode Acceptor.close} sends GOAWAY to (and closes, when idle) per event-loop turn. */
 const DRAIN_SLICE = 100;
+
+/**
+ * The tag a backplane message of {@linkcode Acceptor.broadcastAll} carries (docs/backplane.md):
+ * it reaches every peer of the receiving node. At 257 characters it is longer than any tag, so
+ * no peer can hold it, and a node that does not know it delivers such a message to nobody.
+ */
+const BROADCAST_ALL_TAG = /* @__PURE__ */ '*'.repeat(257);
 
 /**
  * The acceptor: peers, tags, broadcast, graceful close and the idle sweep (SPEC §6).
@@ -120,7 +140,7 @@ const DRAIN_SLICE = 100;
  * await acceptor.close();
  * ```
  */
-export class Acceptor {
+export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
   readonly #codec: Codec;
   readonly #protocol: string;
   readonly #idleTimeoutMs: number;
@@ -128,6 +148,7 @@ export class Acceptor {
   readonly #onError: ((error: unknown, peer?: Peer) => void) | undefined;
   readonly #backplane: Backplane | undefined;
   readonly #nodeId: string;
+  readonly #authorize: Authorize | undefined;
   #unsubscribeBackplane: (() => void) | undefined;
   /** What the peers and the upgrade checks need of this acceptor: one object for all of them. */
   readonly #host: AcceptorHost;
@@ -151,23 +172,31 @@ export class Acceptor {
    * @throws {RangeError} When `idleTimeoutMs` is not a finite number of at least 0 (or `false`),
    * or a limit is invalid.
    */
-  constructor(options: AcceptorOptions = {}) {
-    const codec = options.codec ?? jsonCodec;
+  constructor(options: AcceptorOptions<PeerData> = {}) {
+    // Inside, a peer is a Peer of the default data type; the application sees its own.
+    const o = options as AcceptorOptions;
+    const codec = o.codec ?? jsonCodec;
     const protocol = subprotocol(codec);
-    const limits: Readonly<Limits> = sessionLimits(options.limits);
-    const origin = originCheck(options.origins);
-    this.#idleTimeoutMs = checkAcceptorOptions(options);
+    const limits: Readonly<Limits> = sessionLimits(o.limits);
+    const origin = originCheck(o.origins);
+    const checked = checkAcceptorOptions(o);
+    this.#idleTimeoutMs = checked.idleTimeoutMs;
     this.#codec = codec;
     this.#protocol = protocol;
-    this.#onPeerClose = options.onPeerClose;
-    this.#onError = options.onError;
-    const onStream: ((stream: Stream, peer: Peer) => unknown) | undefined = options.onStream;
-    const onPeer: ((peer: Peer) => void) | undefined = options.onPeer;
+    this.#onPeerClose = o.onPeerClose;
+    this.#onError = o.onError;
+    this.#authorize = o.authorize;
+    const onStream: ((stream: Stream, peer: Peer) => unknown) | undefined = o.onStream;
+    const onPeer: ((peer: Peer) => void) | undefined = o.onPeer;
+    const onHello: ((hello: PeerHello, peer: Peer) => unknown) | undefined = o.onHello;
     this.#host = {
       codec,
       limits,
       onStream,
       onPeer,
+      onHello,
+      requireHello: checked.requireHello,
+      helloTimeoutMs: checked.helloTimeoutMs,
       protocol,
       origin,
       closing: false,
@@ -178,9 +207,9 @@ export class Acceptor {
       unindex: (peer, tag) => this.#unindex(peer, tag),
       ended: (peer, info) => this.#ended(peer, info),
     };
-    const backplane = options.backplane;
+    const backplane = o.backplane;
     this.#backplane = backplane;
-    this.#nodeId = options.nodeId ?? (backplane ? crypto.randomUUID() : '');
+    this.#nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
     this.#unsubscribeBackplane = backplane?.subscribe((message) => this.#fromBackplane(message));
   }
 
@@ -213,18 +242,29 @@ export class Acceptor {
   }
 
   /**
-   * Decides an upgrade request before any socket exists (WSM-ACC-003). In order: 426 when the
-   * request is not a WebSocket upgrade (`GET` with `Upgrade: websocket`), 503 once
+   * Decides an upgrade request before any socket exists (WSM-ACC-003, WSM-APP-002). In order:
+   * 426 when the request is not a WebSocket upgrade (`GET` with `Upgrade: websocket`), 503 once
    * {@linkcode Acceptor.close} began, 403 when its `Origin` is not allowed, 400 when the muxws
-   * subprotocol is not offered.
+   * subprotocol is not offered; then the `authorize` option, when set: `false` refuses with 403,
+   * a `Response` is the refusal as given, an object accepts with the peer's initial `data` and
+   * `tags`, a throw refuses with 500 and goes to `onError`. An adapter hands what it accepted to
+   * {@linkcode Acceptor.accept} or {@linkcode Acceptor.attach} as their options.
    *
    * @param request The incoming HTTP request.
-   * @returns `{ protocol }` to select, or the refusal `Response` to send as it is.
+   * @returns `{ protocol, data?, tags? }`, or the refusal `Response` to send as it is.
    */
-  checkUpgrade(request: Request): UpgradeAccepted | Response {
-    const decision = checkUpgrade(request, this.#host);
+  async checkUpgrade(request: Request): Promise<UpgradeAccepted<PeerData> | Response> {
+    let decision = checkUpgrade(request, this.#host);
+    if (!(decision instanceof Response) && this.#authorize !== undefined) {
+      decision = await authorizeUpgrade(
+        request,
+        decision,
+        this.#authorize,
+        (error) => this.#report(error),
+      );
+    }
     if (decision instanceof Response) this.#refused++;
-    return decision;
+    return decision as UpgradeAccepted<PeerData> | Response;
   }
 
   /**
@@ -238,19 +278,28 @@ export class Acceptor {
    * being thrown out of the process.
    *
    * @param socket The server side of an upgraded connection.
+   * @param options The peer's initial `data` and `tags`: what {@linkcode Acceptor.checkUpgrade}
+   * accepted.
    * @returns The new peer.
+   * @throws {TypeError} For an invalid tag.
    */
-  accept(socket: ServerWebSocket): Peer {
+  accept(socket: ServerWebSocket, options: AcceptOptions<PeerData> = {}): Peer<PeerData> {
     try {
       if ('binaryType' in socket) socket.binaryType = 'arraybuffer';
     } catch {
       // a runtime that fixes binaryType still delivers something we read (Blob included)
     }
     const connecting = socket.readyState === 0;
-    const link = this.#attach(socket, true, {}, socket.readyState === 1);
+    const link = this.#attach(
+      socket,
+      true,
+      { data: options.data as Record<string, unknown> | undefined, tags: options.tags },
+      socket.readyState === 1,
+    );
+    const peer = link.peer as Peer as Peer<PeerData>;
     if (isWs(socket)) {
       guardWsErrors(socket);
-      if (socket.readyState === 1 && listenWs(socket, link)) return link.peer;
+      if (socket.readyState === 1 && listenWs(socket, link)) return peer;
     }
     const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
@@ -267,7 +316,7 @@ export class Acceptor {
     socket.addEventListener('close', onClose);
     if (connecting) socket.addEventListener('open', onOpen);
     else if (socket.readyState !== 1) link.closed(CloseCode.Abnormal, ''); // closing or closed
-    return link.peer;
+    return peer;
   }
 
   /**
@@ -277,14 +326,16 @@ export class Acceptor {
    * and the close.
    *
    * @param sink How to send, close and read the send buffer.
-   * @param options A restored peer's `id`, initial `tags` and `data`.
+   * @param options The initial `tags` and `data` (what {@linkcode Acceptor.checkUpgrade}
+   * accepted), and a restored peer's `id`, `hello` and `nextStreamId`.
    * @returns The handle taking `message(data)`, `closed(code, reason)` and `drain()`.
+   * @throws {TypeError} For an invalid tag. @throws {RangeError} For an invalid stream id.
    */
-  attach(sink: PeerSink, options: AttachOptions = {}): AttachedPeer {
-    const link = this.#attach(sink, false, options, true);
+  attach(sink: PeerSink, options: AttachOptions<PeerData> = {}): AttachedPeer<PeerData> {
+    const link = this.#attach(sink, false, options as AttachOptions, true);
     // Plain functions, so the handle's methods may be called detached, as they always could.
     return {
-      peer: link.peer,
+      peer: link.peer as Peer as Peer<PeerData>,
       message: (data) => link.message(data),
       closed: (code, reason) => link.closed(code, reason),
       drain: () => link.drain(),
@@ -297,14 +348,14 @@ export class Acceptor {
    *
    * @param tag Only peers holding this tag.
    */
-  peers(tag?: string): IterableIterator<Peer> {
-    if (tag === undefined) return [...this.#peers].values();
-    return [...(this.#byTag.get(tag) ?? [])].values();
+  peers(tag?: string): IterableIterator<Peer<PeerData>> {
+    const list: Peer[] = tag === undefined ? [...this.#peers] : [...(this.#byTag.get(tag) ?? [])];
+    return (list as Peer<unknown>[] as Peer<PeerData>[]).values();
   }
 
   /**
-   * Sends one PUBLISH frame, encoded once, to every live peer holding `tag`, except peers
-   * holding a tag of `except` (WSM-ACC-005). A peer whose socket is over `highWaterMark` is
+   * Sends one PUBLISH frame, encoded once, to every live peer holding `tag`, except the peers
+   * `except` names and those holding a tag it names (WSM-ACC-005, WSM-APP-005). A peer whose socket is over `highWaterMark` is
    * skipped and counted in `stats.dropped`, so a slow peer never stalls a broadcast. With a
    * `backplane`, the same encoded frame is then published to the other nodes, which send it to
    * their own tagged peers; a backplane failure goes to `onError` and never stops the local
@@ -312,13 +363,50 @@ export class Acceptor {
    *
    * @param tag The tag to reach, 1 to 256 characters; the dialer receives it in `onPublish`.
    * @param payload The message; encoded once by the codec.
-   * @param options `headers` of the frame and `except` tags.
+   * @param options `headers` of the frame; `except`: tags and peers to leave out (only the tags
+   * reach other nodes, since a peer lives on one node).
    * @returns How many local peers it was handed to (other nodes count theirs in their stats).
-   * @throws {TypeError} (as a rejection) When `tag` or an `except` tag is not a valid tag.
+   * @throws {TypeError} (as a rejection) When `tag` or an `except` tag is not a valid tag, or an
+   * `except` entry is neither a tag nor a peer.
    */
   broadcast(tag: string, payload: unknown, options: BroadcastOptions = {}): Promise<number> {
     try {
+      checkTag('Cannot broadcast', tag);
       return Promise.resolve(this.#broadcast(tag, payload, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@linkcode Acceptor.broadcast} to every live peer, whatever its tags (WSM-APP-005), and with
+   * a backplane to every peer of every node. The dialer receives it in `onPublish` with the tag
+   * `options.tag` (default `'*'`); `except` leaves out tags and peers as in `broadcast`.
+   *
+   * @example Everyone but the sender
+   * ```ts
+   * import { Acceptor } from 'muxws/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+   * const sent: unknown[][] = [[], []];
+   * const [a, b] = sent.map((box) =>
+   *   acceptor.attach({ send: (data) => box.push(JSON.parse(String(data))), close() {} })
+   * );
+   * assert.equal(await acceptor.broadcastAll('deploying', { except: [a.peer] }), 1);
+   * assert.deepEqual(sent, [[], [[9, '*', null, 'deploying']]]);
+   * assert.equal(b.peer.isClosed, false);
+   * await acceptor.close();
+   * ```
+   *
+   * @param payload The message; encoded once by the codec.
+   * @param options `tag` the dialers see, `headers` of the frame, `except` tags and peers.
+   * @returns How many local peers it was handed to.
+   * @throws {TypeError} (as a rejection) As {@linkcode Acceptor.broadcast} does.
+   */
+  broadcastAll(payload: unknown, options: BroadcastAllOptions = {}): Promise<number> {
+    try {
+      return Promise.resolve(this.#broadcast(undefined, payload, options));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -406,21 +494,36 @@ export class Acceptor {
     return link;
   }
 
-  #broadcast(tag: string, payload: unknown, options: BroadcastOptions): number {
+  /** A broadcast to `tag`'s peers, or to every peer when `tag` is undefined (`broadcastAll`). */
+  #broadcast(
+    tag: string | undefined,
+    payload: unknown,
+    options: BroadcastAllOptions,
+  ): number {
     const what = 'Cannot broadcast';
-    checkTag(what, tag);
-    const except: string[] = [];
-    for (const t of options.except ?? []) except.push(checkTag(what, t));
-    const targets = this.#byTag.get(tag);
+    const shown = tag ?? checkTag(what, options.tag ?? '*');
+    let except: string[] = NO_TAGS;
+    let exceptPeers: Set<Peer<unknown>> | undefined;
+    for (const entry of options.except ?? []) {
+      if (typeof entry === 'object' && entry !== null && this.#peers.has(entry as PeerImpl)) {
+        (exceptPeers ??= new Set()).add(entry);
+      } else if (typeof entry === 'object' && entry !== null && 'tags' in entry) {
+        // a peer of another acceptor, or one that ended: nobody here to leave out
+      } else {
+        if (except === NO_TAGS) except = [];
+        except.push(checkTag(what, entry));
+      }
+    }
+    const targets = tag === undefined ? this.#peers : this.#byTag.get(tag);
     // Other nodes may hold the tag, so only a node without a backplane may skip encoding.
     if (!this.#backplane && (!targets || targets.size === 0)) return 0;
     const headers = options.headers ?? null;
     // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
-    const encoded = encodePublish(this.#codec, tag, payload, headers, 'broadcast()');
-    const count = this.#deliver(tag, encoded, except);
+    const encoded = encodePublish(this.#codec, shown, payload, headers, 'broadcast()');
+    const count = this.#deliver(targets, encoded, except, exceptPeers);
     if (this.#backplane) {
       this.#publish({
-        tag,
+        tag: tag ?? BROADCAST_ALL_TAG,
         headers,
         payload: encoded,
         except,
@@ -454,16 +557,24 @@ export class Acceptor {
       );
       return;
     }
-    this.#deliver(message.tag, message.payload, message.except ?? []);
+    const targets = message.tag === BROADCAST_ALL_TAG ? this.#peers : this.#byTag.get(message.tag);
+    this.#deliver(targets, message.payload, message.except ?? NO_TAGS, undefined);
   }
 
-  /** Hands one encoded PUBLISH to every live peer holding `tag` and no `except` tag. */
-  #deliver(tag: string, encoded: string | Uint8Array, except: readonly string[]): number {
-    const targets = this.#byTag.get(tag);
+  /**
+   * Hands one encoded PUBLISH to every live peer of `targets` that is not in `exceptPeers` and
+   * holds no `except` tag.
+   */
+  #deliver(
+    targets: ReadonlySet<PeerImpl> | undefined,
+    encoded: string | Uint8Array,
+    except: readonly string[],
+    exceptPeers: ReadonlySet<Peer<unknown>> | undefined,
+  ): number {
     if (!targets || targets.size === 0) return 0;
     let count = 0;
     for (const peer of [...targets]) {
-      if (peer.isClosed) continue;
+      if (peer.isClosed || exceptPeers?.has(peer)) continue;
       if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
       let sent = false;
       try {

@@ -34,8 +34,45 @@ export interface PeerCloseInfo {
   reason: string;
 }
 
+/**
+ * The dialer's hello as the acceptor received it (WSM-APP-001): the payload and headers of its
+ * OPEN of stream 1. {@linkcode Peer.hello} holds it, frozen, once it was accepted.
+ */
+export interface PeerHello {
+  /** The hello's payload. */
+  readonly payload: unknown;
+  /** The hello's headers, `null` when none were sent. */
+  readonly headers: Readonly<Record<string, unknown>> | null;
+}
+
+/** What `authorize` passes beside the request. */
+export interface AuthorizeInfo {
+  /** The `Sec-WebSocket-Protocol` tokens the request offered, in order. */
+  readonly protocols: readonly string[];
+}
+
+/**
+ * An upgrade `authorize` accepted with state for the peer: its initial `data` and `tags`
+ * (WSM-APP-002).
+ */
+export interface Authorized<PeerData = Record<string, unknown>> {
+  /** The peer's initial `data`. @default {{}} */
+  data?: PeerData;
+  /** The peer's initial tags, each 1 to 256 characters. */
+  tags?: Iterable<string>;
+}
+
+/**
+ * What `authorize` decides: `true` accepts, `false` refuses with 403, a `Response` is the
+ * refusal as given, an {@linkcode Authorized} object accepts and seeds the peer.
+ */
+export type AuthorizeResult<PeerData = Record<string, unknown>> =
+  | boolean
+  | Response
+  | Authorized<PeerData>;
+
 /** The options of {@linkcode Acceptor}. Every field is optional. */
-export interface AcceptorOptions {
+export interface AcceptorOptions<PeerData = Record<string, unknown>> {
   /**
    * The codec of every peer; the acceptor selects the subprotocol `muxws.v1.<codec.name>`.
    *
@@ -62,17 +99,52 @@ export interface AcceptorOptions {
    * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
    * stream (WSM-STR-003/004). Not set: every stream is refused with `refused`.
    */
-  onStream?: (stream: Stream, peer: Peer) => unknown;
+  onStream?: (stream: Stream, peer: Peer<PeerData>) => unknown;
+  /**
+   * Runs for the dialer's hello (WSM-APP-001), the OPEN of stream 1 with the HELLO flag. Its
+   * return value (or what its promise resolves to) is sent as the last message with END: the
+   * dialer's `welcome`; the hello is then acknowledged and stays readable as `peer.hello`. A
+   * throw or rejection resets stream 1 (a `StreamError` with its code and message, not reported
+   * to `onError`; anything else with `internal`, reported), which the dialer reports as
+   * `HelloRejectedError`. Not set: the hello goes to `onStream` with `stream.isHello`.
+   */
+  onHello?: (hello: PeerHello, peer: Peer<PeerData>) => unknown;
+  /**
+   * Until the hello is acknowledged, every other OPEN is reset with `hello_required` and never
+   * reaches a handler, and a peer that sends no hello within `helloTimeoutMs` of opening is
+   * closed with 1008 `hello required`. Needs `onHello`.
+   *
+   * @default {true when onHello is set}
+   */
+  requireHello?: boolean;
+  /**
+   * How long a peer may take to send its hello when one is required, from its socket's open.
+   *
+   * @default {10000}
+   */
+  helloTimeoutMs?: number;
+  /**
+   * Decides an upgrade before any socket exists (WSM-APP-002), inside
+   * {@linkcode Acceptor.checkUpgrade} after the origin and subprotocol checks: `true` accepts,
+   * `false` refuses with 403, a `Response` is the refusal as given, an object accepts and seeds
+   * the peer's `data` and tags. A throw or rejection refuses with 500 and reaches `onError`.
+   * Browsers see every refused upgrade as a close with 1006 and no status, so a refusal a
+   * browser user must be told about belongs in `onHello`.
+   */
+  authorize?: (
+    request: Request,
+    info: AuthorizeInfo,
+  ) => AuthorizeResult<PeerData> | Promise<AuthorizeResult<PeerData>>;
   /** A socket opened: the peer exists, before any of its streams. */
-  onPeer?: (peer: Peer) => void;
+  onPeer?: (peer: Peer<PeerData>) => void;
   /** A peer's session ended, for any reason; its streams have already failed. */
-  onPeerClose?: (peer: Peer, info: PeerCloseInfo) => void;
+  onPeerClose?: (peer: Peer<PeerData>, info: PeerCloseInfo) => void;
   /**
    * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
    * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
    * `console.error`; without `onError`, errors go to `console.error`.
    */
-  onError?: (error: unknown, peer?: Peer) => void;
+  onError?: (error: unknown, peer?: Peer<PeerData>) => void;
   /**
    * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
    * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
@@ -91,7 +163,7 @@ export interface AcceptorOptions {
  * One accepted socket (WSM-ACC-004). Created by {@linkcode Acceptor.accept} or
  * {@linkcode Acceptor.attach}, never constructed directly.
  */
-export interface Peer {
+export interface Peer<PeerData = Record<string, unknown>> {
   /** A random id from `crypto.randomUUID()`. */
   readonly id: string;
   /**
@@ -99,8 +171,13 @@ export interface Peer {
    * empty. `add()` throws `TypeError` for anything but a string of 1 to 256 characters.
    */
   readonly tags: Set<string>;
-  /** Application state; starts `{}`. */
-  data: Record<string, unknown>;
+  /** Application state; starts `{}`, or what `authorize` returned as `data`. */
+  data: PeerData;
+  /**
+   * The dialer's hello once `onHello` accepted it: a frozen copy of its payload and headers
+   * (WSM-APP-001); `undefined` before, and without `onHello`.
+   */
+  readonly hello: PeerHello | undefined;
   /** True once the peer's session has ended. */
   readonly isClosed: boolean;
   /**
@@ -146,9 +223,9 @@ export interface PeerSink {
 export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
 
 /** The handle {@linkcode Acceptor.attach} returns: the adapter feeds it the socket's events. */
-export interface AttachedPeer {
+export interface AttachedPeer<PeerData = Record<string, unknown>> {
   /** The peer of this socket. */
-  readonly peer: Peer;
+  readonly peer: Peer<PeerData>;
   /** One received message. Blobs are read in order: later messages wait for them. */
   message(data: IncomingData): void;
   /** The socket closed. A missing or 0 code counts as 1006 (WSM-WIRE-009). Idempotent. */
@@ -158,16 +235,28 @@ export interface AttachedPeer {
 }
 
 /**
- * Options of {@linkcode Acceptor.attach}, for an adapter that restores a peer (a Durable Object
- * woken from hibernation).
+ * The peer's initial state, for {@linkcode Acceptor.accept} and {@linkcode Acceptor.attach}: what
+ * `authorize` returned ({@linkcode UpgradeAccepted}), so an adapter passes it on.
  */
-export interface AttachOptions {
-  /** The peer's id instead of a fresh `crypto.randomUUID()`. */
-  id?: string;
+export interface AcceptOptions<PeerData = Record<string, unknown>> {
   /** The peer's initial tags. */
   tags?: Iterable<string>;
   /** The peer's initial `data`. */
-  data?: Record<string, unknown>;
+  data?: PeerData;
+}
+
+/**
+ * Options of {@linkcode Acceptor.attach}, for an adapter that restores a peer (a Durable Object
+ * woken from hibernation).
+ */
+export interface AttachOptions<PeerData = Record<string, unknown>> extends AcceptOptions<PeerData> {
+  /** The peer's id instead of a fresh `crypto.randomUUID()`. */
+  id?: string;
+  /**
+   * A restored peer's accepted hello ({@linkcode Peer.hello}): the peer needs none again, and
+   * no hello timer is armed.
+   */
+  hello?: PeerHello;
   /**
    * The id of the next stream the acceptor opens to this dialer: the restored peer's
    * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket
@@ -209,7 +298,8 @@ export interface ServerWebSocket {
 export type SocketListener = (event: any) => void;
 
 /** What {@linkcode Acceptor.checkUpgrade} returns for an upgrade it accepts. */
-export interface UpgradeAccepted {
+export interface UpgradeAccepted<PeerData = Record<string, unknown>>
+  extends AcceptOptions<PeerData> {
   /** The subprotocol to select: exactly the muxws token. */
   protocol: string;
 }
@@ -218,8 +308,17 @@ export interface UpgradeAccepted {
 export interface BroadcastOptions {
   /** The PUBLISH frame's headers. @default {null} */
   headers?: Record<string, unknown> | null;
-  /** Peers holding any of these tags are skipped. */
-  except?: Iterable<string>;
+  /**
+   * Skipped: peers holding any of these tags, and these peers themselves (so the sender of a
+   * message can be left out of its broadcast). Only tags reach other nodes.
+   */
+  except?: Iterable<string | Peer<unknown>>;
+}
+
+/** The options of {@linkcode Acceptor.broadcastAll}. */
+export interface BroadcastAllOptions extends BroadcastOptions {
+  /** The tag the dialers receive the PUBLISH with (their `onPublish`). @default {'*'} */
+  tag?: string;
 }
 
 /** The options of {@linkcode Acceptor.close}. */

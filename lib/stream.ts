@@ -165,6 +165,8 @@ export interface StreamControl {
   fail(stream: Stream, code: ProvokedResetCode, message: string): void;
   /** Fails a stream that was never sent (its signal was already aborted) with `cancel`. */
   cancelUnsent(stream: Stream): void;
+  /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
+  markHello(stream: Stream): void;
 }
 
 /** Filled in by the static block of {@linkcode Stream}. @internal */
@@ -260,6 +262,7 @@ export class Stream<R = unknown, W = unknown> {
   #aborter: AbortController | undefined;
   /** The request's timeout, when that is what failed the stream: the reason `signal` gives. */
   #timeout: TimeoutError | undefined;
+  #isHello = false;
 
   /**
    * Made by the session; applications get streams from `open()` and `onStream`.
@@ -281,6 +284,14 @@ export class Stream<R = unknown, W = unknown> {
     this.#sendEnded = sendEnded;
     this.#endSent = sendEnded;
     this.#recvEnded = recvEnded;
+  }
+
+  /**
+   * True for the stream the dialer's hello opened (its OPEN of stream 1 with the HELLO flag,
+   * WSM-APP-001), as an acceptor without `onHello` receives it; false for every other stream.
+   */
+  get isHello(): boolean {
+    return this.#isHello;
   }
 
   /**
@@ -688,6 +699,9 @@ export class Stream<R = unknown, W = unknown> {
     control.fail = (stream, code, message) => stream.#reset(code, message, true);
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
+    control.markHello = (stream) => {
+      stream.#isHello = true;
+    };
   }
 }
 

@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
-import { Acceptor, type Peer } from '../lib/acceptor.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor.ts';
 import {
   type CloseInfo,
   connect,
@@ -210,6 +210,7 @@ async function withHarness(
   suite: SuiteOptions,
   body: (h: Harness) => Promise<void>,
   codec: Codec = jsonCodec,
+  extra: AcceptorOptions = {},
 ): Promise<void> {
   const peers: Peer[] = [];
   const errors: unknown[] = [];
@@ -218,6 +219,7 @@ async function withHarness(
     ...appOptions(peers, errors, gates),
     idleTimeoutMs: 30_000,
     codec,
+    ...extra,
   });
   const dialers: Connection[] = [];
   let server: SuiteServer | undefined;
@@ -421,6 +423,57 @@ export function acceptorSuite(
       assert.equal(same.status, 101, 'an Origin of the same host is allowed');
       await eventually(() => h.peers.length === 1, 5000, 'the same-origin peer');
     });
+  });
+
+  test(`${runtime}: authorize refuses with 403, its Response or 500, and seeds the peer's data and tags when it accepts (WSM-APP-002)`, async () => {
+    const seen: Array<readonly string[]> = [];
+    const authorize: AcceptorOptions['authorize'] = (request, { protocols }) => {
+      seen.push(protocols);
+      switch (request.headers.get('x-auth')) {
+        case 'no':
+          return false;
+        case 'teapot':
+          return new Response('no tea', { status: 418 });
+        case 'throw':
+          throw new Error('the session store is down');
+        case 'async':
+          return Promise.resolve({ data: { user: 'bob' }, tags: ['late'] });
+        case 'yes':
+          return { data: { user: 'ada' }, tags: ['vip', 'room:1'] };
+      }
+      return true;
+    };
+    await withHarness(
+      start,
+      suite,
+      async (h) => {
+        const ask = (auth: string) =>
+          rawUpgrade(h.server.port, h.server.path, {
+            'Sec-WebSocket-Protocol': 'muxws.v1.json, token.abc',
+            'X-Auth': auth,
+          });
+        assert.equal((await ask('no')).status, 403);
+        assert.equal((await ask('teapot')).status, 418);
+        assert.equal((await ask('throw')).status, 500);
+        assert.equal(h.peers.length, 0, 'no peer for a refused upgrade');
+        assert.equal(h.errors.length, 1, 'the throw reaches onError');
+        assert.match((h.errors[0] as Error).message, /session store is down/);
+        assert.deepEqual(seen[0], ['muxws.v1.json', 'token.abc']);
+        const yes = await ask('yes');
+        assert.equal(yes.status, 101);
+        assert.equal(yes.headers['sec-websocket-protocol'], 'muxws.v1.json');
+        await eventually(() => h.peers.length === 1, 5000, 'the authorized peer');
+        assert.deepEqual(h.peers[0].data, { user: 'ada' });
+        assert.deepEqual([...h.peers[0].tags], ['vip', 'room:1']);
+        assert.equal((await ask('async')).status, 101);
+        await eventually(() => h.peers.length === 2, 5000, 'the peer authorized asynchronously');
+        assert.deepEqual(h.peers[1].data, { user: 'bob' });
+        assert.deepEqual([...h.peers[1].tags], ['late']);
+        assert.equal(h.acceptor.stats.refused, 3);
+      },
+      jsonCodec,
+      { authorize },
+    );
   });
 
   test(`${runtime}: WSM-WIRE-001 a credential token offered after the muxws token leaves the muxws token selected`, async () => {

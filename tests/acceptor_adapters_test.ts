@@ -47,13 +47,16 @@ test('WSM-ACC-003 bunHandlers() refuses before upgrading and selects exactly the
       return true;
     },
   };
-  assert.equal(fetch(upgradeRequest('muxws.v1.json', 'https://evil.example'), server)?.status, 403);
-  assert.equal(fetch(upgradeRequest('chat'), server)?.status, 400);
+  assert.equal(
+    (await fetch(upgradeRequest('muxws.v1.json', 'https://evil.example'), server))?.status,
+    403,
+  );
+  assert.equal((await fetch(upgradeRequest('chat'), server))?.status, 400);
   assert.equal(upgrades.length, 0, 'a refused request is never upgraded');
-  assert.equal(fetch(upgradeRequest('token.abc, muxws.v1.json'), server), undefined);
+  assert.equal(await fetch(upgradeRequest('token.abc, muxws.v1.json'), server), undefined);
   assert.deepEqual(upgrades[0].headers, { 'Sec-WebSocket-Protocol': 'muxws.v1.json' });
   const failing = { upgrade: () => false };
-  assert.equal(fetch(upgradeRequest('muxws.v1.json'), failing)?.status, 400);
+  assert.equal((await fetch(upgradeRequest('muxws.v1.json'), failing))?.status, 400);
   assert.equal(acceptor.stats.peers, 0);
   await acceptor.close();
 });

@@ -170,7 +170,7 @@ test('WSM-ACC-003 checkUpgrade() applies the origin policy, subprotocol and upgr
     });
     for (const [what, headers, expected] of cases) {
       if (!(name in expected)) continue;
-      const result = acceptor.checkUpgrade(upgradeRequest(headers));
+      const result = await acceptor.checkUpgrade(upgradeRequest(headers));
       assert.equal(status(result), expected[name], `${what} under the ${name} policy`);
     }
     await acceptor.close();
@@ -180,7 +180,7 @@ test('WSM-ACC-003 checkUpgrade() applies the origin policy, subprotocol and upgr
     headers: { upgrade: 'websocket' },
   });
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });
-  const refused = acceptor.checkUpgrade(post);
+  const refused = await acceptor.checkUpgrade(post);
   assert.equal(status(refused), 426);
   assert.equal((refused as Response).headers.get('upgrade'), 'websocket');
   assert.equal(acceptor.stats.refused, 1);
@@ -198,7 +198,7 @@ test('WSM-ACC-003 checkUpgrade() applies the origin policy, subprotocol and upgr
 test('WSM-ACC-003 checkUpgrade() answers 503 once close() began', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });
   await acceptor.close();
-  assert.equal(status(acceptor.checkUpgrade(upgradeRequest({}))), 503);
+  assert.equal(status(await acceptor.checkUpgrade(upgradeRequest({}))), 503);
   assert.equal(acceptor.isClosing, true);
 });
 
@@ -611,7 +611,7 @@ test('WSM-ACC-008 close() sends GOAWAY, closes idle peers at once, busy ones whe
     'an idle peer closes at once',
   );
   assert.equal(busy.closes.length, 0);
-  assert.equal(status(acceptor.checkUpgrade(upgradeRequest({}))), 503);
+  assert.equal(status(await acceptor.checkUpgrade(upgradeRequest({}))), 503);
 
   // A stream opened after the GOAWAY is refused.
   const late = busy.session.request('late').catch((e) => e);

@@ -109,7 +109,7 @@ test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refus
         pairs++;
       }
     },
-    () => {
+    async () => {
       const acceptor = new Acceptor({ idleTimeoutMs: 0 });
       const state = new FakeState();
       const room = new DurableObjectAcceptor(state, acceptor);
@@ -125,8 +125,8 @@ test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refus
         [upgradeRequest({ 'sec-websocket-protocol': 'token.abc' }), 400],
       ];
       for (const [request, status] of cases) {
-        assert.equal(upgrade(request.clone(), acceptor).status, status);
-        assert.equal(room.upgrade(request.clone(), { tags: ['room'] }).status, status);
+        assert.equal((await upgrade(request.clone(), acceptor)).status, status);
+        assert.equal((await room.upgrade(request.clone(), { tags: ['room'] })).status, status);
       }
       assert.equal(pairs, 0);
       assert.equal(state.accepted.length, 0);
@@ -135,11 +135,11 @@ test('WSM-ACC-003 upgrade() and DurableObjectAcceptor.upgrade() return the refus
   );
 });
 
-test('WSM-ACC-003 upgrade() throws TypeError outside Workers, where WebSocketPair is missing', () => {
+test('WSM-ACC-003 upgrade() rejects with TypeError outside Workers, where WebSocketPair is missing', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });
   const request = upgradeRequest({ 'sec-websocket-protocol': 'muxws.v1.json' });
   assert.equal('WebSocketPair' in globalThis, false);
-  assert.throws(() => upgrade(request, acceptor), {
+  await assert.rejects(() => upgrade(request, acceptor), {
     name: 'TypeError',
     message:
       'Cannot upgrade as WebSocketPair is not available: run on Cloudflare Workers (workerd)',
@@ -171,11 +171,11 @@ test('WSM-ACC-003 DurableObjectAcceptor checks its state, options and upgrade ta
   const room = new DurableObjectAcceptor(new FakeState(), acceptor);
   const request = upgradeRequest({ 'sec-websocket-protocol': 'muxws.v1.json' });
   const eleven = Array.from({ length: 11 }, (_, i) => `t${i}`);
-  assert.throws(() => room.upgrade(request, { tags: eleven }), {
+  await assert.rejects(() => room.upgrade(request, { tags: eleven }), {
     name: 'RangeError',
     message: 'Cannot upgrade as "tags" must have at most 10 entries: current value has 11',
   });
-  assert.throws(() => room.upgrade(request, { tags: [''] }), {
+  await assert.rejects(() => room.upgrade(request, { tags: [''] }), {
     name: 'TypeError',
     message:
       'Cannot upgrade as every tag must be a string of 1 to 256 characters: current value is ""',
@@ -383,4 +383,35 @@ test('WSM-WIRE-003 the PING auto-response (answering [6] with [7]) is set for th
   const plain = new FakeState();
   new DurableObjectAcceptor(plain, new Acceptor({ idleTimeoutMs: 0 }));
   assert.deepEqual(plain.autoResponses, []);
+});
+
+test('a Durable Object keeps the accepted hello in the attachment, so a restored peer is not asked for it again (WSM-APP-001)', async () => {
+  const ws = new FakeWorkersSocket();
+  ws.attachment = attachment('peer-ada', ['room'], {});
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: (hello) => ({ motd: `hi ${hello.payload}` }),
+    onStream: (stream) => `echo ${stream.payload}`,
+  });
+  const room = new DurableObjectAcceptor(new FakeState([ws]), acceptor);
+  room.webSocketMessage(ws, JSON.stringify([1, 1, 3, null, 'ada']));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(ws.frames(), [[2, 1, 1, { motd: 'hi ada' }]]);
+  assert.deepEqual((ws.attachment as { hello: unknown }).hello, { payload: 'ada', headers: null });
+  await acceptor.close({ drainMs: 0 });
+
+  // The object wakes: a new acceptor restores the peer with its hello.
+  ws.sent.length = 0;
+  ws.readyState = 1;
+  const woken = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: () => assert.fail('the hello was accepted before the object slept'),
+    onStream: (stream) => `echo ${stream.payload}`,
+  });
+  const again = new DurableObjectAcceptor(new FakeState([ws]), woken);
+  assert.deepEqual(again.peer(ws)?.hello, { payload: 'ada', headers: null });
+  again.webSocketMessage(ws, JSON.stringify([1, 3, 1, null, 'after']));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(ws.frames(), [[2, 3, 1, 'echo after']]);
+  await woken.close({ drainMs: 0 });
 });

@@ -39,7 +39,9 @@ const id = fc.oneof(
   fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
 );
 const count = fc.oneof(fc.nat(20), fc.maxSafeNat());
-const flags = fc.oneof(fc.nat(3), fc.constant(Number.MAX_SAFE_INTEGER));
+// HELLO (bit 1) is valid on the OPEN of stream 1 only (WSM-APP-001), so other frames go without.
+const flags = fc.oneof(fc.constantFrom(0, 1), fc.constant(Number.MAX_SAFE_INTEGER - 2));
+const helloFlags = fc.oneof(fc.constantFrom(2, 3), fc.constant(Number.MAX_SAFE_INTEGER));
 const resetCode = fc.stringMatching(/^[a-z][a-z0-9_.-]{0,63}$/);
 const key = fc.oneof(
   fc.string({ maxLength: 6 }),
@@ -67,6 +69,7 @@ const tag = fc.string({ minLength: 1, maxLength: 20 });
 /** Every frame kind with valid fields (WSM-WIRE-003). */
 const frame: fc.Arbitrary<readonly unknown[]> = fc.oneof(
   fc.tuple(fc.constant(1), id, flags, headers, value),
+  fc.tuple(fc.constant(1), fc.constant(1), helloFlags, headers, value),
   fc.tuple(fc.constant(2), id, flags, value),
   fc.tuple(fc.constant(3), id),
   fc.tuple(fc.constant(4), id, resetCode, fc.string({ maxLength: 20 })),

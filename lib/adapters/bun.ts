@@ -1,8 +1,10 @@
 /**
  * The Bun adapter (WSM-ACC-003): {@linkcode bunHandlers} returns the `fetch` and `websocket`
- * handlers for `Bun.serve`. `fetch` asks {@linkcode Acceptor.checkUpgrade} first and upgrades
- * selecting exactly the muxws subprotocol; `websocket` feeds each `ServerWebSocket` to
- * {@linkcode Acceptor.attach}, and its `drain` wakes writes waiting on backpressure.
+ * handlers for `Bun.serve`. `fetch` awaits {@linkcode Acceptor.checkUpgrade} first (with the
+ * acceptor's `authorize`, WSM-APP-002) and upgrades selecting exactly the muxws subprotocol,
+ * carrying what `authorize` returned in the socket's `data`; `websocket` feeds each
+ * `ServerWebSocket` to {@linkcode Acceptor.attach} with that `data` and `tags`, and its `drain`
+ * wakes writes waiting on backpressure.
  *
  * @example Serve an acceptor on Bun
  * ```ts ignore
@@ -15,7 +17,12 @@
  *
  * @module
  */
-import type { Acceptor, AttachedPeer } from '../acceptor.ts';
+import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor.ts';
+
+/** What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`. */
+interface BunSocketData {
+  muxws?: UpgradeAccepted<unknown>;
+}
 
 /** The part of Bun's `ServerWebSocket` the handlers use. */
 export interface BunServerWebSocket {
@@ -25,6 +32,8 @@ export interface BunServerWebSocket {
   close(code?: number, reason?: string): void;
   /** Bytes queued but not yet sent (Bun 1.1.25 and later). */
   getBufferedAmount?(): number;
+  /** What `server.upgrade()` was given as `data`. */
+  readonly data?: unknown;
 }
 
 /** The part of Bun's `Server` that `fetch` uses. */
@@ -50,15 +59,16 @@ export interface BunWebSocketHandlers {
 
 /** What {@linkcode bunHandlers} returns: spread it into `Bun.serve`. */
 export interface BunHandlers {
-  /** Upgrades a request the acceptor allows; returns the refusal otherwise. */
-  fetch(request: Request, server: BunServer): Response | undefined;
+  /** Upgrades a request the acceptor allows; resolves with the refusal otherwise. */
+  fetch(request: Request, server: BunServer): Promise<Response | undefined>;
   /** The socket handlers. */
   websocket: BunWebSocketHandlers;
 }
 
 /**
  * The `fetch` and `websocket` handlers serving `acceptor` with `Bun.serve`. A request the
- * acceptor refuses gets its refusal (403, 400, 426 or 503) and no Peer exists for it.
+ * acceptor refuses gets its refusal (403, 400, 426 or 503, or what `authorize` decided) and no
+ * Peer exists for it.
  *
  * @param acceptor The acceptor that takes the sockets.
  * @returns `{ fetch, websocket }`.
@@ -78,24 +88,27 @@ export interface BunHandlers {
  *   },
  * });
  * const server = { upgrade: () => assert.fail('a refused request must not be upgraded') };
- * assert.equal(fetch(request, server)?.status, 403);
+ * assert.equal((await fetch(request, server))?.status, 403);
  * ```
  */
-export function bunHandlers(acceptor: Acceptor): BunHandlers {
+// deno-lint-ignore no-explicit-any
+export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
   const peers = new WeakMap<BunServerWebSocket, BunSink>();
   return {
-    fetch(request, server) {
-      const check = acceptor.checkUpgrade(request);
+    async fetch(request, server) {
+      const check = await acceptor.checkUpgrade(request);
       if (check instanceof Response) return check;
       // Bun echoes the first offered token unless the response names one.
       const headers = { 'Sec-WebSocket-Protocol': check.protocol };
-      if (server.upgrade(request, { headers, data: {} })) return undefined;
+      const data: BunSocketData = { muxws: check };
+      if (server.upgrade(request, { headers, data })) return undefined;
       return new Response('WebSocket upgrade failed', { status: 400 });
     },
     websocket: {
       open(ws) {
         const sink = new BunSink(ws);
-        sink.handle = acceptor.attach(sink);
+        const accepted = (ws.data as BunSocketData | undefined)?.muxws;
+        sink.handle = acceptor.attach(sink, { data: accepted?.data, tags: accepted?.tags });
         peers.set(ws, sink);
       },
       message(ws, message) {

@@ -15,6 +15,11 @@
  *   PONG (`[7]`) by the runtime through `state.setWebSocketAutoResponse`, so a dialer's heartbeat
  *   never wakes the object.
  *
+ * Both forms await {@linkcode Acceptor.checkUpgrade}, so the acceptor's `authorize` decides the
+ * upgrade (WSM-APP-002) and seeds the peer's `data` and tags; in the Durable Object form its
+ * tags join the socket's Durable Object tags. A peer's accepted hello (`peer.hello`) is kept in
+ * the attachment too, so a restored peer is not asked for it again.
+ *
  * Every incoming close is answered with a close frame, as the Workers runtime leaves that to the
  * application unless the `web_socket_auto_reply_to_close` compatibility flag is on. A Workers
  * socket has no `bufferedAmount`, so backpressure (`highWaterMark`) does not apply here.
@@ -31,7 +36,7 @@
  *     const acceptor = new Acceptor({ idleTimeoutMs: 0, onStream: (stream) => stream.payload });
  *     this.#muxws = new DurableObjectAcceptor(state, acceptor);
  *   }
- *   fetch(request: Request): Response {
+ *   fetch(request: Request): Promise<Response> {
  *     return this.#muxws.upgrade(request, { tags: ['room'] });
  *   }
  *   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
@@ -48,7 +53,14 @@
  *
  * @module
  */
-import type { Acceptor, AttachedPeer, IncomingData, Peer, PeerSink } from '../acceptor.ts';
+import type {
+  Acceptor,
+  AttachedPeer,
+  IncomingData,
+  Peer,
+  PeerHello,
+  PeerSink,
+} from '../acceptor.ts';
 import { reportTo } from '../_contain.ts';
 import { acceptorMaySend, CloseCode } from '../_codes.ts';
 import { describe } from '../_describe.ts';
@@ -127,6 +139,8 @@ interface PeerAttachment {
   data: Record<string, unknown>;
   /** The peer's next stream id, so streams opened after a wake keep rising (absent before). */
   next?: number;
+  /** The peer's accepted hello, once there is one. */
+  hello?: PeerHello;
 }
 
 /** The JSON codec's PING and PONG frames: fixed text, for the runtime's auto-response. */
@@ -179,7 +193,7 @@ function replyClose(ws: WorkersWebSocket, code: number, reason: string): void {
  * hands it to {@linkcode Acceptor.accept}, and returns the `101` response carrying
  * `Sec-WebSocket-Protocol` with exactly the muxws token (never an extra token the dialer offered
  * after it). A request the acceptor refuses gets its refusal (403 for a foreign `Origin`, 400,
- * 426 or 503) and no Peer exists for it.
+ * 426 or 503, or what the acceptor's `authorize` decided) and no Peer exists for it.
  *
  * Each socket of a plain Worker belongs to the request that upgraded it: a peer can talk to its
  * own dialer, not to other peers' sockets. Give the acceptor `idleTimeoutMs: 0` (its sweep timer
@@ -189,7 +203,8 @@ function replyClose(ws: WorkersWebSocket, code: number, reason: string): void {
  * @param request The upgrade request given to the Worker's `fetch`.
  * @param acceptor The acceptor that takes the socket.
  * @returns The `101` response to return from `fetch`, or the refusal.
- * @throws {TypeError} When `WebSocketPair` does not exist (not running on Workers).
+ * @throws {TypeError} (as a rejection) When `WebSocketPair` does not exist (not running on
+ * Workers).
  *
  * @example A refused request: a foreign Origin gets 403 and no peer
  * ```ts
@@ -205,13 +220,17 @@ function replyClose(ws: WorkersWebSocket, code: number, reason: string): void {
  *     'sec-websocket-protocol': 'muxws.v1.json',
  *   },
  * });
- * const response = upgrade(request, acceptor);
+ * const response = await upgrade(request, acceptor);
  * assert.equal(response.status, 403);
  * assert.equal(acceptor.stats.peers, 0);
  * ```
  */
-export function upgrade(request: Request, acceptor: Acceptor): Response {
-  const check = acceptor.checkUpgrade(request);
+export async function upgrade(
+  request: Request,
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+): Promise<Response> {
+  const check = await acceptor.checkUpgrade(request);
   if (check instanceof Response) return check;
   const pair = newPair();
   const server = pair[1];
@@ -221,7 +240,7 @@ export function upgrade(request: Request, acceptor: Acceptor): Response {
     server.removeEventListener('close', onClose);
     replyClose(server, event?.code, event?.reason ?? '');
   };
-  acceptor.accept(server);
+  acceptor.accept(server, { data: check.data, tags: check.tags });
   server.addEventListener('close', onClose);
   return switching(pair[0], check.protocol);
 }
@@ -287,7 +306,8 @@ export function upgrade(request: Request, acceptor: Acceptor): Response {
  */
 export class DurableObjectAcceptor {
   readonly #state: DurableObjectStateLike;
-  readonly #acceptor: Acceptor;
+  // deno-lint-ignore no-explicit-any
+  readonly #acceptor: Acceptor<any, any>;
   readonly #onError: ((error: unknown, peer?: Peer) => void) | undefined;
   readonly #handles = new WeakMap<WorkersWebSocket, AttachedPeer>();
   readonly #sockets = new WeakMap<Peer, WorkersWebSocket>();
@@ -304,7 +324,8 @@ export class DurableObjectAcceptor {
    */
   constructor(
     state: DurableObjectStateLike,
-    acceptor: Acceptor,
+    // deno-lint-ignore no-explicit-any
+    acceptor: Acceptor<any, any>,
     options: DurableObjectAcceptorOptions = {},
   ) {
     const what = 'Cannot create DurableObjectAcceptor';
@@ -341,37 +362,31 @@ export class DurableObjectAcceptor {
    * Upgrades `request` with a `WebSocketPair` whose server end is accepted for hibernation with
    * `options.tags` as its Durable Object tags, and returns the `101` response carrying
    * `Sec-WebSocket-Protocol` (exactly the muxws token). A refused request gets its refusal
-   * (403, 400, 426 or 503) and no Peer exists for it.
+   * (403, 400, 426 or 503, or what the acceptor's `authorize` decided) and no Peer exists for
+   * it. The peer's initial tags are `options.tags` followed by those `authorize` returned, and
+   * its `data` is what `authorize` returned, else `options.data`.
    *
    * @param request The request forwarded to the object's `fetch`.
    * @param options The peer's initial `tags` and `data`.
    * @returns The `101` response, or the refusal.
-   * @throws {TypeError} When `WebSocketPair` does not exist (not running on Workers) or a tag
-   * is not a string of 1 to 256 characters.
-   * @throws {RangeError} When more than 10 tags are given (the hibernation API's limit).
+   * @throws {TypeError} (as a rejection) When `WebSocketPair` does not exist (not running on
+   * Workers) or a tag is not a string of 1 to 256 characters.
+   * @throws {RangeError} (as a rejection) When more than 10 tags are given in all (the
+   * hibernation API's limit).
    */
-  upgrade(request: Request, options: DurableObjectUpgradeOptions = {}): Response {
-    const tags = [...(options.tags ?? [])];
-    if (tags.length > MAX_DO_TAGS) {
-      throw new RangeError(
-        `Cannot upgrade as "tags" must have at most ${MAX_DO_TAGS} entries: current value has ${tags.length}`,
-      );
-    }
-    for (const tag of tags) {
-      if (!isTag(tag)) {
-        throw new TypeError(
-          `Cannot upgrade as every tag must be a string of 1 to ${MAX_TAG_LENGTH} characters: current value is ${
-            describe(tag)
-          }`,
-        );
-      }
-    }
-    const check = this.#acceptor.checkUpgrade(request);
+  async upgrade(request: Request, options: DurableObjectUpgradeOptions = {}): Promise<Response> {
+    checkDoTags(options.tags ?? []);
+    const check = await this.#acceptor.checkUpgrade(request);
     if (check instanceof Response) return check;
+    const tags = [...new Set([...(options.tags ?? []), ...(check.tags ?? [])])];
+    checkDoTags(tags);
     const pair = newPair();
     const server = pair[1];
     this.#state.acceptWebSocket(server, tags);
-    const handle = this.#acceptor.attach(this.#sink(server), { tags, data: options.data ?? {} });
+    const handle = this.#acceptor.attach(this.#sink(server), {
+      tags,
+      data: check.data ?? options.data ?? {},
+    });
     this.#bind(server, handle);
     this.#save(server, handle.peer);
     return switching(pair[0], check.protocol);
@@ -444,6 +459,7 @@ export class DurableObjectAcceptor {
         tags: saved.tags,
         data: saved.data ?? {},
         nextStreamId: saved.next,
+        hello: saved.hello,
       });
     } catch (error) {
       this.#report(error);
@@ -490,6 +506,7 @@ export class DurableObjectAcceptor {
       data: peer.data,
       next: peer.nextStreamId,
     };
+    if (peer.hello !== undefined) value.hello = peer.hello;
     try {
       ws.serializeAttachment(value);
     } catch (error) {
@@ -502,10 +519,34 @@ export class DurableObjectAcceptor {
   }
 }
 
+/**
+ * Checks Durable Object tags: at most 10, each 1 to 256 characters.
+ *
+ * @throws {TypeError} For a tag that is not a string of 1 to 256 characters.
+ * @throws {RangeError} For more than 10 tags.
+ */
+function checkDoTags(tags: readonly string[]): void {
+  if (tags.length > MAX_DO_TAGS) {
+    throw new RangeError(
+      `Cannot upgrade as "tags" must have at most ${MAX_DO_TAGS} entries: current value has ${tags.length}`,
+    );
+  }
+  for (const tag of tags) {
+    if (!isTag(tag)) {
+      throw new TypeError(
+        `Cannot upgrade as every tag must be a string of 1 to ${MAX_TAG_LENGTH} characters: current value is ${
+          describe(tag)
+        }`,
+      );
+    }
+  }
+}
+
 function isAttachment(value: unknown): value is PeerAttachment {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Partial<PeerAttachment>;
   return v.muxws === 1 && typeof v.id === 'string' && Array.isArray(v.tags) &&
     typeof v.data === 'object' && v.data !== null &&
-    (v.next === undefined || (Number.isSafeInteger(v.next) && v.next > 0 && v.next % 2 === 0));
+    (v.next === undefined || (Number.isSafeInteger(v.next) && v.next > 0 && v.next % 2 === 0)) &&
+    (v.hello === undefined || (typeof v.hello === 'object' && v.hello !== null));
 }

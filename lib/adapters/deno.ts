@@ -1,7 +1,8 @@
 /**
  * The Deno adapter (WSM-ACC-003): {@linkcode upgrade} answers a request with
- * `Deno.upgradeWebSocket`, after {@linkcode Acceptor.checkUpgrade} allowed it, and hands the
- * socket to {@linkcode Acceptor.accept}.
+ * `Deno.upgradeWebSocket`, after {@linkcode Acceptor.checkUpgrade} (and the acceptor's
+ * `authorize`, WSM-APP-002) allowed it, and hands the socket to {@linkcode Acceptor.accept} with
+ * the peer's initial `data` and `tags`. `Deno.serve` takes the promise it returns.
  *
  * @example Serve an acceptor on Deno
  * ```ts ignore
@@ -26,7 +27,8 @@ interface DenoUpgrade {
 /**
  * Upgrades `request` for `acceptor` with `Deno.upgradeWebSocket`, selecting exactly the muxws
  * subprotocol (never an extra token the dialer offered after it). A request the acceptor
- * refuses gets its refusal (403, 400, 426 or 503) and no Peer exists for it.
+ * refuses gets its refusal (403, 400, 426 or 503, or what `authorize` decided) and no Peer
+ * exists for it; an accepted one's peer starts with the `data` and `tags` `authorize` returned.
  *
  * @param request The incoming request, e.g. from `Deno.serve`.
  * @param acceptor The acceptor that takes the socket.
@@ -41,13 +43,37 @@ interface DenoUpgrade {
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({ idleTimeoutMs: 0 });
- * const response = upgrade(new Request('http://localhost/ws'), acceptor);
+ * const response = await upgrade(new Request('http://localhost/ws'), acceptor);
  * assert.equal(response.status, 426);
  * assert.equal(acceptor.stats.peers, 0);
  * ```
+ *
+ * @example A refusal of `authorize`: no session cookie, 401 before any socket
+ * ```ts
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { upgrade } from 'muxws/deno';
+ * import assert from 'node:assert/strict';
+ *
+ * const acceptor = new Acceptor({
+ *   idleTimeoutMs: 0,
+ *   authorize: (request) =>
+ *     request.headers.has('cookie')
+ *       ? { data: { user: 'ada' } }
+ *       : new Response('Sign in first', { status: 401 }),
+ * });
+ * const request = new Request('http://localhost/ws', {
+ *   headers: { upgrade: 'websocket', 'sec-websocket-protocol': 'muxws.v1.json' },
+ * });
+ * assert.equal((await upgrade(request, acceptor)).status, 401);
+ * assert.equal(acceptor.stats.peers, 0);
+ * ```
  */
-export function upgrade(request: Request, acceptor: Acceptor): Response {
-  const check = acceptor.checkUpgrade(request);
+export async function upgrade(
+  request: Request,
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+): Promise<Response> {
+  const check = await acceptor.checkUpgrade(request);
   if (check instanceof Response) return check;
   const deno = (globalThis as { Deno?: Partial<DenoUpgrade> }).Deno;
   if (typeof deno?.upgradeWebSocket !== 'function') {
@@ -63,6 +89,6 @@ export function upgrade(request: Request, acceptor: Acceptor): Response {
       headers: { 'content-type': 'text/plain; charset=utf-8' },
     });
   }
-  acceptor.accept(upgraded.socket);
+  acceptor.accept(upgraded.socket, { data: check.data, tags: check.tags });
   return upgraded.response;
 }

@@ -1,9 +1,11 @@
 /**
  * The Hono adapter (WSM-ACC-003): {@linkcode muxws} is a Hono handler serving an
  * {@linkcode Acceptor} through the runtime's own `upgradeWebSocket` (`hono/deno`, `hono/bun`,
- * `@hono/node-ws`). It asks {@linkcode Acceptor.checkUpgrade} first, so a refused request gets
- * its 403/400/426/503 and no Peer, and feeds each socket to {@linkcode Acceptor.attach}, keyed by
- * the raw socket (Hono's Bun helper makes a new context per event).
+ * `@hono/node-ws`). It awaits {@linkcode Acceptor.checkUpgrade} first (with the acceptor's
+ * `authorize`, WSM-APP-002), so a refused request gets its 403/400/426/503 (or what `authorize`
+ * decided) and no Peer, and feeds each socket to {@linkcode Acceptor.attach} with the `data` and
+ * `tags` `authorize` returned, keyed by the raw socket (Hono's Bun helper makes a new context per
+ * event).
  *
  * On Cloudflare Workers (where `WebSocketPair` exists) it answers with its own `WebSocketPair`
  * 101 response carrying `Sec-WebSocket-Protocol`, since Hono's Workers helper omits that header
@@ -26,7 +28,7 @@
  *
  * @module
  */
-import type { Acceptor, AttachedPeer, IncomingData } from '../acceptor.ts';
+import type { Acceptor, AttachedPeer, IncomingData, UpgradeAccepted } from '../acceptor.ts';
 import { describe } from '../_describe.ts';
 import { upgrade as workersUpgrade } from './cloudflare.ts';
 
@@ -119,7 +121,8 @@ function sinkFor(ws: HonoWSContext) {
  * assert.equal(response?.status, 426);
  * ```
  */
-export function muxws(acceptor: Acceptor, options: MuxwsHonoOptions): MuxwsHandler {
+// deno-lint-ignore no-explicit-any
+export function muxws(acceptor: Acceptor<any, any>, options: MuxwsHonoOptions): MuxwsHandler {
   const upgradeWebSocket = options?.upgradeWebSocket;
   if (typeof upgradeWebSocket !== 'function') {
     throw new TypeError(
@@ -131,10 +134,7 @@ export function muxws(acceptor: Acceptor, options: MuxwsHonoOptions): MuxwsHandl
   const peers = new WeakMap<object, AttachedPeer>();
   const keyOf = (ws: HonoWSContext): object =>
     typeof ws.raw === 'object' && ws.raw !== null ? ws.raw : ws;
-  const events: HonoWSEvents = {
-    onOpen(_event, ws) {
-      peers.set(keyOf(ws), acceptor.attach(sinkFor(ws)));
-    },
+  const events: Omit<HonoWSEvents, 'onOpen'> = {
     onMessage(event, ws) {
       peers.get(keyOf(ws))?.message(event.data as IncomingData);
     },
@@ -145,15 +145,23 @@ export function muxws(acceptor: Acceptor, options: MuxwsHonoOptions): MuxwsHandl
       handle?.closed(event?.code, event?.reason);
     },
   };
+  // One set of events per upgrade: its onOpen seeds the peer with what authorize returned.
+  const eventsFor = (check: UpgradeAccepted<unknown>): HonoWSEvents => ({
+    onOpen(_event, ws) {
+      peers.set(keyOf(ws), acceptor.attach(sinkFor(ws), { data: check.data, tags: check.tags }));
+    },
+    onMessage: events.onMessage,
+    onClose: events.onClose,
+  });
   return async (c, next) => {
     // On Workers, the ./cloudflare upgrade: its own 101 with Sec-WebSocket-Protocol, and a reply
     // to the dialer's close frame (which a bare WebSocketPair never sends).
     if (typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair === 'function') {
       return workersUpgrade(c.req.raw, acceptor);
     }
-    const check = acceptor.checkUpgrade(c.req.raw);
+    const check = await acceptor.checkUpgrade(c.req.raw);
     if (check instanceof Response) return check;
-    const middleware = upgradeWebSocket(() => events, { protocol: check.protocol });
+    const middleware = upgradeWebSocket(() => eventsFor(check), { protocol: check.protocol });
     const result = await middleware(c, next);
     return result instanceof Response ? result : undefined;
   };

@@ -8,7 +8,10 @@ interface BunServe {
   serve(options: {
     hostname: string;
     port: number;
-    fetch: (request: Request, server: BunServer) => Response | undefined | Promise<Response>;
+    fetch: (
+      request: Request,
+      server: BunServer,
+    ) => Response | undefined | Promise<Response | undefined>;
     websocket: unknown;
   }): {
     readonly port: number | undefined;
@@ -25,7 +28,10 @@ export interface ServedOnBun {
 
 /** Serves `fetch` and `websocket` on an ephemeral loopback port; `/ws` is where dialers go. */
 export function serveOnBun(
-  fetch: (request: Request, server: BunServer) => Response | undefined | Promise<Response>,
+  fetch: (
+    request: Request,
+    server: BunServer,
+  ) => Response | undefined | Promise<Response | undefined>,
   websocket: unknown,
 ): ServedOnBun {
   const { Bun } = globalThis as unknown as { Bun: BunServe };

@@ -25,7 +25,7 @@ test('Deno: WSM-ACC-003 upgrade() answers an upgrade Deno cannot perform with 40
       'sec-websocket-protocol': 'muxws.v1.json',
     },
   });
-  const response = upgrade(request, acceptor);
+  const response = await upgrade(request, acceptor);
   assert.equal(response.status, 400);
   assert.match(await response.text(), /^Bad WebSocket upgrade request: .*sec-websocket-key/i);
   assert.equal(acceptor.stats.accepted, 0);

@@ -24,12 +24,12 @@ export async function serveWs(acceptor: Acceptor, port = 0): Promise<WsServer> {
     noServer: true,
     handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
   });
-  server.on('upgrade', (req, socket, head) => {
+  server.on('upgrade', async (req, socket, head) => {
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    const check = acceptor.checkUpgrade(
+    const check = await acceptor.checkUpgrade(
       new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers }),
     );
     if (check instanceof Response) {
@@ -39,7 +39,12 @@ export async function serveWs(acceptor: Acceptor, port = 0): Promise<WsServer> {
       );
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => acceptor.accept(ws));
+    wss.handleUpgrade(
+      req,
+      socket,
+      head,
+      (ws) => acceptor.accept(ws, { data: check.data, tags: check.tags }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

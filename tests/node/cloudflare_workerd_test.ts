@@ -578,3 +578,88 @@ test('WSM-WIRE-002 the msgpack codec runs through workerd: binary messages in th
     }
   }
 });
+
+const AUTH_WORKER = `
+import { Acceptor } from './lib/acceptor.ts';
+import { DurableObjectAcceptor, upgrade } from './lib/adapters/cloudflare.ts';
+
+function authorize(request) {
+  switch (new URL(request.url).searchParams.get('auth')) {
+    case 'no': return false;
+    case 'teapot': return new Response('no tea', { status: 418 });
+    case 'throw': throw new Error('store down');
+    case 'later': return Promise.resolve({ data: { user: 'bob' }, tags: ['vip'] });
+  }
+  return { data: { user: 'ada' }, tags: ['vip'] };
+}
+let workerAcceptor;
+export class Room {
+  constructor(state) {
+    const onStream = (stream, peer) => ({
+      user: peer.data.user,
+      tags: [...peer.tags],
+      doTagged: state.getWebSockets('vip').length,
+    });
+    this.muxws = new DurableObjectAcceptor(
+      state,
+      new Acceptor({ idleTimeoutMs: 0, authorize, onStream, onError() {} }),
+    );
+  }
+  fetch(request) {
+    return this.muxws.upgrade(request, { tags: ['room'] });
+  }
+  webSocketMessage(ws, message) { this.muxws.webSocketMessage(ws, message); }
+  webSocketClose(ws, code, reason) { this.muxws.webSocketClose(ws, code, reason); }
+}
+export default {
+  fetch(request, env) {
+    if (new URL(request.url).pathname === '/worker') {
+      workerAcceptor ??= new Acceptor({
+        idleTimeoutMs: 0,
+        authorize,
+        onError() {},
+        onStream: (stream, peer) => ({ user: peer.data.user, tags: [...peer.tags] }),
+      });
+      return upgrade(request, workerAcceptor);
+    }
+    return env.ROOM.get(env.ROOM.idFromName('auth')).fetch(request);
+  },
+};
+`;
+
+test('authorize decides the upgrade in the Worker and the Durable Object, whose tags it joins (WSM-APP-002)', async () => {
+  await using authed = await startWorkerd({
+    script: await bundleWorkerSource(AUTH_WORKER),
+    durableObjects: { ROOM: 'Room' },
+  });
+  for (const path of ['/worker', '/room']) {
+    const ask = (auth: string) =>
+      rawUpgrade(`${path}?auth=${auth}`, ['muxws.v1.json'], undefined, authed);
+    assert.deepEqual(await ask('no'), { status: 403 }, path);
+    assert.deepEqual(await ask('teapot'), { status: 418 }, path);
+    assert.deepEqual(await ask('throw'), { status: 500 }, path);
+    for (const [auth, user] of [['yes', 'ada'], ['later', 'bob']]) {
+      const connection = await connect(authed.wsUrl(`${path}?auth=${auth}`), {
+        WebSocket: socketClass(),
+        reconnect: false,
+        heartbeat: false,
+        handshakeTimeoutMs: 5000,
+      });
+      try {
+        const answer = await connection.request('who', { timeoutMs: 5000 }) as Record<
+          string,
+          unknown
+        >;
+        assert.equal(answer.user, user, path);
+        if (path === '/room') {
+          assert.deepEqual(answer.tags, ['room', 'vip']);
+          assert.ok((answer.doTagged as number) >= 1, 'the socket carries the Durable Object tag');
+        } else {
+          assert.deepEqual(answer.tags, ['vip']);
+        }
+      } finally {
+        await connection.close();
+      }
+    }
+  }
+});

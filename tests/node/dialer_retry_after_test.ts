@@ -21,14 +21,14 @@ test('a redial refused with 503 and Retry-After over ws waits that long before t
     handleProtocols: (offered) => current.protocol([...offered]) ?? false,
   });
   const server = createServer((_req, res) => res.writeHead(404).end());
-  server.on('upgrade', (req, socket, head) => {
+  server.on('upgrade', async (req, socket, head) => {
     upgradesAt.push(Date.now());
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
     const acceptor = current;
-    const check = acceptor.checkUpgrade(
+    const check = await acceptor.checkUpgrade(
       new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers }),
     );
     if (check instanceof Response) {
