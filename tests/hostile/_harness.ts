@@ -7,7 +7,7 @@
  *
  * Each case crafts what an attacker or a broken network would send (a plain `WebSocket`, a
  * WebSocket over `node:net` that stops reading, the fault proxy of `_fault_proxy.ts`), asserts
- * the exact outcome of SPEC.md (close code, reset code, error class) and, where the case is about
+ * the exact outcome of the contract (docs/spec.md) (close code, reset code, error class) and, where the case is about
  * the acceptor, that it keeps serving other peers: a fresh dialer's request still succeeds.
  * Every wait is bounded and everything is closed in `finally`.
  *

@@ -1,7 +1,7 @@
 /**
  * Hostile-input tests of an attacker dialer: malformed, oversized, deeply nested, prototype-
  * polluting and out-of-order frames sent to the acceptor, which reports them, resets or closes as
- * SPEC.md says, and keeps serving.
+ * the contract (docs/spec.md) says, and keeps serving.
  * @module
  */
 import { test } from 'node:test';
