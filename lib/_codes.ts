@@ -182,6 +182,16 @@ export enum ResetCode {
   TooLarge = 'too_large',
   /** Never sent: what a local stream fails with when its connection is lost. */
   ConnectionLost = 'connection_lost',
+  /**
+   * Either side: the OPEN's `:route` names no route this side serves. Receiver: fix the caller
+   * (a subscription is not re-opened).
+   */
+  NotFound = 'not_found',
+  /**
+   * Either side: the input failed the route's schema; the message summarises the issues.
+   * Receiver: fix the input (a subscription is not re-opened).
+   */
+  Invalid = 'invalid',
 }
 
 /**

@@ -8,16 +8,11 @@
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from './errors.ts';
 import type { Stream } from './stream.ts';
+import { ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
 
 /** The OPEN header carrying the route name (a string). */
 export const ROUTE_HEADER = ':route';
-
-/** The reset code of a `:route` that names no handler. */
-export const NOT_FOUND = 'not_found';
-
-/** The reset code of an input the route's schema refused. */
-export const INVALID = 'invalid';
 
 /** The longest route name, in UTF-16 code units. */
 export const MAX_ROUTE_NAME_LENGTH = 256;
@@ -228,7 +223,7 @@ export async function serveRoute(
     ? routes[name]
     : undefined;
   if (definition === undefined || definition === null) {
-    throw new StreamError(NOT_FOUND, `No route ${describe(name)}`);
+    throw new StreamError(ResetCode.NotFound, `No route ${describe(name)}`);
   }
   let input: unknown = stream.payload;
   let handler: AnyHandler;
@@ -254,7 +249,9 @@ async function validate(
   value: unknown,
 ): Promise<unknown> {
   const result = await schema['~standard'].validate(value);
-  if (result.issues !== undefined) throw new StreamError(INVALID, summariseIssues(result.issues));
+  if (result.issues !== undefined) {
+    throw new StreamError(ResetCode.Invalid, summariseIssues(result.issues));
+  }
   return result.value;
 }
 

@@ -64,6 +64,8 @@ import { checkUpgrade, offers, originCheck, type UpgradeRules } from './_upgrade
 import { guardWsErrors, isWs, listenWs } from './_node_ws.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
+import type { ApiSpec } from './api.ts';
+import { checkedRoutes } from './_route_streams.ts';
 
 // The public types live apart so the acceptor's parts can import them; the entry shows them here.
 export * from './acceptor_types.ts';
@@ -120,7 +122,7 @@ const DRAIN_SLICE = 100;
  * await acceptor.close();
  * ```
  */
-export class Acceptor {
+export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   readonly #codec: Codec;
   readonly #protocol: string;
   readonly #idleTimeoutMs: number;
@@ -151,22 +153,26 @@ export class Acceptor {
    * @throws {RangeError} When `idleTimeoutMs` is not a finite number of at least 0 (or `false`),
    * or a limit is invalid.
    */
-  constructor(options: AcceptorOptions = {}) {
+  constructor(options: AcceptorOptions<Api, PeerData> = {}) {
+    // The parts hold the untyped `Peer`: `Api` and `PeerData` type only what the caller sees.
+    const untyped = options as unknown as AcceptorOptions;
+    const routes = checkedRoutes(options.routes, 'create Acceptor');
     const codec = options.codec ?? jsonCodec;
     const protocol = subprotocol(codec);
     const limits: Readonly<Limits> = sessionLimits(options.limits);
     const origin = originCheck(options.origins);
-    this.#idleTimeoutMs = checkAcceptorOptions(options);
+    this.#idleTimeoutMs = checkAcceptorOptions(untyped);
     this.#codec = codec;
     this.#protocol = protocol;
-    this.#onPeerClose = options.onPeerClose;
-    this.#onError = options.onError;
-    const onStream: ((stream: Stream, peer: Peer) => unknown) | undefined = options.onStream;
-    const onPeer: ((peer: Peer) => void) | undefined = options.onPeer;
+    this.#onPeerClose = untyped.onPeerClose;
+    this.#onError = untyped.onError;
+    const onStream: ((stream: Stream, peer: Peer) => unknown) | undefined = untyped.onStream;
+    const onPeer: ((peer: Peer) => void) | undefined = untyped.onPeer;
     this.#host = {
       codec,
       limits,
       onStream,
+      routes,
       onPeer,
       protocol,
       origin,
@@ -240,7 +246,7 @@ export class Acceptor {
    * @param socket The server side of an upgraded connection.
    * @returns The new peer.
    */
-  accept(socket: ServerWebSocket): Peer {
+  accept(socket: ServerWebSocket): Peer<Api, PeerData> {
     try {
       if ('binaryType' in socket) socket.binaryType = 'arraybuffer';
     } catch {
@@ -250,7 +256,7 @@ export class Acceptor {
     const link = this.#attach(socket, true, {}, socket.readyState === 1);
     if (isWs(socket)) {
       guardWsErrors(socket);
-      if (socket.readyState === 1 && listenWs(socket, link)) return link.peer;
+      if (socket.readyState === 1 && listenWs(socket, link)) return this.#typed(link.peer);
     }
     const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
@@ -267,7 +273,7 @@ export class Acceptor {
     socket.addEventListener('close', onClose);
     if (connecting) socket.addEventListener('open', onOpen);
     else if (socket.readyState !== 1) link.closed(CloseCode.Abnormal, ''); // closing or closed
-    return link.peer;
+    return this.#typed(link.peer);
   }
 
   /**
@@ -280,11 +286,11 @@ export class Acceptor {
    * @param options A restored peer's `id`, initial `tags` and `data`.
    * @returns The handle taking `message(data)`, `closed(code, reason)` and `drain()`.
    */
-  attach(sink: PeerSink, options: AttachOptions = {}): AttachedPeer {
+  attach(sink: PeerSink, options: AttachOptions = {}): AttachedPeer<Api, PeerData> {
     const link = this.#attach(sink, false, options, true);
     // Plain functions, so the handle's methods may be called detached, as they always could.
     return {
-      peer: link.peer,
+      peer: this.#typed(link.peer),
       message: (data) => link.message(data),
       closed: (code, reason) => link.closed(code, reason),
       drain: () => link.drain(),
@@ -297,9 +303,16 @@ export class Acceptor {
    *
    * @param tag Only peers holding this tag.
    */
-  peers(tag?: string): IterableIterator<Peer> {
-    if (tag === undefined) return [...this.#peers].values();
-    return [...(this.#byTag.get(tag) ?? [])].values();
+  peers(tag?: string): IterableIterator<Peer<Api, PeerData>> {
+    const peers = tag === undefined ? this.#peers : this.#byTag.get(tag) ?? [];
+    return [...peers].values() as IterableIterator<unknown> as IterableIterator<
+      Peer<Api, PeerData>
+    >;
+  }
+
+  /** A peer as the application sees it: typed by `Api` and `PeerData`. */
+  #typed(peer: PeerImpl): Peer<Api, PeerData> {
+    return peer as unknown as Peer<Api, PeerData>;
   }
 
   /**

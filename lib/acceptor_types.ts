@@ -10,6 +10,15 @@ import type { Codec } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import type { Backplane } from './backplane.ts';
+import type {
+  ApiSpec,
+  CallOptions,
+  InputOf,
+  OutputOf,
+  RouteContext,
+  RouteName,
+  Routes,
+} from './api.ts';
 
 /**
  * Which `Origin` an upgrade may come from (WSM-ACC-003):
@@ -34,8 +43,11 @@ export interface PeerCloseInfo {
   reason: string;
 }
 
-/** The options of {@linkcode Acceptor}. Every field is optional. */
-export interface AcceptorOptions {
+/**
+ * The options of {@linkcode Acceptor}. Every field is optional. `Api` types `routes` (and the
+ * routes `peer.call()` reaches on the dialer), `PeerData` the peers' `data`.
+ */
+export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /**
    * The codec of every peer; the acceptor selects the subprotocol `muxws.v1.<codec.name>`.
    *
@@ -60,19 +72,28 @@ export interface AcceptorOptions {
   idleTimeoutMs?: number | false;
   /**
    * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
-   * stream (WSM-STR-003/004). Not set: every stream is refused with `refused`.
+   * stream (WSM-STR-003/004). With `routes`, only streams whose OPEN carries no `:route` come
+   * here. Not set: every such stream is refused with `refused`.
    */
-  onStream?: (stream: Stream, peer: Peer) => unknown;
+  onStream?: (stream: Stream, peer: Peer<Api, PeerData>) => unknown;
+  /**
+   * The routes this acceptor serves (WSM-APP-003): each route name maps to a handler `(input,
+   * ctx) => output`, an async generator of messages, or `{ input: <Standard Schema>, handler }`;
+   * `ctx` holds `peer`, `stream`, `headers` and `signal`. A stream whose OPEN header `:route`
+   * names one is served by it; one naming no route is reset with `not_found`, an input its
+   * schema refuses with `invalid`. Checked at construction (`TypeError`).
+   */
+  routes?: Routes<Api, RouteContext<Peer<Api, PeerData>>>;
   /** A socket opened: the peer exists, before any of its streams. */
-  onPeer?: (peer: Peer) => void;
+  onPeer?: (peer: Peer<Api, PeerData>) => void;
   /** A peer's session ended, for any reason; its streams have already failed. */
-  onPeerClose?: (peer: Peer, info: PeerCloseInfo) => void;
+  onPeerClose?: (peer: Peer<Api, PeerData>, info: PeerCloseInfo) => void;
   /**
    * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
    * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
    * `console.error`; without `onError`, errors go to `console.error`.
    */
-  onError?: (error: unknown, peer?: Peer) => void;
+  onError?: (error: unknown, peer?: Peer<Api, PeerData>) => void;
   /**
    * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
    * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
@@ -89,9 +110,10 @@ export interface AcceptorOptions {
 
 /**
  * One accepted socket (WSM-ACC-004). Created by {@linkcode Acceptor.accept} or
- * {@linkcode Acceptor.attach}, never constructed directly.
+ * {@linkcode Acceptor.attach}, never constructed directly. `Api` types the routes
+ * {@linkcode Peer.call} and {@linkcode Peer.stream} reach on the dialer, `PeerData` its `data`.
  */
-export interface Peer {
+export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** A random id from `crypto.randomUUID()`. */
   readonly id: string;
   /**
@@ -100,7 +122,7 @@ export interface Peer {
    */
   readonly tags: Set<string>;
   /** Application state; starts `{}`. */
-  data: Record<string, unknown>;
+  data: PeerData;
   /** True once the peer's session has ended. */
   readonly isClosed: boolean;
   /**
@@ -117,6 +139,64 @@ export interface Peer {
   open(payload: unknown, options?: OpenOptions): Stream;
   /** Sends a request to the dialer and resolves with its first answer (WSM-STR-005). */
   request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /**
+   * Calls a route the dialer serves (its `routes` option, WSM-APP-003): a request whose OPEN
+   * carries `:route`, resolving with the handler's output.
+   *
+   * @example Ask the dialer for its locale
+   * ```ts
+   * import { Acceptor, type Peer } from 'muxws/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.locale': { output: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const handle = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const peer: Peer<Api> = handle.peer;
+   * const locale = peer.call('client.locale', undefined);
+   * assert.deepEqual(sent[0], [1, 2, 1, { ':route': 'client.locale' }, null]);
+   * handle.message(JSON.stringify([2, 2, 1, 'en-GB'])); // the dialer's answer, with END
+   * assert.equal(await locale, 'en-GB');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
+   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
+   * anything is sent; otherwise as {@linkcode Peer.request}.
+   */
+  call<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: CallOptions,
+  ): Promise<OutputOf<Api, R>>;
+  /**
+   * Opens a stream on a route the dialer serves (WSM-APP-003): its OPEN carries `:route`; read
+   * the route's messages from it, write to it, end it.
+   *
+   * @example Open a routed stream to the dialer
+   * ```ts
+   * import { Acceptor } from 'muxws/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.log': { input: { level: string }; message: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const { peer } = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const stream = peer.stream('client.log', { level: 'debug' });
+   * assert.deepEqual(sent[0], [1, 2, 0, { ':route': 'client.log' }, { level: 'debug' }]);
+   * stream.reset('cancel');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `end`, `signal`.
+   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
+   * otherwise as {@linkcode Peer.open}.
+   */
+  stream<R extends RouteName<Api>>(route: R, input: InputOf<Api, R>, options?: OpenOptions): Stream;
   /**
    * Closes the socket. Idempotent.
    *
@@ -146,9 +226,9 @@ export interface PeerSink {
 export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
 
 /** The handle {@linkcode Acceptor.attach} returns: the adapter feeds it the socket's events. */
-export interface AttachedPeer {
+export interface AttachedPeer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** The peer of this socket. */
-  readonly peer: Peer;
+  readonly peer: Peer<Api, PeerData>;
   /** One received message. Blobs are read in order: later messages wait for them. */
   message(data: IncomingData): void;
   /** The socket closed. A missing or 0 code counts as 1006 (WSM-WIRE-009). Idempotent. */
