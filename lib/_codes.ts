@@ -187,6 +187,16 @@ export enum ResetCode {
    * that requires one (WSM-APP-001). Receiver: send the hello first.
    */
   HelloRequired = 'hello_required',
+  /**
+   * Either side: the OPEN's `:route` names no route this side serves. Receiver: fix the caller
+   * (a subscription is not re-opened).
+   */
+  NotFound = 'not_found',
+  /**
+   * Either side: the input failed the route's schema; the message summarises the issues.
+   * Receiver: fix the input (a subscription is not re-opened).
+   */
+  Invalid = 'invalid',
 }
 
 /**

@@ -18,9 +18,11 @@ import type {
   DialContext,
   DialTargetInput,
   OpenedOptions,
+  RouteSubscribeOptions,
   SubscribeOptions,
   Subscription,
 } from './dialer_types.ts';
+import type { ApiSpec, OutputOf } from './api.ts';
 import {
   ClosedError,
   ConnectError,
@@ -41,6 +43,14 @@ import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport, type Wire } from './_transport.ts';
+import type { ServedRoutes } from './_routes.ts';
+import {
+  callRoute,
+  checkedRoutes,
+  openRoute,
+  routeSubscribeOptions,
+  streamHandler,
+} from './_route_streams.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
 
@@ -59,7 +69,7 @@ export async function connectOver(
   options: ConnectOptions,
   now: () => number = () => Date.now(),
 ): Promise<Connection> {
-  return await new DialerConnection(transport, target, options, now).start();
+  return await new RoutedConnection(transport, target, options, now).start();
 }
 
 /** The redial (or first-dial spread) being waited for. */
@@ -83,8 +93,9 @@ function message(error: unknown): string {
  * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
  * user code, through one report.
  */
-class DialerConnection implements Connection {
+class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   readonly #options: ConnectOptions;
+  readonly #routes: ServedRoutes | undefined;
   readonly #o: DialOptions;
   readonly #transport: Transport;
   readonly #now: () => number;
@@ -118,6 +129,7 @@ class DialerConnection implements Connection {
     now: () => number,
   ) {
     this.#o = resolveOptions(target, options, transport === undefined);
+    this.#routes = checkedRoutes(options.routes, 'connect');
     this.#transport = transport ?? webSocketTransport(this.#o.WebSocket!, now);
     this.#limits = this.#o.limits;
     this.#options = options;
@@ -139,7 +151,7 @@ class DialerConnection implements Connection {
   }
 
   /** Runs the first connection; resolves with this connection or rejects with ConnectError. */
-  async start(): Promise<Connection> {
+  async start(): Promise<this> {
     const o = this.#o;
     const signal = o.signal;
     if (signal?.aborted) {
@@ -296,7 +308,7 @@ class DialerConnection implements Connection {
 
   #createLink(wire: Wire): Link {
     const options = this.#options;
-    const onStream = options.onStream;
+    const onStream = streamHandler(this.#routes, options.onStream, this as unknown as Connection);
     // The optional fields start absent; the session is set below, before any use.
     const link = { phase: 'hello', establishedAt: this.#now(), inflight: 0 } as Link;
     const session = new Session({
@@ -315,7 +327,7 @@ class DialerConnection implements Connection {
       now: this.#now,
       onStream: onStream === undefined ? undefined : (stream: Stream) => {
         track(link, stream.closed);
-        return onStream(stream, this);
+        return onStream(stream);
       },
       onPublish: (message: PublishMessage) =>
         callContained(this.#report, options.onPublish, message),
@@ -558,6 +570,44 @@ class DialerConnection implements Connection {
     this.#removeHints = undefined;
     this.#removeSignal?.();
     this.#removeSignal = undefined;
+  }
+}
+
+/**
+ * A {@linkcode DialerConnection} with the route methods (WSM-APP-003): `call()`, `stream()`,
+ * and the three-argument `subscribe()`, each the unrouted form with `:route` in its headers.
+ */
+class RoutedConnection extends DialerConnection implements Connection {
+  call<R extends string>(
+    route: R,
+    input: unknown,
+    options?: RequestOptions,
+  ): Promise<OutputOf<ApiSpec, R>> {
+    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
+  }
+
+  stream(route: string, input: unknown, options?: OpenOptions): Stream {
+    return openRoute(this, route, input, options);
+  }
+
+  override subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription>;
+  override subscribe(
+    route: string,
+    input: unknown,
+    options: RouteSubscribeOptions,
+  ): Promise<Subscription>;
+  override subscribe(
+    first: unknown,
+    second: unknown,
+    third?: RouteSubscribeOptions,
+  ): Promise<Subscription> {
+    // Three arguments: a routed subscription, the unrouted one with `:route` in its headers.
+    if (arguments.length !== 3) return super.subscribe(first, second as SubscribeOptions);
+    try {
+      return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 }
 

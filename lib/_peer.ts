@@ -27,6 +27,9 @@ import { callContained } from './_contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { cork } from './_node_ws.ts';
+import type { ApiSpec, OutputOf } from './api.ts';
+import type { ServedRoutes } from './_routes.ts';
+import { callRoute, openRoute, streamHandler } from './_route_streams.ts';
 
 /** What a peer needs of its acceptor; the acceptor holds one for all its peers. */
 export interface PeerHost {
@@ -36,6 +39,8 @@ export interface PeerHost {
   readonly limits: Readonly<Limits>;
   /** The acceptor's `onStream`, if set. */
   readonly onStream: ((stream: Stream, peer: Peer) => unknown) | undefined;
+  /** The acceptor's `routes`, if set (checked). */
+  readonly routes?: ServedRoutes | undefined;
   /** The acceptor's `onPeer`, if set. */
   readonly onPeer: ((peer: Peer) => void) | undefined;
   /** The acceptor's `onHello`, if set. */
@@ -176,6 +181,18 @@ export class PeerImpl implements Peer {
 
   request(payload: unknown, options?: RequestOptions): Promise<unknown> {
     return this.session.request(payload, options);
+  }
+
+  call<R extends string>(
+    route: R,
+    input: unknown,
+    options?: RequestOptions,
+  ): Promise<OutputOf<ApiSpec, R>> {
+    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
+  }
+
+  stream(route: string, input: unknown, options?: OpenOptions): Stream {
+    return openRoute(this, route, input, options);
   }
 
   close(code: number = 1000, reason: string = ''): void {
@@ -402,10 +419,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   // The session reads each callback from its options when it calls it, so the link hands it
   // out bound to the peer then, rather than holding three closures for the peer's lifetime.
   get onStream(): ((stream: Stream) => unknown) | undefined {
-    const onStream = this.#host.onStream;
-    if (onStream === undefined) return undefined;
-    const peer = this.peer;
-    return (stream) => onStream(stream, peer);
+    return streamHandler(this.#host.routes, this.#host.onStream, this.peer as Peer);
   }
 
   get onError(): (error: unknown) => void {

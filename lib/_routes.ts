@@ -5,19 +5,15 @@
  *
  * @module
  */
+import { reservedKeyMessage, reservedKeyOf } from './_reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from './errors.ts';
 import type { Stream } from './stream.ts';
+import { ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
 
 /** The OPEN header carrying the route name (a string). */
 export const ROUTE_HEADER = ':route';
-
-/** The reset code of a `:route` that names no handler. */
-export const NOT_FOUND = 'not_found';
-
-/** The reset code of an input the route's schema refused. */
-export const INVALID = 'invalid';
 
 /** The longest route name, in UTF-16 code units. */
 export const MAX_ROUTE_NAME_LENGTH = 256;
@@ -36,11 +32,6 @@ export interface ServedRoutes {
     | undefined;
 }
 
-/** Whether `key` is a header key muxws reserves for itself (it starts with `:`). */
-export function isReservedHeader(key: string): boolean {
-  return key.startsWith(':');
-}
-
 /**
  * Throws when an application's `headers` use a reserved key, so `:route` and the keys to come
  * stay muxws's.
@@ -51,15 +42,8 @@ export function isReservedHeader(key: string): boolean {
  */
 export function checkHeaders(headers: unknown, what: string): void {
   if (headers === null || typeof headers !== 'object') return;
-  for (const key of Object.keys(headers)) {
-    if (isReservedHeader(key)) {
-      throw new TypeError(
-        `Cannot ${what} as "headers" must not use the reserved key ${
-          describe(key)
-        }: keys starting with ":" are muxws's`,
-      );
-    }
-  }
+  const key = reservedKeyOf(headers as Record<string, unknown>);
+  if (key !== undefined) throw new TypeError(reservedKeyMessage(`Cannot ${what}`, key));
 }
 
 /**
@@ -228,7 +212,7 @@ export async function serveRoute(
     ? routes[name]
     : undefined;
   if (definition === undefined || definition === null) {
-    throw new StreamError(NOT_FOUND, `No route ${describe(name)}`);
+    throw new StreamError(ResetCode.NotFound, `No route ${describe(name)}`);
   }
   let input: unknown = stream.payload;
   let handler: AnyHandler;
@@ -254,7 +238,9 @@ async function validate(
   value: unknown,
 ): Promise<unknown> {
   const result = await schema['~standard'].validate(value);
-  if (result.issues !== undefined) throw new StreamError(INVALID, summariseIssues(result.issues));
+  if (result.issues !== undefined) {
+    throw new StreamError(ResetCode.Invalid, summariseIssues(result.issues));
+  }
   return result.value;
 }
 

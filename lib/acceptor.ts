@@ -74,6 +74,8 @@ import {
 import { guardWsErrors, isWs, listenWs } from './_node_ws.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
+import type { ApiSpec } from './api.ts';
+import { checkedRoutes } from './_route_streams.ts';
 
 /** An empty `except` list, shared. */
 const NO_TAGS: string[] = [];
@@ -140,7 +142,7 @@ const BROADCAST_ALL_TAG = /* @__PURE__ */ '*'.repeat(257);
  * await acceptor.close();
  * ```
  */
-export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
+export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   readonly #codec: Codec;
   readonly #protocol: string;
   readonly #idleTimeoutMs: number;
@@ -172,9 +174,10 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
    * @throws {RangeError} When `idleTimeoutMs` is not a finite number of at least 0 (or `false`),
    * or a limit is invalid.
    */
-  constructor(options: AcceptorOptions<PeerData> = {}) {
-    // Inside, a peer is a Peer of the default data type; the application sees its own.
-    const o = options as AcceptorOptions;
+  constructor(options: AcceptorOptions<Api, PeerData> = {}) {
+    // Inside, a peer is the untyped `Peer`: `Api` and `PeerData` type only what the caller sees.
+    const o = options as unknown as AcceptorOptions;
+    const routes = checkedRoutes(o.routes, 'create Acceptor');
     const codec = o.codec ?? jsonCodec;
     const protocol = subprotocol(codec);
     const limits: Readonly<Limits> = sessionLimits(o.limits);
@@ -193,6 +196,7 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
       codec,
       limits,
       onStream,
+      routes,
       onPeer,
       onHello,
       requireHello: checked.requireHello,
@@ -283,7 +287,7 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
    * @returns The new peer.
    * @throws {TypeError} For an invalid tag.
    */
-  accept(socket: ServerWebSocket, options: AcceptOptions<PeerData> = {}): Peer<PeerData> {
+  accept(socket: ServerWebSocket, options: AcceptOptions<PeerData> = {}): Peer<Api, PeerData> {
     try {
       if ('binaryType' in socket) socket.binaryType = 'arraybuffer';
     } catch {
@@ -296,10 +300,10 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
       { data: options.data as Record<string, unknown> | undefined, tags: options.tags },
       socket.readyState === 1,
     );
-    const peer = link.peer as Peer as Peer<PeerData>;
+    const peer = link.peer;
     if (isWs(socket)) {
       guardWsErrors(socket);
-      if (socket.readyState === 1 && listenWs(socket, link)) return peer;
+      if (socket.readyState === 1 && listenWs(socket, link)) return this.#typed(peer);
     }
     const onMessage: SocketListener = (event) => link.message(event.data);
     const onClose: SocketListener = (event) => {
@@ -316,7 +320,7 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
     socket.addEventListener('close', onClose);
     if (connecting) socket.addEventListener('open', onOpen);
     else if (socket.readyState !== 1) link.closed(CloseCode.Abnormal, ''); // closing or closed
-    return peer;
+    return this.#typed(peer);
   }
 
   /**
@@ -331,11 +335,11 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
    * @returns The handle taking `message(data)`, `closed(code, reason)` and `drain()`.
    * @throws {TypeError} For an invalid tag. @throws {RangeError} For an invalid stream id.
    */
-  attach(sink: PeerSink, options: AttachOptions<PeerData> = {}): AttachedPeer<PeerData> {
+  attach(sink: PeerSink, options: AttachOptions<PeerData> = {}): AttachedPeer<Api, PeerData> {
     const link = this.#attach(sink, false, options as AttachOptions, true);
     // Plain functions, so the handle's methods may be called detached, as they always could.
     return {
-      peer: link.peer as Peer as Peer<PeerData>,
+      peer: this.#typed(link.peer),
       message: (data) => link.message(data),
       closed: (code, reason) => link.closed(code, reason),
       drain: () => link.drain(),
@@ -348,9 +352,16 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
    *
    * @param tag Only peers holding this tag.
    */
-  peers(tag?: string): IterableIterator<Peer<PeerData>> {
-    const list: Peer[] = tag === undefined ? [...this.#peers] : [...(this.#byTag.get(tag) ?? [])];
-    return (list as Peer<unknown>[] as Peer<PeerData>[]).values();
+  peers(tag?: string): IterableIterator<Peer<Api, PeerData>> {
+    const peers = tag === undefined ? this.#peers : this.#byTag.get(tag) ?? [];
+    return [...peers].values() as IterableIterator<unknown> as IterableIterator<
+      Peer<Api, PeerData>
+    >;
+  }
+
+  /** A peer as the application sees it: typed by `Api` and `PeerData`. */
+  #typed(peer: PeerImpl): Peer<Api, PeerData> {
+    return peer as unknown as Peer<Api, PeerData>;
   }
 
   /**
@@ -369,10 +380,14 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
    * @throws {TypeError} (as a rejection) When `tag` or an `except` tag is not a valid tag, or an
    * `except` entry is neither a tag nor a peer.
    */
-  broadcast(tag: string, payload: unknown, options: BroadcastOptions = {}): Promise<number> {
+  broadcast(
+    tag: string,
+    payload: unknown,
+    options: BroadcastOptions<Api, PeerData> = {},
+  ): Promise<number> {
     try {
       checkTag('Cannot broadcast', tag);
-      return Promise.resolve(this.#broadcast(tag, payload, options));
+      return Promise.resolve(this.#broadcast(tag, payload, options as unknown as BroadcastOptions));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -404,9 +419,14 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
    * @returns How many local peers it was handed to.
    * @throws {TypeError} (as a rejection) As {@linkcode Acceptor.broadcast} does.
    */
-  broadcastAll(payload: unknown, options: BroadcastAllOptions = {}): Promise<number> {
+  broadcastAll(
+    payload: unknown,
+    options: BroadcastAllOptions<Api, PeerData> = {},
+  ): Promise<number> {
     try {
-      return Promise.resolve(this.#broadcast(undefined, payload, options));
+      return Promise.resolve(
+        this.#broadcast(undefined, payload, options as unknown as BroadcastAllOptions),
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -503,7 +523,7 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
     const what = 'Cannot broadcast';
     const shown = tag ?? checkTag(what, options.tag ?? '*');
     let except: string[] = NO_TAGS;
-    let exceptPeers: Set<Peer<unknown>> | undefined;
+    let exceptPeers: Set<Peer> | undefined;
     for (const entry of options.except ?? []) {
       if (typeof entry === 'object' && entry !== null && this.#peers.has(entry as PeerImpl)) {
         (exceptPeers ??= new Set()).add(entry);
@@ -569,7 +589,7 @@ export class Acceptor<_Api = unknown, PeerData = Record<string, unknown>> {
     targets: ReadonlySet<PeerImpl> | undefined,
     encoded: string | Uint8Array,
     except: readonly string[],
-    exceptPeers: ReadonlySet<Peer<unknown>> | undefined,
+    exceptPeers: ReadonlySet<Peer> | undefined,
   ): number {
     if (!targets || targets.size === 0) return 0;
     let count = 0;

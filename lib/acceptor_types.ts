@@ -10,6 +10,17 @@ import type { Codec } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import type { Backplane } from './backplane.ts';
+import type {
+  ApiSpec,
+  CallOptions,
+  HelloOf,
+  InputOf,
+  OutputOf,
+  RouteContext,
+  RouteName,
+  Routes,
+  WelcomeOf,
+} from './api.ts';
 
 /**
  * Which `Origin` an upgrade may come from (WSM-ACC-003):
@@ -38,9 +49,9 @@ export interface PeerCloseInfo {
  * The dialer's hello as the acceptor received it (WSM-APP-001): the payload and headers of its
  * OPEN of stream 1. {@linkcode Peer.hello} holds it, frozen, once it was accepted.
  */
-export interface PeerHello {
+export interface PeerHello<Payload = unknown> {
   /** The hello's payload. */
-  readonly payload: unknown;
+  readonly payload: Payload;
   /** The hello's headers, `null` when none were sent. */
   readonly headers: Readonly<Record<string, unknown>> | null;
 }
@@ -71,8 +82,11 @@ export type AuthorizeResult<PeerData = Record<string, unknown>> =
   | Response
   | Authorized<PeerData>;
 
-/** The options of {@linkcode Acceptor}. Every field is optional. */
-export interface AcceptorOptions<PeerData = Record<string, unknown>> {
+/**
+ * The options of {@linkcode Acceptor}. Every field is optional. `Api` types `routes` (and the
+ * routes `peer.call()` reaches on the dialer), `PeerData` the peers' `data`.
+ */
+export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /**
    * The codec of every peer; the acceptor selects the subprotocol `muxws.v1.<codec.name>`.
    *
@@ -97,9 +111,10 @@ export interface AcceptorOptions<PeerData = Record<string, unknown>> {
   idleTimeoutMs?: number | false;
   /**
    * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
-   * stream (WSM-STR-003/004). Not set: every stream is refused with `refused`.
+   * stream (WSM-STR-003/004). With `routes`, only streams whose OPEN carries no `:route` come
+   * here. Not set: every such stream is refused with `refused`.
    */
-  onStream?: (stream: Stream, peer: Peer<PeerData>) => unknown;
+  onStream?: (stream: Stream, peer: Peer<Api, PeerData>) => unknown;
   /**
    * Runs for the dialer's hello (WSM-APP-001), the OPEN of stream 1 with the HELLO flag. Its
    * return value (or what its promise resolves to) is sent as the last message with END: the
@@ -108,7 +123,10 @@ export interface AcceptorOptions<PeerData = Record<string, unknown>> {
    * to `onError`; anything else with `internal`, reported), which the dialer reports as
    * `HelloRejectedError`. Not set: the hello goes to `onStream` with `stream.isHello`.
    */
-  onHello?: (hello: PeerHello, peer: Peer<PeerData>) => unknown;
+  onHello?: (
+    hello: PeerHello<HelloOf<Api>>,
+    peer: Peer<Api, PeerData>,
+  ) => WelcomeOf<Api> | Promise<WelcomeOf<Api>>;
   /**
    * Until the hello is acknowledged, every other OPEN is reset with `hello_required` and never
    * reaches a handler, and a peer that sends no hello within `helloTimeoutMs` of opening is
@@ -135,16 +153,24 @@ export interface AcceptorOptions<PeerData = Record<string, unknown>> {
     request: Request,
     info: AuthorizeInfo,
   ) => AuthorizeResult<PeerData> | Promise<AuthorizeResult<PeerData>>;
+  /**
+   * The routes this acceptor serves (WSM-APP-003): each route name maps to a handler `(input,
+   * ctx) => output`, an async generator of messages, or `{ input: <Standard Schema>, handler }`;
+   * `ctx` holds `peer`, `stream`, `headers` and `signal`. A stream whose OPEN header `:route`
+   * names one is served by it; one naming no route is reset with `not_found`, an input its
+   * schema refuses with `invalid`. Checked at construction (`TypeError`).
+   */
+  routes?: Routes<Api, RouteContext<Peer<Api, PeerData>>>;
   /** A socket opened: the peer exists, before any of its streams. */
-  onPeer?: (peer: Peer<PeerData>) => void;
+  onPeer?: (peer: Peer<Api, PeerData>) => void;
   /** A peer's session ended, for any reason; its streams have already failed. */
-  onPeerClose?: (peer: Peer<PeerData>, info: PeerCloseInfo) => void;
+  onPeerClose?: (peer: Peer<Api, PeerData>, info: PeerCloseInfo) => void;
   /**
    * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
    * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
    * `console.error`; without `onError`, errors go to `console.error`.
    */
-  onError?: (error: unknown, peer?: Peer<PeerData>) => void;
+  onError?: (error: unknown, peer?: Peer<Api, PeerData>) => void;
   /**
    * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
    * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
@@ -161,9 +187,10 @@ export interface AcceptorOptions<PeerData = Record<string, unknown>> {
 
 /**
  * One accepted socket (WSM-ACC-004). Created by {@linkcode Acceptor.accept} or
- * {@linkcode Acceptor.attach}, never constructed directly.
+ * {@linkcode Acceptor.attach}, never constructed directly. `Api` types the routes
+ * {@linkcode Peer.call} and {@linkcode Peer.stream} reach on the dialer, `PeerData` its `data`.
  */
-export interface Peer<PeerData = Record<string, unknown>> {
+export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** A random id from `crypto.randomUUID()`. */
   readonly id: string;
   /**
@@ -177,7 +204,7 @@ export interface Peer<PeerData = Record<string, unknown>> {
    * The dialer's hello once `onHello` accepted it: a frozen copy of its payload and headers
    * (WSM-APP-001); `undefined` before, and without `onHello`.
    */
-  readonly hello: PeerHello | undefined;
+  readonly hello: PeerHello<HelloOf<Api>> | undefined;
   /** True once the peer's session has ended. */
   readonly isClosed: boolean;
   /**
@@ -194,6 +221,64 @@ export interface Peer<PeerData = Record<string, unknown>> {
   open(payload: unknown, options?: OpenOptions): Stream;
   /** Sends a request to the dialer and resolves with its first answer (WSM-STR-005). */
   request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /**
+   * Calls a route the dialer serves (its `routes` option, WSM-APP-003): a request whose OPEN
+   * carries `:route`, resolving with the handler's output.
+   *
+   * @example Ask the dialer for its locale
+   * ```ts
+   * import { Acceptor, type Peer } from 'muxws/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.locale': { output: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const handle = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const peer: Peer<Api> = handle.peer;
+   * const locale = peer.call('client.locale', undefined);
+   * assert.deepEqual(sent[0], [1, 2, 1, { ':route': 'client.locale' }, null]);
+   * handle.message(JSON.stringify([2, 2, 1, 'en-GB'])); // the dialer's answer, with END
+   * assert.equal(await locale, 'en-GB');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
+   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
+   * anything is sent; otherwise as {@linkcode Peer.request}.
+   */
+  call<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: CallOptions,
+  ): Promise<OutputOf<Api, R>>;
+  /**
+   * Opens a stream on a route the dialer serves (WSM-APP-003): its OPEN carries `:route`; read
+   * the route's messages from it, write to it, end it.
+   *
+   * @example Open a routed stream to the dialer
+   * ```ts
+   * import { Acceptor } from 'muxws/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.log': { input: { level: string }; message: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const { peer } = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const stream = peer.stream('client.log', { level: 'debug' });
+   * assert.deepEqual(sent[0], [1, 2, 0, { ':route': 'client.log' }, { level: 'debug' }]);
+   * stream.reset('cancel');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `end`, `signal`.
+   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
+   * otherwise as {@linkcode Peer.open}.
+   */
+  stream<R extends RouteName<Api>>(route: R, input: InputOf<Api, R>, options?: OpenOptions): Stream;
   /**
    * Closes the socket. Idempotent.
    *
@@ -223,9 +308,9 @@ export interface PeerSink {
 export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
 
 /** The handle {@linkcode Acceptor.attach} returns: the adapter feeds it the socket's events. */
-export interface AttachedPeer<PeerData = Record<string, unknown>> {
+export interface AttachedPeer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** The peer of this socket. */
-  readonly peer: Peer<PeerData>;
+  readonly peer: Peer<Api, PeerData>;
   /** One received message. Blobs are read in order: later messages wait for them. */
   message(data: IncomingData): void;
   /** The socket closed. A missing or 0 code counts as 1006 (WSM-WIRE-009). Idempotent. */
@@ -304,19 +389,20 @@ export interface UpgradeAccepted<PeerData = Record<string, unknown>>
   protocol: string;
 }
 
-/** The options of {@linkcode Acceptor.broadcast}. */
-export interface BroadcastOptions {
+/** The options of {@linkcode Acceptor.broadcast}; the type parameters are the acceptor's. */
+export interface BroadcastOptions<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** The PUBLISH frame's headers. @default {null} */
   headers?: Record<string, unknown> | null;
   /**
    * Skipped: peers holding any of these tags, and these peers themselves (so the sender of a
    * message can be left out of its broadcast). Only tags reach other nodes.
    */
-  except?: Iterable<string | Peer<unknown>>;
+  except?: Iterable<string | Peer<Api, PeerData>>;
 }
 
 /** The options of {@linkcode Acceptor.broadcastAll}. */
-export interface BroadcastAllOptions extends BroadcastOptions {
+export interface BroadcastAllOptions<Api = ApiSpec, PeerData = Record<string, unknown>>
+  extends BroadcastOptions<Api, PeerData> {
   /** The tag the dialers receive the PUBLISH with (their `onPublish`). @default {'*'} */
   tag?: string;
 }

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Stream } from './stream.ts';
+import type { RequestOptions, Stream } from './stream.ts';
 
 /**
  * One route of an {@linkcode ApiSpec}: what the caller sends, and what comes back (a single
@@ -369,3 +369,19 @@ export type RouteDefinition<Input = unknown, Result = unknown, Ctx = RouteContex
 export type Routes<Api, Ctx = RouteContext> = {
   [R in RouteName<Api>]?: RouteDefinition<InputOf<Api, R>, RouteResultOf<Api, R>, Ctx>;
 };
+
+/**
+ * Options of a routed call (`connection.call()`, `peer.call()`): those of `request()`, whose
+ * `headers` are sent beside `:route` and must not use a reserved key (one starting with `:`).
+ *
+ * @example A call that gives up after five seconds
+ * ```ts
+ * import type { CallOptions } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const options: CallOptions = { headers: { trace: 'abc' }, timeoutMs: 5000 };
+ * // await connection.call('chat.say', { text: 'hi' }, options)
+ * assert.equal(options.timeoutMs, 5000);
+ * ```
+ */
+export type CallOptions = RequestOptions;

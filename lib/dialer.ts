@@ -10,6 +10,7 @@
 import type { CloseCodes, Connection, ConnectOptions, DialTargetInput } from './dialer_types.ts';
 import { DEFAULT_SERVICE_RESTART, DEFAULT_TERMINAL } from './_codes.ts';
 import { connectOver } from './_connection.ts';
+import type { ApiSpec } from './api.ts';
 
 export * from './dialer_types.ts';
 
@@ -95,9 +96,11 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  * assert.equal((error.cause as Error).message, 'no credentials');
  * ```
  */
-export async function connect(
+export async function connect<Api = ApiSpec>(
   target: DialTargetInput,
-  options: ConnectOptions = {},
-): Promise<Connection> {
-  return await connectOver(undefined, target, options);
+  options: ConnectOptions<Api> = {},
+): Promise<Connection<Api>> {
+  // The connection is untyped inside: `Api` types only what the caller sees.
+  const connection = await connectOver(undefined, target, options as unknown as ConnectOptions);
+  return connection as unknown as Connection<Api>;
 }

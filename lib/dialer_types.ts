@@ -11,6 +11,18 @@ import type { Hello, HelloOptions } from './hello.ts';
 import type { Limits } from './limits.ts';
 import type { RandomDraw, Reconnect, ReconnectOptions } from './schedule.ts';
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
+import type {
+  ApiSpec,
+  CallOptions,
+  HelloOf,
+  InputOf,
+  MessageOf,
+  OutputOf,
+  RouteContext,
+  RouteName,
+  Routes,
+  WelcomeOf,
+} from './api.ts';
 
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
@@ -54,11 +66,22 @@ export type DialTargetInput =
   | DialTarget
   | ((ctx: DialContext) => string | URL | DialTarget | Promise<string | URL | DialTarget>);
 
-/** The hello of {@linkcode ConnectOptions.hello}: fixed, or computed per attempt (WSM-DIAL-004). */
-export type HelloInput =
+/**
+ * The hello of {@linkcode ConnectOptions.hello}: fixed, or computed per attempt (WSM-DIAL-004).
+ * `Payload` types the options' `payload` (an `Api`'s `HelloOf<Api>`).
+ */
+export type HelloInput<Payload = unknown> =
   | Hello
-  | HelloOptions
-  | ((ctx: DialContext) => Hello | HelloOptions | Promise<Hello | HelloOptions>);
+  | TypedHelloOptions<Payload>
+  | ((
+    ctx: DialContext,
+  ) => Hello | TypedHelloOptions<Payload> | Promise<Hello | TypedHelloOptions<Payload>>);
+
+/** {@linkcode HelloOptions} whose `payload` is typed `Payload`. */
+export type TypedHelloOptions<Payload = unknown> = Omit<HelloOptions, 'payload'> & {
+  /** The hello payload, deep-copied at construction; see {@linkcode HelloOptions.payload}. */
+  payload?: Payload;
+};
 
 /** The close-code policy of the redial loop (WSM-RCN-020). */
 export interface CloseCodes {
@@ -196,6 +219,16 @@ export interface SubscribeOptions {
   dedupe?: DedupeOptions;
 }
 
+/**
+ * Options of a routed {@linkcode Connection.subscribe} (three arguments): those of the unrouted
+ * form, with `onMessage` typed by the route's messages; `headers` must not use a reserved key.
+ */
+export interface RouteSubscribeOptions<Message = unknown>
+  extends Omit<SubscribeOptions, 'onMessage'> {
+  /** Called with each message the route's handler writes. */
+  onMessage: (message: Message) => unknown;
+}
+
 /** A standing interest registered by {@linkcode Connection.subscribe}. */
 export interface Subscription {
   /** False once cancelled. */
@@ -232,7 +265,7 @@ export interface OpenedOptions {
  * assert.deepEqual(target({ attempt: 2 } as DialContext).protocols, ['token.2']);
  * ```
  */
-export interface ConnectOptions {
+export interface ConnectOptions<Api = ApiSpec> {
   /**
    * The codec; its name selects the subprotocol `muxws.v1.<name>`.
    *
@@ -240,7 +273,7 @@ export interface ConnectOptions {
    */
   codec?: Codec;
   /** The hello sent on id 1 of every connection; none: established when the socket opens. */
-  hello?: HelloInput;
+  hello?: HelloInput<HelloOf<Api>>;
   /**
    * The backoff schedule, or `false` to never redial.
    *
@@ -297,8 +330,18 @@ export interface ConnectOptions {
   WebSocket?: DialerSocketConstructor;
   /** Aborting it closes the connection for good (before the first connection: `connect()` rejects). */
   signal?: AbortSignal;
-  /** Acceptor-opened streams; none set: they are refused with `refused`. */
-  onStream?: (stream: Stream, connection: Connection) => unknown;
+  /**
+   * Acceptor-opened streams (with `routes`, those whose OPEN carries no `:route`); none set:
+   * they are refused with `refused`.
+   */
+  onStream?: (stream: Stream, connection: Connection<Api>) => unknown;
+  /**
+   * The routes this dialer serves for the acceptor's `peer.call()` and `peer.stream()`
+   * (WSM-APP-003), the same handler shapes as the acceptor's `routes`, `ctx.peer` being this
+   * connection. A `:route` naming none is reset with `not_found`. Checked by `connect()`
+   * (`TypeError`).
+   */
+  routes?: Routes<Api, RouteContext<Connection<Api>>>;
   /** PUBLISH frames. */
   onPublish?: (message: PublishMessage) => unknown;
   /** Every establishment. */
@@ -337,11 +380,11 @@ export interface ConnectOptions {
  * console.log(answer, connection.state);
  * ```
  */
-export interface Connection extends AsyncDisposable {
+export interface Connection<Api = ApiSpec> extends AsyncDisposable {
   /** `connecting`, `open`, `reconnecting` or `closed`. */
   readonly state: ConnectionState;
   /** The acceptor's hello acknowledgement value on the current (or last) connection. */
-  readonly welcome: unknown;
+  readonly welcome: WelcomeOf<Api> | undefined;
   /** Resolves once the connection is closed for good, with the final close information. */
   readonly closed: Promise<CloseInfo>;
   /**
@@ -353,8 +396,86 @@ export interface Connection extends AsyncDisposable {
   open(payload: unknown, options?: OpenOptions): Stream;
   /** Sends a request (WSM-STR-005); rejects with `NotConnectedError` at once while not open. */
   request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /**
+   * Calls a route the acceptor serves (WSM-APP-003): a request (WSM-STR-005) whose OPEN
+   * carries the route name in the reserved header `:route`, resolving with the handler's output.
+   * `request()` stays the unrouted form.
+   *
+   * @example A typed call
+   * ```ts ignore
+   * import { connect } from 'muxws';
+   *
+   * type Api = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
+   * await using connection = await connect<Api>('wss://example.com/ws');
+   * const { delivered } = await connection.call('chat.say', { text: 'hi' }, { timeoutMs: 5000 });
+   * console.log(delivered);
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
+   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
+   * anything is sent; otherwise as {@linkcode Connection.request}: `StreamResetError` with
+   * `not_found` (no such route) or `invalid` (the input failed the route's schema).
+   */
+  call<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: CallOptions,
+  ): Promise<OutputOf<Api, R>>;
+  /**
+   * Opens a stream on a route the acceptor serves (WSM-APP-003): its OPEN carries `:route`;
+   * read the route's messages from it (an async generator's yields), write to it, end it.
+   * `open()` stays the unrouted form.
+   *
+   * @example Read a feed, then stop it
+   * ```ts ignore
+   * import { connect } from 'muxws';
+   *
+   * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
+   * await using connection = await connect<Api>('wss://example.com/ws');
+   * const feed = connection.stream('ticker', { symbol: 'ACME' }, { end: true });
+   * for await (const tick of feed) if ((tick as { price: number }).price > 100) break;
+   * feed.reset('cancel');
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `end`, `signal`.
+   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
+   * otherwise as {@linkcode Connection.open}.
+   */
+  stream<R extends RouteName<Api>>(route: R, input: InputOf<Api, R>, options?: OpenOptions): Stream;
   /** Registers a standing subscription (WSM-SUB-001..003). */
   subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Registers a standing subscription to a route the acceptor serves (WSM-SUB-001..003,
+   * WSM-APP-003): the subscription's OPEN carries `:route`, and is re-opened on every new
+   * connection like the unrouted form's. Told apart from it by its three arguments.
+   *
+   * @example A typed feed
+   * ```ts ignore
+   * import { connect } from 'muxws';
+   *
+   * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
+   * await using connection = await connect<Api>('wss://example.com/ws');
+   * const feed = await connection.subscribe('ticker', { symbol: 'ACME' }, {
+   *   onMessage: (tick) => console.log(tick.price),
+   * });
+   * feed.unsubscribe();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload (captured by value).
+   * @param options As the unrouted form's, `onMessage` typed; `headers` with no reserved key.
+   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
+   * anything is sent; otherwise as the unrouted form.
+   */
+  subscribe<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options: RouteSubscribeOptions<MessageOf<Api, R>>,
+  ): Promise<Subscription>;
   /**
    * Closes for good (WSM-DIAL-007); idempotent.
    *

@@ -2,7 +2,7 @@
 // socket pair (WSM-DIAL-001..004, 006, 008, 012, WSM-WIRE-001, 009).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type DialContext } from '../lib/dialer.ts';
+import { connect, type Connection, type DialContext } from '../lib/dialer.ts';
 import {
   ConnectError,
   Hello,
@@ -383,7 +383,8 @@ test('WSM-DIAL-008 onStream receives acceptor-opened streams with the connection
   const server = new FakeServer();
   const acceptor = new TestAcceptor();
   serveFake(server, acceptor);
-  const connection = await connect(URL_, {
+  // Annotated: `assert.equal` narrows, so the callback's type would depend on `connection`'s.
+  const connection: Connection = await connect(URL_, {
     WebSocket: server.WebSocket,
     onStream: (stream, conn) => {
       assert.equal(conn, connection);

@@ -30,30 +30,44 @@ test('the route types accept every right use and refuse each marked wrong one (W
   assert.equal(status, 0, output);
 });
 
-test('the route types refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)', () => {
-  const source = readFileSync(join(root, 'tests', 'types', 'routes_fail.ts'), 'utf8');
-  const lines = source.split('\n');
-  const marked: number[] = [];
-  const unmarked = lines.map((line, i) => {
-    if (!EXPECT_ERROR.test(line)) return line;
-    marked.push(i + 2); // the wrong use is on the line after the mark (1-based)
-    return '//'; // keeps every line where it was
-  }).join('\n')
-    .replaceAll(`'../../lib/`, `'${pathToFileURL(join(root, 'lib')).href}/`);
-  assert.ok(marked.length >= 10, `expected the marked lines, found ${marked.length}`);
-  const dir = mkdtempSync(join(tmpdir(), 'muxws-types-'));
-  try {
-    const file = join(dir, 'routes_unmarked.ts');
-    writeFileSync(file, unmarked);
-    const { status, output } = denoCheck(file);
-    assert.notEqual(status, 0, 'the unmarked copy should fail to check');
-    const failing = new Set(
-      [...output.matchAll(/routes_unmarked\.ts:(\d+):\d+/g)].map((match) => Number(match[1])),
-    );
-    for (const line of marked) {
-      assert.ok(failing.has(line), `expected a type error on line ${line}:\n${output}`);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+test('connect<Api>() and new Acceptor<Api, PeerData>() type both sides end to end (WSM-APP-003)', () => {
+  const { status, output } = denoCheck('tests/types/api_ok.ts', 'tests/types/api_fail.ts');
+  assert.equal(status, 0, output);
 });
+
+for (
+  const [name, rules] of [
+    ['routes', 'the route types'],
+    ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>'],
+  ] as const
+) {
+  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)`, () => {
+    const source = readFileSync(join(root, 'tests', 'types', `${name}_fail.ts`), 'utf8');
+    const lines = source.split('\n');
+    const marked: number[] = [];
+    const unmarked = lines.map((line, i) => {
+      if (!EXPECT_ERROR.test(line)) return line;
+      marked.push(i + 2); // the wrong use is on the line after the mark (1-based)
+      return '//'; // keeps every line where it was
+    }).join('\n')
+      .replaceAll(`'../../lib/`, `'${pathToFileURL(join(root, 'lib')).href}/`);
+    assert.ok(marked.length >= 10, `expected the marked lines, found ${marked.length}`);
+    const dir = mkdtempSync(join(tmpdir(), 'muxws-types-'));
+    try {
+      const file = join(dir, `${name}_unmarked.ts`);
+      writeFileSync(file, unmarked);
+      const { status, output } = denoCheck(file);
+      assert.notEqual(status, 0, 'the unmarked copy should fail to check');
+      const failing = new Set(
+        [...output.matchAll(new RegExp(`${name}_unmarked\\.ts:(\\d+):\\d+`, 'g'))].map((
+          match,
+        ) => Number(match[1])),
+      );
+      for (const line of marked) {
+        assert.ok(failing.has(line), `expected a type error on line ${line}:\n${output}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}

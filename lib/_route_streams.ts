@@ -1,0 +1,167 @@
+/**
+ * Routes on a live connection (WSM-APP-003), what both sides add to their session: the stream
+ * handler that sends a received stream naming a `:route` to {@linkcode serveRoute} and any other
+ * to the application's `onStream`, and the OPEN headers of a routed call, stream or
+ * subscription. Internal: the acceptor's peers and the dialer's connection build on it.
+ *
+ * @module
+ */
+import { MUXWS, type WithMuxws } from './_reserved.ts';
+import { control, type OpenOptions, type RequestOptions, type Stream } from './stream.ts';
+import { ResetCode } from './_codes.ts';
+import { mustBe } from './_describe.ts';
+import { isHeaders } from './_frame.ts';
+import {
+  checkHeaders,
+  checkRouteName,
+  checkRoutes,
+  ROUTE_HEADER,
+  routeOf,
+  type ServedRoutes,
+  serveRoute,
+} from './_routes.ts';
+
+/**
+ * A side's `routes` option, checked ({@linkcode checkRoutes}).
+ *
+ * @param routes The option's value.
+ * @param what What was attempted, for the message: `create Acceptor`, `connect`.
+ * @throws {TypeError} Naming the route and the value found.
+ */
+export function checkedRoutes(routes: unknown, what: string): ServedRoutes | undefined {
+  checkRoutes(routes, what);
+  return routes;
+}
+
+/** Why an unrouted stream is refused when only `routes` are served. */
+const NO_HANDLER = 'No stream handler';
+
+/**
+ * The session's stream handler for a side serving `routes` (when set) beside `onStream`: a
+ * stream whose OPEN carries `:route` is served by {@linkcode serveRoute} with `ctx = { peer,
+ * stream, headers, signal }`, any other goes to `onStream`, or, without one, is refused with
+ * `refused` (counted toward the reset budget, as the session's own refusal is). `undefined` when
+ * neither is set, so the session refuses every stream itself.
+ *
+ * @param routes The side's checked `routes` option.
+ * @param onStream The side's `onStream` option.
+ * @param peer The handlers' second argument: the acceptor's `Peer`, the dialer's `Connection`.
+ */
+export function streamHandler<P>(
+  routes: ServedRoutes | undefined,
+  onStream: ((stream: Stream, peer: P) => unknown) | undefined,
+  peer: P,
+): ((stream: Stream) => unknown) | undefined {
+  if (routes === undefined) {
+    return onStream === undefined ? undefined : (stream) => onStream(stream, peer);
+  }
+  return (stream) => {
+    if (routeOf(stream.headers) === undefined) {
+      if (onStream !== undefined) return onStream(stream, peer);
+      control.fail(stream, ResetCode.Refused, NO_HANDLER);
+      return undefined;
+    }
+    return serveRoute(routes, stream, {
+      peer,
+      stream,
+      headers: stream.headers ?? {},
+      signal: signalOf(stream),
+    });
+  };
+}
+
+/**
+ * The handler's `signal` for `stream`, aborted with the `StreamResetError` when the stream is
+ * reset, times out or its connection is lost.
+ */
+function signalOf(stream: Stream): AbortSignal {
+  // The stream has no signal of its own here: one aborted when `stream.closed` rejects.
+  const controller = new AbortController();
+  stream.closed.catch((error: unknown) => controller.abort(error));
+  return controller.signal;
+}
+
+/**
+ * The options of a routed call, stream or subscription: the application's, with muxws's own part
+ * setting `:route` to `route` (see `lib/_reserved.ts`), once the route name and the application's
+ * `headers` are checked, before anything is sent.
+ *
+ * @param route The route name.
+ * @param options The application's options (their `headers`: a plain object, `null` or absent).
+ * @param action What was attempted, for the messages: `call a route`, `subscribe to a route`.
+ * @param operation The operation an encode error names: `call()`, `stream()`, `subscribe()`.
+ * @throws {TypeError} When `route` is not a route name, `headers` not a plain object or null, or
+ * `headers` uses a reserved key.
+ */
+export function routed<O extends { headers?: Record<string, unknown> | null }>(
+  route: unknown,
+  options: O | undefined,
+  action: string,
+  operation: string,
+): WithMuxws<O> {
+  checkRouteName(route, action);
+  const what = `${action} ${JSON.stringify(route)}`;
+  const headers = options?.headers;
+  if (headers !== undefined && !isHeaders(headers)) {
+    throw new TypeError(mustBe(what, 'headers', 'a plain object or null', headers));
+  }
+  checkHeaders(headers, what);
+  const muxws = { headers: { [ROUTE_HEADER]: route }, operation };
+  return { ...options, [MUXWS]: muxws } as unknown as WithMuxws<O>;
+}
+
+/** What a routed call or stream goes through: a side's unrouted `request()` and `open()`. */
+export interface RouteOpener {
+  /** The side's `request()`. */
+  request(payload: unknown, options?: WithMuxws<RequestOptions>): Promise<unknown>;
+  /** The side's `open()`. */
+  open(payload: unknown, options?: WithMuxws<OpenOptions>): Stream;
+}
+
+/**
+ * A routed call through `side.request()`: `:route` set in the OPEN headers once the route name
+ * and the headers are checked; a bad one rejects before anything is sent.
+ */
+export function callRoute(
+  side: RouteOpener,
+  route: unknown,
+  input: unknown,
+  options?: RequestOptions,
+): Promise<unknown> {
+  let routedOptions: WithMuxws<RequestOptions>;
+  try {
+    routedOptions = routed(route, options, 'call a route', 'call()');
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return side.request(input, routedOptions);
+}
+
+/**
+ * A routed stream through `side.open()`: `:route` set in the OPEN headers once the route name
+ * and the headers are checked; a bad one throws before anything is sent.
+ */
+export function openRoute(
+  side: RouteOpener,
+  route: unknown,
+  input: unknown,
+  options?: OpenOptions,
+): Stream {
+  return side.open(input, routed(route, options, 'open a routed stream', 'stream()'));
+}
+
+/**
+ * The options of a routed subscription as the unrouted form takes them: `:route` in their
+ * `headers`, once the route name and the headers are checked. Options that are not an object
+ * are returned as they are, for the unrouted form's checks to name.
+ *
+ * @throws {TypeError} For a bad route name or headers.
+ */
+export function routeSubscribeOptions<O extends { headers?: Record<string, unknown> | null }>(
+  route: unknown,
+  options: O,
+): WithMuxws<O> {
+  return options !== null && typeof options === 'object'
+    ? routed(route, options, 'subscribe to a route', 'subscribe()')
+    : (checkRouteName(route, 'subscribe to a route'), options);
+}

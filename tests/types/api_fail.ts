@@ -1,0 +1,56 @@
+// deno-fmt-ignore-file: each wrong use must stay on the one line after its directive
+// What must NOT type-check, end to end: each wrong use sits on the line after a
+// `@ts-expect-error`, so this file checks only while every one of them is an error.
+// tests/types_test.ts also checks that, with those comments removed, the file fails.
+import { connect } from '../../lib/dialer.ts';
+import { Acceptor, type Peer } from '../../lib/acceptor.ts';
+
+type Api = {
+  ':hello': { input: { room: string }; output: { motd: string } };
+  'chat.say': { input: { text: string }; output: { delivered: number } };
+  ticker: { input: { symbol: string }; message: { price: number } };
+  'client.locale': { output: string };
+};
+type PeerData = { user: string };
+
+export async function dialer(): Promise<void> {
+  const connection = await connect<Api>('wss://example.com/ws');
+  // @ts-expect-error the input of chat.say has a string `text`
+  await connection.call('chat.say', { text: 1 });
+  // @ts-expect-error no route is called chat.shout
+  await connection.call('chat.shout', { text: 'hi' });
+  // @ts-expect-error the output of chat.say has no `sent`
+  (await connection.call('chat.say', { text: 'hi' })).sent;
+  // @ts-expect-error the reserved hello key is not a route
+  await connection.call(':hello', { room: 'lobby' });
+  // @ts-expect-error a ticker message has no `symbol`
+  connection.subscribe('ticker', { symbol: 'A' }, { onMessage: (tick) => tick.symbol });
+  // @ts-expect-error the input of ticker has a `symbol`
+  connection.stream('ticker', { sym: 'A' });
+  // @ts-expect-error the welcome is { motd: string } | undefined
+  connection.welcome.motd;
+  // @ts-expect-error the hello payload has a string `room`
+  await connect<Api>('wss://example.com/ws', { hello: { payload: { room: 1 } } });
+}
+
+export const wrongOutput = new Acceptor<Api, PeerData>({
+  routes: {
+    // @ts-expect-error chat.say answers { delivered: number }
+    'chat.say': ({ text }) => ({ delivered: text }),
+  },
+});
+
+export const wrongData = new Acceptor<Api, PeerData>({
+  // @ts-expect-error peer.data has no `room`
+  onPeer: (peer) => peer.data.room,
+});
+
+export const unknownRoute = new Acceptor<Api, PeerData>({
+  // @ts-expect-error no route is called chat.shout
+  routes: { 'chat.shout': () => ({ delivered: 1 }) },
+});
+
+export async function acceptorCalls(peer: Peer<Api, PeerData>): Promise<void> {
+  // @ts-expect-error client.locale answers a string
+  (await peer.call('client.locale', undefined)).toFixed();
+}

@@ -1,0 +1,69 @@
+// What must type-check: both sides typed end to end from one Api, through `connect<Api>()` and
+// `new Acceptor<Api, PeerData>()`. Checked by tests/types_test.ts with `deno check`; nothing
+// here runs.
+import { connect, type Connection, type Stream } from 'muxws';
+import { Acceptor, type Peer } from 'muxws/acceptor';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
+  : false;
+function expectType<T extends true>(): T | undefined {
+  return undefined;
+}
+
+type Price = { symbol: string; price: number };
+type Api = {
+  ':hello': { input: { room: string }; output: { motd: string } };
+  'chat.say': { input: { text: string }; output: { delivered: number } };
+  ticker: { input: { symbol: string }; message: Price };
+  'client.locale': { output: string };
+};
+type PeerData = { user: string; room: string };
+
+export async function dialer(): Promise<void> {
+  const connection = await connect<Api>('wss://example.com/ws', {
+    hello: { payload: { room: 'lobby' } },
+    routes: { 'client.locale': (_input, { peer }) => peer.state === 'open' ? 'en-GB' : 'en' },
+  });
+  expectType<Equal<typeof connection, Connection<Api>>>();
+  const { delivered } = await connection.call('chat.say', { text: 'hi' }, { timeoutMs: 5000 });
+  expectType<Equal<typeof delivered, number>>();
+  expectType<Equal<typeof connection.welcome, { motd: string } | undefined>>();
+  const feed: Stream = connection.stream('ticker', { symbol: 'ACME' });
+  feed.reset('cancel');
+  const subscription = await connection.subscribe('ticker', { symbol: 'ACME' }, {
+    onMessage: (tick) => tick.price.toFixed(2),
+  });
+  subscription.unsubscribe();
+  // The unrouted forms keep working, untyped.
+  const answer = await connection.request({ op: 'time' });
+  expectType<Equal<typeof answer, unknown>>();
+  await connection.subscribe({ room: 'lobby' }, { onMessage: (message) => message });
+
+  // Untyped code is unchanged: every part unknown.
+  const plain = await connect('wss://example.com/ws');
+  expectType<Equal<typeof plain, Connection>>();
+  const anything = await plain.call('whatever', 1);
+  expectType<Equal<typeof anything, unknown>>();
+}
+
+export const acceptor = new Acceptor<Api, PeerData>({
+  onPeer: (peer) => {
+    expectType<Equal<typeof peer, Peer<Api, PeerData>>>();
+    peer.data.user.toUpperCase();
+  },
+  routes: {
+    'chat.say': ({ text }, { peer, signal }) => ({
+      delivered: signal.aborted ? 0 : text.length + peer.data.room.length,
+    }),
+    ticker: async function* ({ symbol }, { signal }) {
+      while (!signal.aborted) yield { symbol, price: 1 };
+    },
+  },
+  onStream: (stream, peer) => peer.data.user + String(stream.payload),
+});
+
+export async function acceptorCalls(peer: Peer<Api, PeerData>): Promise<string> {
+  const locale = await peer.call('client.locale', undefined);
+  expectType<Equal<typeof locale, string>>();
+  return locale + peer.data.user;
+}
