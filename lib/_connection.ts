@@ -26,23 +26,31 @@ import {
   ConnectError,
   HelloRejectedError,
   NotConnectedError,
+  ProtocolError,
+  StreamResetError,
   TimeoutError,
 } from './errors.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
 import { type GoAway, Session } from './_session.ts';
 import { drain, goneAway, type Link, startHeartbeat, track } from './_link.ts';
-import { CloseCode, closeCodeOf } from './_codes.ts';
+import { CloseCode, closeCodeOf, ResetCode } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { timerDelay } from './_delay.ts';
+import { mustBe } from './_describe.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
+import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport, type Wire } from './_transport.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
+
+/** What a first connection that failed before its socket opened most often means. */
+const UNOPENED_CAUSES =
+  'the usual causes are nothing listening at the URL, a wrong path (404), an origin the acceptor refuses (403), or a subprotocol/codec it does not offer (400)';
 
 /**
  * Starts a connection over `transport` and resolves once it is established; `connect()` is this
@@ -75,6 +83,21 @@ function closedForGood(): ClosedError {
   return new ClosedError('The connection was closed for good');
 }
 
+function closedNow(what: string): ClosedError {
+  return new ClosedError(`Cannot ${what}: the connection is closed`);
+}
+
+/** A request lost with its connection says that the acceptor may have processed it. */
+function mayHaveBeenProcessed(error: unknown): never {
+  if (error instanceof StreamResetError && error.code === ResetCode.ConnectionLost) {
+    throw new StreamResetError(
+      `${error.message}: the request was sent, so the acceptor may have processed it`,
+      { code: error.code, remote: false, cause: error },
+    );
+  }
+  throw error;
+}
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -105,6 +128,8 @@ class DialerConnection implements Connection {
   /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
   readonly #openedWaiters = new Set<(error?: unknown) => void>();
   readonly #subscriptions: Subscriptions;
+  /** Requests waiting for a connection; only with `whileReconnecting: 'wait'`. */
+  readonly #waiting: WaitingRequests | undefined;
   readonly #closed: Promise<CloseInfo>;
   #resolveClosed!: (info: CloseInfo) => void;
   #removeHints: (() => void) | undefined;
@@ -122,7 +147,13 @@ class DialerConnection implements Connection {
     this.#limits = this.#o.limits;
     this.#options = options;
     this.#now = now;
-    this.#subscriptions = new Subscriptions(this.#report);
+    this.#subscriptions = new Subscriptions({
+      report: this.#report,
+      open: (payload, openOptions) => this.#usable()?.session.open(payload, openOptions),
+    });
+    if (this.#o.whileReconnecting === 'wait') {
+      this.#waiting = new WaitingRequests(this.#o.maxWaiting, now);
+    }
     this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
   }
 
@@ -178,7 +209,8 @@ class DialerConnection implements Connection {
       const cause = signal?.aborted && !(error instanceof TimeoutError) ? signal.reason : error;
       const target = o.target;
       const where = typeof target === 'function' ? "the target function's URL" : target.url;
-      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}`, { cause });
+      const hint = attempt?.unopened && cause === error ? `; ${UNOPENED_CAUSES}` : '';
+      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}${hint}`, { cause });
     }
     this.#established(link, false);
     return this;
@@ -213,29 +245,14 @@ class DialerConnection implements Connection {
   }
 
   request(payload: unknown, options?: RequestOptions): Promise<unknown> {
-    let link: Link;
-    let pending: Promise<unknown>;
-    try {
-      link = this.#requireOpen('send a request');
-      pending = link.session.request(payload, options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    track(link, pending);
-    return pending;
+    return this.#call(payload, options);
   }
 
-  subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription> {
-    try {
-      checkSubscribeOptions(options);
-      if (options.signal?.aborted) throw options.signal.reason;
-      const session = this.#requireOpen('subscribe').session;
-      return Promise.resolve(
-        this.#subscriptions.add(payload, options, (p, o) => session.open(p, o)),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  subscribe(payload: unknown, options: SubscribeOptions): Subscription {
+    checkSubscribeOptions(options);
+    if (this.#state === 'closed') throw closedNow('subscribe');
+    if (options.signal?.aborted) throw options.signal.reason;
+    return this.#subscriptions.add({ payload, headers: options.headers ?? null }, options);
   }
 
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
@@ -248,8 +265,61 @@ class DialerConnection implements Connection {
     await this.close();
   }
 
+  /**
+   * A request (WSM-STR-005, WSM-APP-006): sent now when a connection is usable, else rejected at
+   * once or, with `whileReconnecting: 'wait'`, held until the next establishment.
+   */
+  #call(payload: unknown, options: RequestOptions | undefined): Promise<unknown> {
+    const link = this.#usable();
+    if (link !== undefined) return this.#send(link, payload, options);
+    const waiting = this.#waiting;
+    if (this.#state === 'closed' || waiting === undefined) {
+      try {
+        this.#requireOpen('send a request');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const timeoutMs = options?.timeoutMs ?? this.#o.requestTimeoutMs;
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || !Number.isFinite(timeoutMs))
+    ) {
+      return Promise.reject(
+        new RangeError(mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs)),
+      );
+    }
+    return waiting!.hold(payload, options, timeoutMs, this.#state);
+  }
+
+  /**
+   * Sends a request on `link` with `requestTimeoutMs` when it sets no timeout. Lost with its
+   * connection it rejects with `connection_lost`, saying the acceptor may have processed it.
+   */
+  #send(link: Link, payload: unknown, options: RequestOptions | undefined): Promise<unknown> {
+    const timeoutMs = this.#o.requestTimeoutMs;
+    const pending = link.session.request(
+      payload,
+      options?.timeoutMs !== undefined || timeoutMs === undefined
+        ? options
+        : { ...options, timeoutMs },
+    );
+    const answer = pending.catch(mayHaveBeenProcessed);
+    track(link, answer);
+    return answer;
+  }
+
+  /** The established link new streams may open on: none while not open or after a GOAWAY. */
+  #usable(): Link | undefined {
+    const link = this.#link;
+    return this.#state === 'open' && link !== undefined && link.goAway === undefined
+      ? link
+      : undefined;
+  }
+
   #requireOpen(what: string): Link {
     const link = this.#link;
+    if (this.#state === 'closed') throw closedNow(what);
     if (this.#state !== 'open' || link === undefined) {
       throw new NotConnectedError(`Cannot ${what}: the connection is ${this.#state}`);
     }
@@ -320,7 +390,7 @@ class DialerConnection implements Connection {
       onPublish: (message: PublishMessage) =>
         callContained(this.#report, options.onPublish, message),
       onGoAway: (goAway: GoAway) => goneAway(link, goAway, this.#now()),
-      onError: this.#report,
+      onError: (error: unknown) => this.#linkError(link, error),
       onClose: (info: { code: number; reason: string; local: boolean }) => {
         link.phase = 'done';
         link.endedWith = info;
@@ -340,9 +410,16 @@ class DialerConnection implements Connection {
         link.closeEvent = info;
         session.closed(info.code, info.reason);
       },
-      error: this.#report,
+      error: (error) => this.#linkError(link, error),
     });
     return link;
+  }
+
+  /** A protocol error during the hello fails the attempt (WSM-APP-007); the rest is reported. */
+  #linkError(link: Link, error: unknown): void {
+    const fail = link.protocolError;
+    if (fail !== undefined && error instanceof ProtocolError) fail(error);
+    else this.#report(error);
   }
 
   #established(link: Link, reconnected: boolean): void {
@@ -367,11 +444,11 @@ class DialerConnection implements Connection {
       }, timerDelay(o.stableAfterMs));
     }
     if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
-    this.#subscriptions.reopen(
-      (payload, options) => link.session.open(payload, options),
-      () => this.#link === link && link.goAway === undefined,
-    );
+    this.#subscriptions.reopen();
     if (this.#link !== link) return;
+    if (link.goAway === undefined) {
+      this.#waiting?.send((payload, options) => this.#send(link, payload, options));
+    }
     drain(link); // a GOAWAY that arrived during the hello
     for (const settle of [...this.#openedWaiters]) settle();
     callContained(this.#report, this.#options.onOpen, {
@@ -543,6 +620,11 @@ class DialerConnection implements Connection {
     }
     this.#cleanup();
     this.#subscriptions.clear();
+    this.#waiting?.fail(() =>
+      new ClosedError('The request was never sent: the connection closed for good', {
+        cause: info.error,
+      })
+    );
     if (this.#openedWaiters.size > 0) {
       const closedError = new ClosedError('The connection closed for good', { cause: info.error });
       for (const settle of [...this.#openedWaiters]) settle(closedError);
