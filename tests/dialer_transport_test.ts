@@ -159,13 +159,17 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       );
     });
 
-    test('a refused first dial rejects with ConnectError and is not redialled (WSM-DIAL-003)', async () => {
+    test('a refused first dial rejects with a ConnectError naming the usual causes and is not redialled (WSM-DIAL-003, WSM-APP-007)', async () => {
       using clock = fakeTime();
       const rig = makeRig();
       rig.decide(() => ({ kind: 'refuse' }));
       const r = recorder();
       const error = await rig.connect(URL_, r.options()).catch((e) => e);
       assert(error instanceof ConnectError);
+      assert.match(
+        error.message,
+        /^Cannot connect to ws:\/\/fake\/ws: .+; the usual causes are nothing listening at the URL, a wrong path \(404\), an origin the acceptor refuses \(403\), or a subprotocol\/codec it does not offer \(400\)$/,
+      );
       await clock.tickAsync(60_000);
       assert.equal(rig.dials(), 1);
       assert.equal(clock.countTimers(), 0);
@@ -184,6 +188,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const error = await pending;
       assert(error instanceof ConnectError);
       assert(error.cause instanceof TimeoutError);
+      assert.doesNotMatch(error.message, /usual causes/); // the socket never failed
       assert.equal(r.contexts[0].signal.aborted, true);
       assert.equal(clock.countTimers(), 0);
     });
