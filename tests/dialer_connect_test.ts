@@ -7,7 +7,6 @@ import {
   ConnectError,
   Hello,
   HelloRejectedError,
-  NotConnectedError,
   ProtocolError,
   StreamError,
   StreamResetError,
