@@ -3,10 +3,11 @@
  * `closed`. It composes the parts: an attempt (`lib/_attempt.ts`) over a transport
  * (`lib/_transport.ts`), a `Session` per established wire with its link (`lib/_link.ts`: the
  * heartbeat of `lib/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/_redial.ts`),
- * the subscriptions (`lib/_subscriptions.ts`) and the online hints (`lib/_online_hints.ts`), and
- * owns what is left: the states, establishment and loss, the redial wait, and closing for good. User callbacks go through
- * `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a test with a transport of
- * its own, start one. Internal.
+ * the subscriptions (`lib/_subscriptions.ts`), the requests waiting for a connection
+ * (`lib/_waiting.ts`) and the online hints (`lib/_online_hints.ts`), and owns what is left: the
+ * states, establishment and loss, where a request goes, the redial wait, and closing for good.
+ * User callbacks go through `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a
+ * test with a transport of its own, start one. Internal.
  *
  * @module
  */
@@ -26,25 +27,22 @@ import {
   ConnectError,
   HelloRejectedError,
   NotConnectedError,
-  ProtocolError,
   StreamResetError,
   TimeoutError,
 } from './errors.ts';
 import type { Limits } from './limits.ts';
-import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
-import { type GoAway, Session } from './_session.ts';
-import { drain, goneAway, type Link, startHeartbeat, track } from './_link.ts';
+import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
+import { drain, type Link, type LinkHost, openLink, startHeartbeat, track } from './_link.ts';
 import { CloseCode, closeCodeOf, ResetCode } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { timerDelay } from './_delay.ts';
-import { mustBe } from './_describe.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
 import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
-import { type Transport, webSocketTransport, type Wire } from './_transport.ts';
+import { type Transport, webSocketTransport } from './_transport.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
 
@@ -135,6 +133,7 @@ class DialerConnection implements Connection {
   #removeHints: (() => void) | undefined;
   #removeSignal: (() => void) | undefined;
   readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
+  readonly #linkHost: LinkHost;
 
   constructor(
     transport: Transport | undefined,
@@ -147,6 +146,16 @@ class DialerConnection implements Connection {
     this.#limits = this.#o.limits;
     this.#options = options;
     this.#now = now;
+    const onStream = options.onStream;
+    this.#linkHost = {
+      codec: this.#o.codec,
+      limits: () => this.#limits,
+      now,
+      onStream: onStream === undefined ? undefined : (stream) => onStream(stream, this),
+      publish: (message) => callContained(this.#report, options.onPublish, message),
+      report: this.#report,
+      lost: (link, info) => this.#lost(link, info),
+    };
     this.#subscriptions = new Subscriptions({
       report: this.#report,
       open: (payload, openOptions) => this.#usable()?.session.open(payload, openOptions),
@@ -281,14 +290,6 @@ class DialerConnection implements Connection {
       }
     }
     const timeoutMs = options?.timeoutMs ?? this.#o.requestTimeoutMs;
-    if (
-      timeoutMs !== undefined &&
-      (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || !Number.isFinite(timeoutMs))
-    ) {
-      return Promise.reject(
-        new RangeError(mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs)),
-      );
-    }
     return waiting!.hold(payload, options, timeoutMs, this.#state);
   }
 
@@ -336,8 +337,22 @@ class DialerConnection implements Connection {
   /** Starts an attempt (WSM-DIAL-002) as the pending one. */
   #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
     return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
-      context: (signal) => this.#context(reason, fast, signal),
-      link: (wire) => this.#createLink(wire),
+      context: (signal) =>
+        dialContext(
+          reason,
+          fast,
+          signal,
+          this.#attempts,
+          reason === 'initial' ? undefined : this.#disconnectedAt,
+          this.#lastError,
+          this.#now(),
+        ),
+      link: (wire) => {
+        const link = openLink(wire, this.#linkHost);
+        // The first session checked the limits; later ones take them resolved (sessionLimits).
+        this.#limits = link.session.limits;
+        return link;
+      },
       closeRequest: () => this.#closeRequest,
       welcome: (value) => this.#welcome = value,
     });
@@ -346,80 +361,6 @@ class DialerConnection implements Connection {
   /** `attempt` settled: it is no longer the pending one. */
   #settled(attempt: Attempt<Link>): void {
     if (this.#pending === attempt) this.#pending = undefined;
-  }
-
-  #context(reason: 'initial' | 'reconnect', fast: boolean, signal: AbortSignal): DialContext {
-    const disconnectedAt = reason === 'initial' ? undefined : this.#disconnectedAt;
-    const lookback = disconnectedAt === undefined
-      ? 0
-      : Math.min(Math.ceil(this.#now() - disconnectedAt + 5000), MAX_LOOKBACK_MS);
-    return Object.freeze({
-      attempt: this.#attempts,
-      reason,
-      resumedFromServiceRestart: fast,
-      disconnectedAt,
-      replayLookbackMs: lookback,
-      lastError: this.#lastError,
-      signal,
-    });
-  }
-
-  #createLink(wire: Wire): Link {
-    const options = this.#options;
-    const onStream = options.onStream;
-    // The optional fields start absent; the session is set below, before any use.
-    const link = { phase: 'hello', establishedAt: this.#now(), inflight: 0 } as Link;
-    const session = new Session({
-      send: (data: string | Uint8Array) => {
-        wire.send(data);
-        link.heartbeat?.sent();
-      },
-      close: (code: number, reason: string) => wire.close(code, reason),
-      get bufferedAmount(): number {
-        return wire.bufferedAmount;
-      },
-    }, {
-      side: 'dialer',
-      codec: this.#o.codec,
-      limits: this.#limits,
-      now: this.#now,
-      onStream: onStream === undefined ? undefined : (stream: Stream) => {
-        track(link, stream.closed);
-        return onStream(stream, this);
-      },
-      onPublish: (message: PublishMessage) =>
-        callContained(this.#report, options.onPublish, message),
-      onGoAway: (goAway: GoAway) => goneAway(link, goAway, this.#now()),
-      onError: (error: unknown) => this.#linkError(link, error),
-      onClose: (info: { code: number; reason: string; local: boolean }) => {
-        link.phase = 'done';
-        link.endedWith = info;
-        detach();
-        this.#lost(link, info);
-      },
-    });
-    // The first session checked the limits; later ones take them resolved (sessionLimits).
-    this.#limits = session.limits;
-    (link as { session: Session }).session = session;
-    const detach = wire.listen({
-      message: (data) => {
-        session.receive(data);
-        link.heartbeat?.received();
-      },
-      close: (info) => {
-        link.closeEvent = info;
-        session.closed(info.code, info.reason);
-      },
-      error: (error) => this.#linkError(link, error),
-    });
-    return link;
-  }
-
-  /** A protocol error during the hello fails the attempt (WSM-APP-007); the rest is reported. */
-  #linkError(link: Link, error: unknown): void {
-    const fail = link.protocolError;
-    if (fail !== undefined && error instanceof ProtocolError) fail(error);
-    else this.#report(error);
   }
 
   #established(link: Link, reconnected: boolean): void {
@@ -641,6 +582,30 @@ class DialerConnection implements Connection {
     this.#removeSignal?.();
     this.#removeSignal = undefined;
   }
+}
+
+/** The context of one attempt (WSM-DIAL-001), frozen; `now` dates the outage's lookback. */
+function dialContext(
+  reason: 'initial' | 'reconnect',
+  fast: boolean,
+  signal: AbortSignal,
+  attempt: number,
+  disconnectedAt: number | undefined,
+  lastError: unknown,
+  now: number,
+): DialContext {
+  const lookback = disconnectedAt === undefined
+    ? 0
+    : Math.min(Math.ceil(now - disconnectedAt + 5000), MAX_LOOKBACK_MS);
+  return Object.freeze({
+    attempt,
+    reason,
+    resumedFromServiceRestart: fast,
+    disconnectedAt,
+    replayLookbackMs: lookback,
+    lastError,
+    signal,
+  });
 }
 
 /** The final close information after a failed attempt: its wire's close, if it saw one. */

@@ -12,6 +12,7 @@ import { NotConnectedError, StreamResetError, TimeoutError } from './errors.ts';
 import type { RequestOptions } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { timerDelay } from './_delay.ts';
+import { mustBe } from './_describe.ts';
 
 /** Sends a request on the connection just established. */
 export type SendRequest = (payload: unknown, options: RequestOptions) => Promise<unknown>;
@@ -50,7 +51,8 @@ export class WaitingRequests {
    * `NotConnectedError` when `max` already wait, with `TimeoutError` when `timeoutMs` passes
    * first (nothing is sent), and with `StreamResetError` `cancel` when its signal aborts first.
    *
-   * @param timeoutMs The request's timeout, the wait included; undefined for none.
+   * @param timeoutMs The request's timeout, the wait included; undefined for none. Anything but a
+   * finite number of at least 0 rejects with `RangeError`, as a sent request's does.
    * @param state The connection's state, for the refusal's message.
    */
   hold(
@@ -64,6 +66,14 @@ export class WaitingRequests {
         new NotConnectedError(
           `Cannot send a request: the connection is ${state} and ${this.#max} requests already wait for it (maxWaiting)`,
         ),
+      );
+    }
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || !Number.isFinite(timeoutMs))
+    ) {
+      return Promise.reject(
+        new RangeError(mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs)),
       );
     }
     const signal = options?.signal;

@@ -483,6 +483,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       );
       rig.drop();
       await clock.tickAsync(0);
+      await assert.rejects(connection.request('bad', { timeoutMs: -1 }), RangeError);
       const controller = new AbortController();
       const first = connection.request('first', { signal: controller.signal }).catch((e) => e);
       const second = connection.request('second');
