@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { subprotocol } from './codec.ts';
+import { type Codec, subprotocol } from './codec.ts';
 import type { DialContext } from './dialer_types.ts';
 import { HelloRejectedError, ProtocolError, StreamResetError, TimeoutError } from './errors.ts';
 import { Hello } from './hello.ts';
@@ -17,6 +17,7 @@ import type { Session } from './_session.ts';
 import type { Stream } from './stream.ts';
 import { CloseCode } from './_codes.ts';
 import {
+  checkHello,
   type DialOptions,
   type FixedTarget,
   fixedTarget,
@@ -35,6 +36,12 @@ export interface AttemptLink {
   endedWith?: { code: number; reason: string; local: boolean };
   /** The wire's close, once seen. */
   closeEvent?: CloseFields;
+  /**
+   * Set by the attempt while it waits for the hello's acknowledgement: the host hands it a
+   * protocol error the session or the wire reports, which fails the attempt at once instead of
+   * after the hello's timeout (WSM-APP-007).
+   */
+  protocolError?: (error: ProtocolError) => void;
 }
 
 /** What an attempt needs of its connection. */
@@ -57,9 +64,17 @@ export interface Attempt<L> {
   close?: CloseFields;
   /** The HTTP refusal of the upgrade, where the transport exposes it. */
   refusal?: Refusal;
+  /**
+   * True when the transport failed to open the wire on its own (not the deadline, not an abort):
+   * the usual causes are on the acceptor's side of the URL.
+   */
+  unopened?: boolean;
   /** Abandons the attempt with `reason` (its context's signal aborts); no-op once settled. */
   abort(reason: unknown): void;
 }
+
+/** The close reason of a hello that failed on a protocol error. */
+const PROTOCOL_REASON = 'protocol error during the hello';
 
 /** Races promises, marking the losers handled so a late rejection is never unhandled. */
 function race<T>(promises: Promise<T>[]): Promise<T> {
@@ -92,10 +107,12 @@ async function resolveTarget(
   );
 }
 
-/** Calls the hello function and turns what it returned into a {@linkcode Hello}. */
-async function resolveHello(fn: HelloFunction, ctx: DialContext): Promise<Hello> {
+/**
+ * Calls the hello function, turns what it returned into a {@linkcode Hello}, and checks that the
+ * codec can encode it.
+ */
+async function resolveHello(fn: HelloFunction, ctx: DialContext, codec: Codec): Promise<Hello> {
   const value = await fn(ctx);
-  if (value instanceof Hello) return value;
   if (value === undefined || value === null) return new Hello();
   if (typeof value !== 'object') {
     throw new TypeError(
@@ -104,7 +121,9 @@ async function resolveHello(fn: HelloFunction, ctx: DialContext): Promise<Hello>
       }`,
     );
   }
-  return new Hello(value);
+  const hello = value instanceof Hello ? value : new Hello(value);
+  checkHello(hello, codec);
+  return hello;
 }
 
 /**
@@ -165,10 +184,15 @@ async function run<L extends AttemptLink>(
       : fixed;
     const hello = fixedHello instanceof Hello
       ? fixedHello
-      : await race([resolveHello(fixedHello, ctx!), aborted]);
+      : await race([resolveHello(fixedHello, ctx!, o.codec), aborted]);
     const expected = subprotocol(o.codec);
     wire = await race([
-      transport.open(target.url, [expected, ...target.protocols], signal, attempt),
+      transport.open(target.url, [expected, ...target.protocols], signal, attempt).catch(
+        (error) => {
+          attempt.unopened = !signal.aborted;
+          throw error;
+        },
+      ),
       aborted,
     ]);
     clearTimeout(deadline);
@@ -193,16 +217,24 @@ async function run<L extends AttemptLink>(
           reject(new TimeoutError(`The hello was not acknowledged within ${timeoutMs} ms`));
         }, timerDelay(timeoutMs));
       });
+      const broken = new Promise<never>((_, reject) => link!.protocolError = reject);
       try {
         const helloStream = link.session.openHello(
           hello.payloadForWire(),
           hello.headersForWire() ?? null,
         );
-        host.welcome(await race([lastMessage(helloStream), helloTimeout, aborted]));
+        host.welcome(await race([lastMessage(helloStream), helloTimeout, broken, aborted]));
       } catch (error) {
         if (error instanceof TimeoutError && !signal.aborted) {
           attempt.close = { code: CloseCode.HelloTimeout, reason: 'hello timeout', wasClean: true };
           link.session.close(CloseCode.HelloTimeout, 'hello timeout');
+        } else if (error instanceof ProtocolError && link.phase !== 'done') {
+          attempt.close = {
+            code: CloseCode.DialerProtocol,
+            reason: PROTOCOL_REASON,
+            wasClean: true,
+          };
+          link.session.close(CloseCode.DialerProtocol, PROTOCOL_REASON);
         }
         if (error instanceof StreamResetError && error.remote) {
           throw new HelloRejectedError(
@@ -244,6 +276,7 @@ async function run<L extends AttemptLink>(
     } else wire?.close(request?.code, request?.reason);
     throw error;
   } finally {
+    if (link !== undefined) link.protocolError = undefined;
     attempt.settled = true;
     clearTimeout(deadline);
     clearTimeout(helloTimer);

@@ -3,13 +3,15 @@
  * `closed`. It composes the parts: an attempt (`lib/_attempt.ts`) over a transport
  * (`lib/_transport.ts`), a `Session` per established wire with its link (`lib/_link.ts`: the
  * heartbeat of `lib/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/_redial.ts`),
- * the subscriptions (`lib/_subscriptions.ts`) and the online hints (`lib/_online_hints.ts`), and
- * owns what is left: the states, establishment and loss, the redial wait, and closing for good. User callbacks go through
- * `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a test with a transport of
- * its own, start one. Internal.
+ * the subscriptions (`lib/_subscriptions.ts`), the requests waiting for a connection
+ * (`lib/_waiting.ts`) and the online hints (`lib/_online_hints.ts`), and owns what is left: the
+ * states, establishment and loss, where a request goes, the redial wait, and closing for good.
+ * User callbacks go through `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a
+ * test with a transport of its own, start one. Internal.
  *
  * @module
  */
+import { MUXWS, type WithMuxws } from './_reserved.ts';
 import type {
   CloseInfo,
   Connection,
@@ -28,21 +30,22 @@ import {
   ConnectError,
   HelloRejectedError,
   NotConnectedError,
+  StreamResetError,
   TimeoutError,
 } from './errors.ts';
 import type { Limits } from './limits.ts';
-import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
-import { type GoAway, Session } from './_session.ts';
-import { drain, goneAway, type Link, startHeartbeat, track } from './_link.ts';
-import { CloseCode, closeCodeOf } from './_codes.ts';
+import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
+import { drain, type Link, type LinkHost, openLink, startHeartbeat, track } from './_link.ts';
+import { CloseCode, closeCodeOf, ResetCode } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { timerDelay } from './_delay.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
+import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
-import { type Transport, webSocketTransport, type Wire } from './_transport.ts';
+import { type Transport, webSocketTransport } from './_transport.ts';
 import type { ServedRoutes } from './_routes.ts';
 import {
   callRoute,
@@ -53,6 +56,10 @@ import {
 } from './_route_streams.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
+
+/** What a first connection that failed before its socket opened most often means. */
+const UNOPENED_CAUSES =
+  'the usual causes are nothing listening at the URL, a wrong path (404), an origin the acceptor refuses (403), or a subprotocol/codec it does not offer (400)';
 
 /**
  * Starts a connection over `transport` and resolves once it is established; `connect()` is this
@@ -83,6 +90,21 @@ interface Wait {
 
 function closedForGood(): ClosedError {
   return new ClosedError('The connection was closed for good');
+}
+
+function closedNow(what: string): ClosedError {
+  return new ClosedError(`Cannot ${what}: the connection is closed`);
+}
+
+/** A request lost with its connection says that the acceptor may have processed it. */
+function mayHaveBeenProcessed(error: unknown): never {
+  if (error instanceof StreamResetError && error.code === ResetCode.ConnectionLost) {
+    throw new StreamResetError(
+      `${error.message}: the request was sent, so the acceptor may have processed it`,
+      { code: error.code, remote: false, cause: error },
+    );
+  }
+  throw error;
 }
 
 function message(error: unknown): string {
@@ -116,11 +138,14 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
   readonly #openedWaiters = new Set<(error?: unknown) => void>();
   readonly #subscriptions: Subscriptions;
+  /** Requests waiting for a connection; only with `whileReconnecting: 'wait'`. */
+  readonly #waiting: WaitingRequests | undefined;
   readonly #closed: Promise<CloseInfo>;
   #resolveClosed!: (info: CloseInfo) => void;
   #removeHints: (() => void) | undefined;
   #removeSignal: (() => void) | undefined;
   readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
+  readonly #linkHost: LinkHost;
 
   constructor(
     transport: Transport | undefined,
@@ -134,7 +159,23 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#limits = this.#o.limits;
     this.#options = options;
     this.#now = now;
-    this.#subscriptions = new Subscriptions(this.#report);
+    const onStream = streamHandler(this.#routes, options.onStream, this as unknown as Connection);
+    this.#linkHost = {
+      codec: this.#o.codec,
+      limits: () => this.#limits,
+      now,
+      onStream,
+      publish: (message) => callContained(this.#report, options.onPublish, message),
+      report: this.#report,
+      lost: (link, info) => this.#lost(link, info),
+    };
+    this.#subscriptions = new Subscriptions({
+      report: this.#report,
+      open: (payload, openOptions) => this.#usable()?.session.open(payload, openOptions),
+    });
+    if (this.#o.whileReconnecting === 'wait') {
+      this.#waiting = new WaitingRequests(this.#o.maxWaiting, now);
+    }
     this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
   }
 
@@ -190,7 +231,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       const cause = signal?.aborted && !(error instanceof TimeoutError) ? signal.reason : error;
       const target = o.target;
       const where = typeof target === 'function' ? "the target function's URL" : target.url;
-      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}`, { cause });
+      const hint = attempt?.unopened && cause === error ? `; ${UNOPENED_CAUSES}` : '';
+      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}${hint}`, { cause });
     }
     this.#established(link, false);
     return this;
@@ -225,29 +267,15 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   }
 
   request(payload: unknown, options?: RequestOptions): Promise<unknown> {
-    let link: Link;
-    let pending: Promise<unknown>;
-    try {
-      link = this.#requireOpen('send a request');
-      pending = link.session.request(payload, options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    track(link, pending);
-    return pending;
+    return this.#call(payload, options);
   }
 
-  subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription> {
-    try {
-      checkSubscribeOptions(options);
-      if (options.signal?.aborted) throw options.signal.reason;
-      const session = this.#requireOpen('subscribe').session;
-      return Promise.resolve(
-        this.#subscriptions.add(payload, options, (p, o) => session.open(p, o)),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  subscribe(payload: unknown, options: SubscribeOptions): Subscription {
+    checkSubscribeOptions(options);
+    if (this.#state === 'closed') throw closedNow('subscribe');
+    if (options.signal?.aborted) throw options.signal.reason;
+    const muxws = (options as WithMuxws<SubscribeOptions>)[MUXWS];
+    return this.#subscriptions.add({ payload, headers: options.headers ?? null, muxws }, options);
   }
 
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
@@ -260,8 +288,53 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     await this.close();
   }
 
+  /**
+   * A request (WSM-STR-005, WSM-APP-006): sent now when a connection is usable, else rejected at
+   * once or, with `whileReconnecting: 'wait'`, held until the next establishment.
+   */
+  #call(payload: unknown, options: RequestOptions | undefined): Promise<unknown> {
+    const link = this.#usable();
+    if (link !== undefined) return this.#send(link, payload, options);
+    const waiting = this.#waiting;
+    if (this.#state === 'closed' || waiting === undefined) {
+      try {
+        this.#requireOpen('send a request');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const timeoutMs = options?.timeoutMs ?? this.#o.requestTimeoutMs;
+    return waiting!.hold(payload, options, timeoutMs, this.#state);
+  }
+
+  /**
+   * Sends a request on `link` with `requestTimeoutMs` when it sets no timeout. Lost with its
+   * connection it rejects with `connection_lost`, saying the acceptor may have processed it.
+   */
+  #send(link: Link, payload: unknown, options: RequestOptions | undefined): Promise<unknown> {
+    const timeoutMs = this.#o.requestTimeoutMs;
+    const pending = link.session.request(
+      payload,
+      options?.timeoutMs !== undefined || timeoutMs === undefined
+        ? options
+        : { ...options, timeoutMs },
+    );
+    const answer = pending.catch(mayHaveBeenProcessed);
+    track(link, answer);
+    return answer;
+  }
+
+  /** The established link new streams may open on: none while not open or after a GOAWAY. */
+  #usable(): Link | undefined {
+    const link = this.#link;
+    return this.#state === 'open' && link !== undefined && link.goAway === undefined
+      ? link
+      : undefined;
+  }
+
   #requireOpen(what: string): Link {
     const link = this.#link;
+    if (this.#state === 'closed') throw closedNow(what);
     if (this.#state !== 'open' || link === undefined) {
       throw new NotConnectedError(`Cannot ${what}: the connection is ${this.#state}`);
     }
@@ -278,8 +351,22 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   /** Starts an attempt (WSM-DIAL-002) as the pending one. */
   #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
     return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
-      context: (signal) => this.#context(reason, fast, signal),
-      link: (wire) => this.#createLink(wire),
+      context: (signal) =>
+        dialContext(
+          reason,
+          fast,
+          signal,
+          this.#attempts,
+          reason === 'initial' ? undefined : this.#disconnectedAt,
+          this.#lastError,
+          this.#now(),
+        ),
+      link: (wire) => {
+        const link = openLink(wire, this.#linkHost);
+        // The first session checked the limits; later ones take them resolved (sessionLimits).
+        this.#limits = link.session.limits;
+        return link;
+      },
       closeRequest: () => this.#closeRequest,
       welcome: (value) => this.#welcome = value,
     });
@@ -288,73 +375,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   /** `attempt` settled: it is no longer the pending one. */
   #settled(attempt: Attempt<Link>): void {
     if (this.#pending === attempt) this.#pending = undefined;
-  }
-
-  #context(reason: 'initial' | 'reconnect', fast: boolean, signal: AbortSignal): DialContext {
-    const disconnectedAt = reason === 'initial' ? undefined : this.#disconnectedAt;
-    const lookback = disconnectedAt === undefined
-      ? 0
-      : Math.min(Math.ceil(this.#now() - disconnectedAt + 5000), MAX_LOOKBACK_MS);
-    return Object.freeze({
-      attempt: this.#attempts,
-      reason,
-      resumedFromServiceRestart: fast,
-      disconnectedAt,
-      replayLookbackMs: lookback,
-      lastError: this.#lastError,
-      signal,
-    });
-  }
-
-  #createLink(wire: Wire): Link {
-    const options = this.#options;
-    const onStream = streamHandler(this.#routes, options.onStream, this as unknown as Connection);
-    // The optional fields start absent; the session is set below, before any use.
-    const link = { phase: 'hello', establishedAt: this.#now(), inflight: 0 } as Link;
-    const session = new Session({
-      send: (data: string | Uint8Array) => {
-        wire.send(data);
-        link.heartbeat?.sent();
-      },
-      close: (code: number, reason: string) => wire.close(code, reason),
-      get bufferedAmount(): number {
-        return wire.bufferedAmount;
-      },
-    }, {
-      side: 'dialer',
-      codec: this.#o.codec,
-      limits: this.#limits,
-      now: this.#now,
-      onStream: onStream === undefined ? undefined : (stream: Stream) => {
-        track(link, stream.closed);
-        return onStream(stream);
-      },
-      onPublish: (message: PublishMessage) =>
-        callContained(this.#report, options.onPublish, message),
-      onGoAway: (goAway: GoAway) => goneAway(link, goAway, this.#now()),
-      onError: this.#report,
-      onClose: (info: { code: number; reason: string; local: boolean }) => {
-        link.phase = 'done';
-        link.endedWith = info;
-        detach();
-        this.#lost(link, info);
-      },
-    });
-    // The first session checked the limits; later ones take them resolved (sessionLimits).
-    this.#limits = session.limits;
-    (link as { session: Session }).session = session;
-    const detach = wire.listen({
-      message: (data) => {
-        session.receive(data);
-        link.heartbeat?.received();
-      },
-      close: (info) => {
-        link.closeEvent = info;
-        session.closed(info.code, info.reason);
-      },
-      error: this.#report,
-    });
-    return link;
   }
 
   #established(link: Link, reconnected: boolean): void {
@@ -379,11 +399,11 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       }, timerDelay(o.stableAfterMs));
     }
     if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
-    this.#subscriptions.reopen(
-      (payload, options) => link.session.open(payload, options),
-      () => this.#link === link && link.goAway === undefined,
-    );
+    this.#subscriptions.reopen();
     if (this.#link !== link) return;
+    if (link.goAway === undefined) {
+      this.#waiting?.send((payload, options) => this.#send(link, payload, options));
+    }
     drain(link); // a GOAWAY that arrived during the hello
     for (const settle of [...this.#openedWaiters]) settle();
     callContained(this.#report, this.#options.onOpen, {
@@ -555,6 +575,11 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     }
     this.#cleanup();
     this.#subscriptions.clear();
+    this.#waiting?.fail(() =>
+      new ClosedError('The request was never sent: the connection closed for good', {
+        cause: info.error,
+      })
+    );
     if (this.#openedWaiters.size > 0) {
       const closedError = new ClosedError('The connection closed for good', { cause: info.error });
       for (const settle of [...this.#openedWaiters]) settle(closedError);
@@ -590,25 +615,37 @@ class RoutedConnection extends DialerConnection implements Connection {
     return openRoute(this, route, input, options);
   }
 
-  override subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription>;
-  override subscribe(
-    route: string,
-    input: unknown,
-    options: RouteSubscribeOptions,
-  ): Promise<Subscription>;
-  override subscribe(
-    first: unknown,
-    second: unknown,
-    third?: RouteSubscribeOptions,
-  ): Promise<Subscription> {
-    // Three arguments: a routed subscription, the unrouted one with `:route` in its headers.
+  override subscribe(payload: unknown, options: SubscribeOptions): Subscription;
+  override subscribe(route: string, input: unknown, options: RouteSubscribeOptions): Subscription;
+  override subscribe(first: unknown, second: unknown, third?: RouteSubscribeOptions): Subscription {
+    // Three arguments: a routed subscription, the unrouted one with `:route` set by muxws.
     if (arguments.length !== 3) return super.subscribe(first, second as SubscribeOptions);
-    try {
-      return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
   }
+}
+
+/** The context of one attempt (WSM-DIAL-001), frozen; `now` dates the outage's lookback. */
+function dialContext(
+  reason: 'initial' | 'reconnect',
+  fast: boolean,
+  signal: AbortSignal,
+  attempt: number,
+  disconnectedAt: number | undefined,
+  lastError: unknown,
+  now: number,
+): DialContext {
+  const lookback = disconnectedAt === undefined
+    ? 0
+    : Math.min(Math.ceil(now - disconnectedAt + 5000), MAX_LOOKBACK_MS);
+  return Object.freeze({
+    attempt,
+    reason,
+    resumedFromServiceRestart: fast,
+    disconnectedAt,
+    replayLookbackMs: lookback,
+    lastError,
+    signal,
+  });
 }
 
 /** The final close information after a failed attempt: its wire's close, if it saw one. */

@@ -23,7 +23,7 @@ import {
   dialerMaySend,
   MAX_CLOSE_REASON_BYTES,
 } from './_codes.ts';
-import { utf8Length } from './_frame.ts';
+import { FLAG_END, OPEN, utf8Length } from './_frame.ts';
 import { mustBe } from './_describe.ts';
 
 /** A target checked and copied: the URL as a string, the extra subprotocols. */
@@ -56,6 +56,10 @@ export interface DialOptions extends RedialPolicy {
   firstDialDelayMs: number;
   handshakeTimeoutMs: number;
   heartbeat: { intervalMs: number; timeoutMs: number } | false;
+  /** The timeout of a request that sets none; undefined for none (the option's 0). */
+  requestTimeoutMs: number | undefined;
+  whileReconnecting: 'reject' | 'wait';
+  maxWaiting: number;
   limits: Partial<Limits> | undefined;
   /** The WebSocket constructor; undefined when the caller brings its own transport. */
   WebSocket: DialerSocketConstructor | undefined;
@@ -149,6 +153,7 @@ export function resolveOptions(
   else if (helloOption instanceof Hello || typeof helloOption === 'function') hello = helloOption;
   else if (helloOption !== null && typeof helloOption === 'object') hello = new Hello(helloOption);
   else throw optionError('hello', 'a Hello, HelloOptions or a function', helloOption);
+  if (hello instanceof Hello) checkHello(hello, codec);
   let reconnect: Reconnect | false;
   const reconnectOption = options.reconnect;
   if (reconnectOption === undefined) reconnect = new Reconnect();
@@ -174,6 +179,17 @@ export function resolveOptions(
       timeoutMs: duration('heartbeat.timeoutMs', h.timeoutMs, 10_000, true),
     };
   } else throw optionError('heartbeat', 'an object or false', options.heartbeat);
+  const whileReconnecting = options.whileReconnecting ?? 'reject';
+  if (whileReconnecting !== 'reject' && whileReconnecting !== 'wait') {
+    throw optionError('whileReconnecting', '"reject" or "wait"', whileReconnecting);
+  }
+  const maxWaiting = options.maxWaiting ?? 1000;
+  if (typeof maxWaiting !== 'number') throw optionError('maxWaiting', 'a number', maxWaiting);
+  if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 0) {
+    throw new RangeError(
+      mustBe('connect', 'maxWaiting', 'a safe integer of at least 0', maxWaiting),
+    );
+  }
   const WebSocketCtor = options.WebSocket ??
     (globalThis as { WebSocket?: DialerSocketConstructor }).WebSocket;
   if (needsWebSocket && typeof WebSocketCtor !== 'function') {
@@ -212,10 +228,42 @@ export function resolveOptions(
     firstDialDelayMs: duration('firstDialDelayMs', options.firstDialDelayMs, 0),
     handshakeTimeoutMs: duration('handshakeTimeoutMs', options.handshakeTimeoutMs, 15_000, true),
     heartbeat,
+    requestTimeoutMs: duration('requestTimeoutMs', options.requestTimeoutMs, 30_000) || undefined,
+    whileReconnecting,
+    maxWaiting,
     limits: options.limits,
     WebSocket: WebSocketCtor,
     signal: options.signal,
   };
+}
+
+/**
+ * Checks that `codec` can encode the hello's OPEN (WSM-APP-007), so a payload it cannot carry (a
+ * `BigInt` in JSON) fails before any dial rather than on an open socket: by `connect()` for a
+ * fixed hello, by each attempt for a hello function's result. The message is the same for both.
+ *
+ * @throws {TypeError} Naming the part of the hello (`payload` or `headers`) and the codec's error.
+ */
+export function checkHello(hello: Hello, codec: Codec): void {
+  if (!hello.configured) return;
+  const headers = hello.headersForWire() ?? null;
+  const payload = hello.payloadForWire();
+  try {
+    codec.encode([OPEN, 1, FLAG_END, headers, payload]);
+  } catch (error) {
+    let part = 'payload';
+    try {
+      codec.encode([OPEN, 1, FLAG_END, headers, null]);
+    } catch {
+      part = 'headers';
+    }
+    throw new TypeError(
+      `Cannot connect as "hello.${part}" cannot be encoded by codec "${codec.name}": ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
 }
 
 /**

@@ -1,15 +1,21 @@
 /**
- * One wire and its `Session` as the connection keeps them (the {@linkcode Link}): its heartbeat
- * once established (WSM-DIAL-009), and the GOAWAY drain (WSM-WIRE-003): after a GOAWAY the link closes with 1000 once the streams that matter
- * (opened with `open()`/`request()` or by the acceptor, not the subscriptions) are done.
- * Internal.
+ * One wire and its `Session` as the connection keeps them (the {@linkcode Link}): the session made
+ * over an open wire ({@linkcode openLink}), its heartbeat once established (WSM-DIAL-009), a
+ * protocol error during the hello handed to the attempt (WSM-APP-007), and the GOAWAY drain
+ * (WSM-WIRE-003): after a GOAWAY the link closes with 1000 once the streams that matter (opened
+ * with `open()`/`request()` or by the acceptor, not the subscriptions) are done. Internal.
  *
  * @module
  */
-import type { GoAway } from './_session.ts';
+import type { Codec } from './codec.ts';
+import { ProtocolError } from './errors.ts';
+import type { Limits } from './limits.ts';
+import type { PublishMessage, Stream } from './stream.ts';
+import { type GoAway, Session } from './_session.ts';
 import { CloseCode } from './_codes.ts';
 import type { AttemptLink } from './_attempt.ts';
 import { Heartbeat } from './_heartbeat.ts';
+import type { Wire } from './_transport.ts';
 
 /** One wire and its session, from the wire's opening to its close. */
 export interface Link extends AttemptLink {
@@ -22,6 +28,79 @@ export interface Link extends AttemptLink {
   goAway?: { at: number; spreadMs: number };
   /** Set before this side closes the session with an error of its own. */
   lossError?: unknown;
+}
+
+/** What a link needs of its connection. */
+export interface LinkHost {
+  readonly codec: Codec;
+  /** The limits a new session takes. */
+  limits(): Partial<Limits> | undefined;
+  now(): number;
+  /** Handles an acceptor-opened stream; undefined: the session refuses them. */
+  readonly onStream: ((stream: Stream) => unknown) | undefined;
+  /** A PUBLISH frame arrived. */
+  publish(message: PublishMessage): void;
+  /** A contained error. */
+  report(error: unknown): void;
+  /** The link's session ended, for any reason. */
+  lost(link: Link, info: { code: number; reason: string; local: boolean }): void;
+}
+
+/**
+ * Makes the link over an open wire: a dialer `Session` whose sends feed the heartbeat, whose
+ * streams count in flight, and whose end detaches the wire and tells the host. While the attempt
+ * waits for the hello (`protocolError` set), a protocol error fails it instead of being reported.
+ */
+export function openLink(wire: Wire, host: LinkHost): Link {
+  // The optional fields start absent; the session is set below, before any use.
+  const link = { phase: 'hello', establishedAt: host.now(), inflight: 0 } as Link;
+  const onStream = host.onStream;
+  const onError = (error: unknown) => {
+    const fail = link.protocolError;
+    if (fail !== undefined && error instanceof ProtocolError) fail(error);
+    else host.report(error);
+  };
+  const session = new Session({
+    send: (data: string | Uint8Array) => {
+      wire.send(data);
+      link.heartbeat?.sent();
+    },
+    close: (code: number, reason: string) => wire.close(code, reason),
+    get bufferedAmount(): number {
+      return wire.bufferedAmount;
+    },
+  }, {
+    side: 'dialer',
+    codec: host.codec,
+    limits: host.limits(),
+    now: host.now,
+    onStream: onStream === undefined ? undefined : (stream: Stream) => {
+      track(link, stream.closed);
+      return onStream(stream);
+    },
+    onPublish: (message: PublishMessage) => host.publish(message),
+    onGoAway: (goAway: GoAway) => goneAway(link, goAway, host.now()),
+    onError,
+    onClose: (info: { code: number; reason: string; local: boolean }) => {
+      link.phase = 'done';
+      link.endedWith = info;
+      detach();
+      host.lost(link, info);
+    },
+  });
+  (link as { session: Session }).session = session;
+  const detach = wire.listen({
+    message: (data) => {
+      session.receive(data);
+      link.heartbeat?.received();
+    },
+    close: (info) => {
+      link.closeEvent = info;
+      session.closed(info.code, info.reason);
+    },
+    error: onError,
+  });
+  return link;
 }
 
 /**

@@ -1,20 +1,55 @@
 /**
- * Standing subscriptions (WSM-SUB-001..003): the registry of a connection's interests, each
- * re-opened on every new connection in registration order, with its dedupe window kept across
- * reconnects. It opens streams through the function it is handed and reports through a
- * {@linkcode Report}, so it knows nothing of the connection. Internal.
+ * Standing subscriptions (WSM-SUB-001..003, WSM-APP-004): the registry of a connection's
+ * interests, each opened on the established connection (now, or at the next establishment when
+ * there is none), re-opened on every new connection in registration order, with its dedupe
+ * window kept across reconnects, and its state and `ready` promise saying what the acceptor made
+ * of it. It opens streams and reports through a {@linkcode SubscriptionsHost}, so it knows
+ * nothing of the connection. Internal.
  *
  * @module
  */
-import type { ReopenInfo, SubscribeOptions, Subscription } from './dialer_types.ts';
-import { StreamResetError } from './errors.ts';
+import {
+  MUXWS,
+  type MuxwsOpen,
+  reservedKeyMessage,
+  reservedKeyOf,
+  type WithMuxws,
+} from './_reserved.ts';
+import type {
+  ReopenInfo,
+  SubscribeOptions,
+  Subscription,
+  SubscriptionState,
+} from './dialer_types.ts';
+import { ClosedError, StreamResetError } from './errors.ts';
 import type { OpenOptions, Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { callContained, type Report } from './_contain.ts';
 import { mustBe } from './_describe.ts';
 
-/** Opens a subscription's stream on the current connection (a session's `open`). */
-export type OpenStream = (payload: unknown, options: OpenOptions) => Stream;
+/** What the registry needs of its connection. */
+export interface SubscriptionsHost {
+  /** Where a throwing callback, or a reset no subscription's `onError` takes, goes. */
+  readonly report: Report;
+  /**
+   * Opens a stream on the established connection (a session's `open`); `undefined` while none is
+   * established or it drains after a GOAWAY, and the subscription waits for the next one.
+   */
+  open(payload: unknown, options: WithMuxws<OpenOptions>): Stream | undefined;
+}
+
+/**
+ * What a subscription opens on every connection: its OPEN's payload and headers, and what muxws
+ * itself adds (a routed subscription's `:route`).
+ */
+export interface SubscriptionOpen {
+  payload: unknown;
+  headers: Record<string, unknown> | null;
+  muxws?: MuxwsOpen;
+}
+
+/** Reset codes that refuse a subscription for good: it is not re-opened (WSM-APP-004). */
+const REFUSALS: readonly string[] = ['not_found', 'invalid', 'unauthorized', 'forbidden'];
 
 function subscribeError(field: string, expected: string, value: unknown): TypeError {
   return new TypeError(mustBe('subscribe', field, expected, value));
@@ -33,8 +68,14 @@ export function checkSubscribeOptions(options: SubscribeOptions): void {
   if (typeof options.onMessage !== 'function') {
     throw subscribeError('onMessage', 'a function', options.onMessage);
   }
-  if (options.onReopen !== undefined && typeof options.onReopen !== 'function') {
-    throw subscribeError('onReopen', 'a function', options.onReopen);
+  for (const name of ['onReopen', 'onError'] as const) {
+    const fn = options[name];
+    if (fn !== undefined && typeof fn !== 'function') throw subscribeError(name, 'a function', fn);
+  }
+  const headers = options.headers;
+  if (headers !== undefined && headers !== null) {
+    const key = typeof headers === 'object' ? reservedKeyOf(headers) : undefined;
+    if (key !== undefined) throw new TypeError(reservedKeyMessage('Cannot subscribe', key));
   }
   const dedupe = options.dedupe;
   if (dedupe !== undefined) {
@@ -53,68 +94,83 @@ export function checkSubscribeOptions(options: SubscribeOptions): void {
 /** A connection's standing subscriptions, in registration order. */
 export class Subscriptions {
   readonly #live = new Set<LiveSubscription>();
-  readonly #report: Report;
+  readonly #host: SubscriptionsHost;
 
-  /** @param report Where a throwing callback or a failed stream goes. */
-  constructor(report: Report) {
-    this.#report = report;
+  constructor(host: SubscriptionsHost) {
+    this.#host = host;
   }
 
-  /** Registers a subscription (options already checked) and opens it with `open`. */
-  add(payload: unknown, options: SubscribeOptions, open: OpenStream): Subscription {
-    const sub = new LiveSubscription(this.#live, this.#report, payload, options);
+  /**
+   * Registers a subscription (options already checked) that opens `open` (its payload and
+   * headers, captured by value), and opens it now when a connection is established.
+   */
+  add(open: SubscriptionOpen, options: SubscribeOptions): Subscription {
+    const sub = new LiveSubscription(this.#live, this.#host, open, options);
     this.#live.add(sub);
-    sub.attach(open, false);
+    sub.attach();
     return sub;
   }
 
   /**
-   * Re-opens every subscription with `open`, in registration order, each followed by its
-   * `onReopen`; stops as soon as `proceed()` is false (the connection was lost or drains).
+   * Opens every subscription on the connection just established, in registration order, each
+   * re-open followed by its `onReopen`; stops as soon as the host has no connection to open on
+   * (it was lost or drains).
    */
-  reopen(open: OpenStream, proceed: () => boolean): void {
+  reopen(): void {
     for (const sub of [...this.#live]) {
-      if (!proceed()) break;
-      sub.attach(open, true);
+      if (!sub.attach()) break;
     }
   }
 
-  /** The connection closed for good: every subscription ends, keeping nothing. */
+  /** The connection closed for good: every subscription closes, keeping nothing. */
   clear(): void {
-    for (const sub of [...this.#live]) sub.detach();
+    for (const sub of [...this.#live]) sub.end('closed', 'the connection closed');
     this.#live.clear();
   }
 }
 
-/** A standing subscription (WSM-SUB-001..003). */
+/** A standing subscription (WSM-SUB-001..003, WSM-APP-004). */
 class LiveSubscription implements Subscription {
+  readonly ready: Promise<void>;
   readonly #registry: Set<LiveSubscription>;
-  readonly #report: Report;
+  readonly #host: SubscriptionsHost;
   readonly #payload: unknown;
   readonly #headers: Record<string, unknown> | null;
-  readonly #onMessage: (message: unknown) => unknown;
-  readonly #onReopen: ((info: ReopenInfo) => unknown) | undefined;
+  readonly #muxws: MuxwsOpen | undefined;
+  readonly #options: SubscribeOptions;
   readonly #dedupe: { key: (message: unknown) => string; window: number } | undefined;
   readonly #keys = new Set<string>();
-  #active = true;
+  #state: SubscriptionState = 'pending';
+  /** Settles `ready`: resolves it without an error; undefined once settled. */
+  #settle: ((error?: unknown) => void) | undefined;
+  /** True once a stream was opened: the next open is a re-open. */
+  #opened = false;
   #stream: Stream | undefined;
   #removeSignal: (() => void) | undefined;
 
   constructor(
     registry: Set<LiveSubscription>,
-    report: Report,
-    payload: unknown,
+    host: SubscriptionsHost,
+    open: SubscriptionOpen,
     options: SubscribeOptions,
   ) {
     this.#registry = registry;
-    this.#report = report;
-    this.#payload = structuredClone(payload);
-    this.#headers = structuredClone(options.headers ?? null);
-    this.#onMessage = options.onMessage;
-    this.#onReopen = options.onReopen;
+    this.#host = host;
+    this.#payload = structuredClone(open.payload);
+    this.#headers = structuredClone(open.headers ?? null);
+    this.#muxws = open.muxws;
+    this.#options = options;
     this.#dedupe = options.dedupe === undefined
       ? undefined
       : { key: options.dedupe.key, window: options.dedupe.window ?? 1024 };
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#settle = (error?: unknown) => {
+        this.#settle = undefined;
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+    });
+    this.ready.catch(() => {});
     const signal = options.signal;
     if (signal) {
       const onAbort = () => this.unsubscribe();
@@ -124,43 +180,61 @@ class LiveSubscription implements Subscription {
   }
 
   get active(): boolean {
-    return this.#active;
+    return this.#state === 'pending' || this.#state === 'active';
+  }
+
+  get state(): SubscriptionState {
+    return this.#state;
   }
 
   /**
-   * Opens the subscription's stream with `open` (a fresh copy of its payload and headers) and
-   * pumps it; a failed open goes to the report. On a reopen, then calls `onReopen`.
+   * Opens the subscription's stream through the host (a fresh copy of its payload and headers)
+   * and pumps it; after an earlier open, then calls `onReopen`. A failed open goes to the
+   * report. Returns false when the host has no connection to open on.
    */
-  attach(open: OpenStream, reopened: boolean): void {
-    let stream: Stream;
+  attach(): boolean {
+    let stream: Stream | undefined;
     try {
-      stream = open(structuredClone(this.#payload), {
+      stream = this.#host.open(structuredClone(this.#payload), {
         headers: structuredClone(this.#headers),
         end: true,
+        [MUXWS]: this.#muxws,
       });
     } catch (error) {
-      this.#report(error);
-      return;
+      this.#host.report(error);
+      return true;
     }
+    if (stream === undefined) return false;
     this.#stream = stream;
+    this.#state = 'pending';
     void this.#pump(stream);
-    if (reopened) callContained(this.#report, this.#onReopen, { resubscribed: true } as ReopenInfo);
+    if (this.#opened) {
+      callContained(this.#host.report, this.#options.onReopen, {
+        resubscribed: true,
+      } as ReopenInfo);
+    }
+    this.#opened = true;
+    return true;
   }
 
-  /** The connection closed for good: forget the stream, keep nothing. */
-  detach(): void {
-    this.#active = false;
+  /**
+   * Ends the subscription in `state` (final) and forgets its stream and keys; `ready`, if it has
+   * not settled, rejects with `ClosedError` saying `why`, or with `error`.
+   */
+  end(state: 'refused' | 'closed', why: string, error?: StreamResetError): void {
+    this.#state = state;
     this.#stream = undefined;
     this.#keys.clear();
     this.#removeSignal?.();
     this.#removeSignal = undefined;
+    this.#registry.delete(this);
+    this.#settle?.(error ?? new ClosedError(`The subscription closed before it opened: ${why}`));
   }
 
   unsubscribe(): void {
-    if (!this.#active) return;
+    if (!this.active) return;
     const stream = this.#stream;
-    this.detach();
-    this.#registry.delete(this);
+    this.end('closed', 'unsubscribe() was called');
     if (stream !== undefined) {
       try {
         stream.reset(ResetCode.Cancel, 'unsubscribed');
@@ -173,15 +247,40 @@ class LiveSubscription implements Subscription {
   async #pump(stream: Stream): Promise<void> {
     try {
       for await (const message of stream) {
-        if (this.#stream !== stream || !this.#active) return;
+        if (this.#stream !== stream) return;
+        if (this.#state === 'pending') {
+          this.#state = 'active';
+          this.#settle?.();
+        }
         if (this.#dedupe !== undefined && this.#seen(message)) continue;
-        callContained(this.#report, this.#onMessage, message);
+        callContained(this.#host.report, this.#options.onMessage, message);
       }
+      // the acceptor ended it: nothing is open until the next establishment re-opens it
+      if (this.#stream === stream && this.active) this.#state = 'pending';
     } catch (error) {
-      if (this.#stream !== stream || !this.#active) return;
-      if (error instanceof StreamResetError && !error.remote) return;
-      this.#report(error);
+      if (this.#stream !== stream) return;
+      this.#failed(error);
     }
+  }
+
+  /** The current stream failed with `error`: refused for good, or pending until re-opened. */
+  #failed(error: unknown): void {
+    if (!(error instanceof StreamResetError)) {
+      this.#host.report(error);
+      return;
+    }
+    this.#state = 'pending';
+    // Lost with its connection (re-opened and reported by onReopen), or reset by this side on
+    // the acceptor's bad input (the session reported that): re-opened at the next establishment.
+    if (!error.remote) return;
+    const first = this.#settle !== undefined;
+    if (REFUSALS.includes(error.code)) {
+      this.end('refused', 'it was refused', error);
+      if (first) return;
+    }
+    const onError = this.#options.onError;
+    if (onError === undefined) this.#host.report(error);
+    else callContained(this.#host.report, onError, error);
   }
 
   #seen(message: unknown): boolean {
@@ -190,7 +289,7 @@ class LiveSubscription implements Subscription {
     try {
       key = dedupe.key(message);
     } catch (error) {
-      this.#report(error);
+      this.#host.report(error);
       return false;
     }
     if (this.#keys.has(key)) return true;

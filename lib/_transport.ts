@@ -148,6 +148,28 @@ export function webSocketTransport(
   };
 }
 
+/**
+ * What the runtime told of a socket that failed before it opened, as `: …` for a message (empty
+ * when it told nothing, as browsers do): the HTTP status of a refused upgrade where the transport
+ * saw it (`ws`: `Unexpected server response: 404`), else the error event's error code and
+ * message (`ws`: `ECONNREFUSED`; Deno and Bun: their `ErrorEvent.message`).
+ */
+function failure(event: Event, report: OpenReport): string {
+  const status = report.refusal?.status;
+  if (status) return `: Unexpected server response: ${status}`;
+  const { message, error } = event as Partial<ErrorEvent>;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const text = typeof message === 'string' && message !== ''
+    ? message
+    : error instanceof Error
+    ? error.message
+    : '';
+  const coded = typeof code === 'string' && !text.includes(code)
+    ? text === '' ? code : `${code}: ${text}`
+    : text;
+  return coded === '' ? '' : `: ${coded}`;
+}
+
 /** Resolves with the wire once `socket` opens; `error`, `close` or an abort first reject. */
 function opened(
   socket: DialerSocket,
@@ -170,12 +192,21 @@ function opened(
         detach();
         resolve(socketWire(socket));
       }],
-      ['error', () => reject(new Error(`The WebSocket to ${url} failed before it opened`))],
+      ['error', (event) => {
+        const why = failure(event, report);
+        reject(new Error(`The WebSocket to ${url} failed before it opened${why}`));
+      }],
       ['close', (event) => {
         const info = closeFields(event);
         report.close = info;
         detach();
-        reject(new Error(`The WebSocket to ${url} closed with code ${info.code} before it opened`));
+        reject(
+          new Error(
+            `The WebSocket to ${url} closed with code ${info.code} before it opened${
+              failure(event, report)
+            }`,
+          ),
+        );
       }],
     ];
     const detach = () => {

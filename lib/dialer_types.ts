@@ -10,6 +10,7 @@ import type { Codec } from './codec.ts';
 import type { Hello, HelloOptions } from './hello.ts';
 import type { Limits } from './limits.ts';
 import type { RandomDraw, Reconnect, ReconnectOptions } from './schedule.ts';
+import type { StreamResetError } from './errors.ts';
 import type { OpenOptions, PublishMessage, RequestOptions, Stream } from './stream.ts';
 import type {
   ApiSpec,
@@ -213,6 +214,14 @@ export interface SubscribeOptions {
   onMessage: (message: unknown) => unknown;
   /** Called after each re-open on a new connection, before `onOpen`. */
   onReopen?: (info: ReopenInfo) => unknown;
+  /**
+   * Called with every reset of the subscription's stream except the refusal of its first open,
+   * which rejects {@linkcode Subscription.ready} instead: a later refusal (the subscription is
+   * then `refused`), or any other reset (it is re-opened at the next establishment). A stream
+   * lost with its connection is no reset: `onReopen` reports the re-open. Contained like every
+   * callback; none set: the connection's `onError` receives them.
+   */
+  onError?: (error: StreamResetError) => unknown;
   /** Aborting it cancels the subscription, as `unsubscribe()` does. */
   signal?: AbortSignal;
   /** Drops messages whose key was seen recently. */
@@ -229,10 +238,54 @@ export interface RouteSubscribeOptions<Message = unknown>
   onMessage: (message: Message) => unknown;
 }
 
-/** A standing interest registered by {@linkcode Connection.subscribe}. */
+/**
+ * Where a {@linkcode Subscription} stands (WSM-APP-004):
+ * - `pending`: registered, its current stream not yet confirmed: no connection is established,
+ *   or its OPEN was sent and no message has come back on it yet;
+ * - `active`: its current stream delivered a message, so the acceptor took it;
+ * - `refused`: the acceptor reset it with `not_found`, `invalid`, `unauthorized` or `forbidden`;
+ *   it is never re-opened (final);
+ * - `closed`: unsubscribed, or the connection closed for good (final).
+ *
+ * A stream lost with its connection, or reset with any other code, goes back to `pending` and is
+ * re-opened at the next establishment.
+ */
+export type SubscriptionState = 'pending' | 'active' | 'refused' | 'closed';
+
+/**
+ * A standing interest registered by {@linkcode Connection.subscribe}.
+ *
+ * @example Wait until the acceptor took it, or learn why it refused
+ * ```ts ignore
+ * import { connect, StreamResetError } from 'muxws';
+ *
+ * await using connection = await connect('wss://example.com/ws');
+ * const feed = connection.subscribe({ ticker: 'ACME' }, {
+ *   onMessage: (price) => console.log(price),
+ *   onError: (error) => console.warn('feed reset', error.code),
+ * });
+ * try {
+ *   await feed.ready; // the first message arrived
+ * } catch (error) {
+ *   if (error instanceof StreamResetError) console.log(feed.state, error.code); // refused not_found
+ * }
+ * ```
+ */
 export interface Subscription {
-  /** False once cancelled. */
+  /** False once cancelled, refused, or closed with the connection. */
   readonly active: boolean;
+  /** `pending`, `active`, `refused` or `closed`; see {@linkcode SubscriptionState}. */
+  readonly state: SubscriptionState;
+  /**
+   * Settles once, at the first open's outcome: resolves when the first message arrives on the
+   * subscription's stream (the acceptor took it); rejects with the `StreamResetError` when that
+   * stream is refused first, or with `ClosedError` when `unsubscribe()` or the connection's close
+   * comes first. A loss or another reset before the first message only re-opens the
+   * subscription, so `ready` keeps waiting. An acceptor whose feed may stay quiet should send
+   * something at once (the current value), so `ready` settles promptly. Marked handled: leaving
+   * it unobserved never causes an unhandled rejection.
+   */
+  readonly ready: Promise<void>;
   /** Resets the live stream with `cancel`, removes the interest, clears the dedupe window. */
   unsubscribe(): void;
 }
@@ -320,6 +373,33 @@ export interface ConnectOptions<Api = ApiSpec> {
    * @default {{ intervalMs: 20000, timeoutMs: 10000 }}
    */
   heartbeat?: HeartbeatOptions | false;
+  /**
+   * How long a `request()` that sets no `timeoutMs` waits for its answer, in milliseconds; `0`
+   * waits as long as its stream lives. A request that waits for the connection
+   * (`whileReconnecting: 'wait'`) counts that wait toward it.
+   *
+   * @default {30000}
+   */
+  requestTimeoutMs?: number;
+  /**
+   * What a `request()` does while the connection is `connecting` or `reconnecting`, or drains
+   * after a GOAWAY (WSM-APP-006): `reject` rejects it at once with `NotConnectedError`; `wait`
+   * holds it until the next establishment and sends it then, bounded by its timeout (on expiry
+   * it rejects with `TimeoutError` and nothing is sent) and by `maxWaiting`; aborting its signal
+   * removes it. A request already sent is never sent again: lost with its connection, it rejects
+   * with `StreamResetError` `connection_lost` (the acceptor may have processed it). `open()` is
+   * synchronous, so a stream cannot wait: it throws `NotConnectedError` in either mode.
+   *
+   * @default {'reject'}
+   */
+  whileReconnecting?: 'reject' | 'wait';
+  /**
+   * With `whileReconnecting: 'wait'`, how many requests may wait for the connection at once; one
+   * more rejects at once with `NotConnectedError`.
+   *
+   * @default {1000}
+   */
+  maxWaiting?: number;
   /** Per-connection limits (WSM-ACC-006). */
   limits?: Partial<Limits>;
   /**
@@ -371,11 +451,12 @@ export interface ConnectOptions<Api = ApiSpec> {
  * const stream = connection.open({ op: 'upload' });
  * await stream.write('chunk');
  * await stream.end();
- * const subscription = await connection.subscribe({ room: 'lobby' }, {
+ * const subscription = connection.subscribe({ room: 'lobby' }, {
  *   onMessage: (message) => console.log(message),
  *   onReopen: () => console.log('resubscribed: messages may have been missed'),
  *   dedupe: { key: (message) => (message as { id: string }).id },
  * });
+ * await subscription.ready;
  * subscription.unsubscribe();
  * console.log(answer, connection.state);
  * ```
@@ -392,9 +473,18 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    * connection closes for good, or with the signal's reason.
    */
   opened(options?: OpenedOptions): Promise<void>;
-  /** Opens a stream (WSM-STR-001); throws `NotConnectedError` while not open or after GOAWAY. */
+  /**
+   * Opens a stream (WSM-STR-001). It is synchronous, so it cannot wait for a connection: it
+   * throws `NotConnectedError` while not open and after a GOAWAY, whatever `whileReconnecting`
+   * says, and `ClosedError` once the connection is closed.
+   */
   open(payload: unknown, options?: OpenOptions): Stream;
-  /** Sends a request (WSM-STR-005); rejects with `NotConnectedError` at once while not open. */
+  /**
+   * Sends a request (WSM-STR-005), with `requestTimeoutMs` when it sets no `timeoutMs`. While
+   * not open (or after a GOAWAY) it rejects at once with `NotConnectedError`, or with
+   * `whileReconnecting: 'wait'` waits for the next establishment (WSM-APP-006); once the
+   * connection is closed it rejects with `ClosedError`.
+   */
   request(payload: unknown, options?: RequestOptions): Promise<unknown>;
   /**
    * Calls a route the acceptor serves (WSM-APP-003): a request (WSM-STR-005) whose OPEN
@@ -446,8 +536,16 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    * otherwise as {@linkcode Connection.open}.
    */
   stream<R extends RouteName<Api>>(route: R, input: InputOf<Api, R>, options?: OpenOptions): Stream;
-  /** Registers a standing subscription (WSM-SUB-001..003). */
-  subscribe(payload: unknown, options: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Registers a standing subscription (WSM-SUB-001..003, WSM-APP-004) and returns it at once, in
+   * any state but `closed`: while open its stream is opened now, otherwise at the next
+   * establishment. (Awaiting the result, as older code does, gives the same subscription.)
+   *
+   * @throws {TypeError} When an option has the wrong type.
+   * @throws {RangeError} When `dedupe.window` is not an integer of at least 1.
+   * @throws {ClosedError} When the connection is closed.
+   */
+  subscribe(payload: unknown, options: SubscribeOptions): Subscription;
   /**
    * Registers a standing subscription to a route the acceptor serves (WSM-SUB-001..003,
    * WSM-APP-003): the subscription's OPEN carries `:route`, and is re-opened on every new
@@ -459,7 +557,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    *
    * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
    * await using connection = await connect<Api>('wss://example.com/ws');
-   * const feed = await connection.subscribe('ticker', { symbol: 'ACME' }, {
+   * const feed = connection.subscribe('ticker', { symbol: 'ACME' }, {
    *   onMessage: (tick) => console.log(tick.price),
    * });
    * feed.unsubscribe();
@@ -468,14 +566,14 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    * @param route A route name: 1 to 256 characters, not starting with `:`.
    * @param input The route's input, the OPEN's payload (captured by value).
    * @param options As the unrouted form's, `onMessage` typed; `headers` with no reserved key.
-   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
-   * anything is sent; otherwise as the unrouted form.
+   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
+   * otherwise as the unrouted form.
    */
   subscribe<R extends RouteName<Api>>(
     route: R,
     input: InputOf<Api, R>,
     options: RouteSubscribeOptions<MessageOf<Api, R>>,
-  ): Promise<Subscription>;
+  ): Subscription;
   /**
    * Closes for good (WSM-DIAL-007); idempotent.
    *

@@ -18,6 +18,7 @@ import {
   type ReconnectingInfo,
 } from '../lib/dialer.ts';
 import { Acceptor, type Peer } from '../lib/acceptor.ts';
+import { ConnectError } from '../lib/errors.ts';
 
 /** A running test server. */
 export interface RealServer {
@@ -222,5 +223,49 @@ export function dialerRealSuite(
     } finally {
       await t.cleanup();
     }
+  });
+}
+
+/**
+ * The first-connection errors a developer can act on (WSM-APP-007), on one runtime's own
+ * WebSocket: `start404()` serves every request with HTTP 404 on 127.0.0.1 (a wrong path).
+ */
+export function dialerRefusalSuite(
+  name: string,
+  start404: () => Promise<RealServer> | RealServer,
+): void {
+  test(`a first connection refused with 404 says so and names the usual causes on ${name} (WSM-APP-007)`, async () => {
+    const server = await start404();
+    try {
+      const error = await within(
+        connect(`ws://127.0.0.1:${server.port}/wrong`, {
+          reconnect: false,
+          handshakeTimeoutMs: 2000,
+        })
+          .catch((e) => e),
+        5000,
+        'connect()',
+      );
+      assert(error instanceof ConnectError, `rejected with ${error}`);
+      assert.match(error.message, /before it opened: .*404/);
+      assert.match(error.message, /the usual causes are nothing listening at the URL/);
+    } finally {
+      await within(Promise.resolve(server.close()), 2000, 'server close');
+    }
+  });
+
+  test(`a first connection to a port nothing listens on says why the runtime gave on ${name} (WSM-APP-007)`, async () => {
+    const server = await start404();
+    const port = server.port;
+    await within(Promise.resolve(server.close()), 2000, 'server close');
+    const error = await within(
+      connect(`ws://127.0.0.1:${port}/`, { reconnect: false, handshakeTimeoutMs: 2000 })
+        .catch((e) => e),
+      5000,
+      'connect()',
+    );
+    assert(error instanceof ConnectError, `rejected with ${error}`);
+    assert.match(error.message, /before it opened: \S/);
+    assert.match(error.message, /the usual causes are nothing listening at the URL/);
   });
 }

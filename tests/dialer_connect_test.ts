@@ -7,7 +7,6 @@ import {
   ConnectError,
   Hello,
   HelloRejectedError,
-  NotConnectedError,
   ProtocolError,
   StreamError,
   StreamResetError,
@@ -484,15 +483,21 @@ test('an onError that returns a rejected promise has that error go to console.er
   }
 });
 
-test('WSM-DIAL-006 open() throws and request() rejects with NotConnectedError once closed', async () => {
+test('open() throws, request() rejects and subscribe() throws with ClosedError once closed (WSM-DIAL-006, WSM-APP-006)', async () => {
   using clock = fakeTime();
   const server = new FakeServer();
   serveFake(server, new TestAcceptor());
   const connection = await connect(URL_, { WebSocket: server.WebSocket });
   await connection.close();
-  assert.throws(() => connection.open('x'), NotConnectedError);
-  await assert.rejects(connection.request('x'), NotConnectedError);
-  await assert.rejects(connection.subscribe('x', { onMessage: () => {} }), NotConnectedError);
+  assert.throws(() => connection.open('x'), {
+    name: 'ClosedError',
+    message: 'Cannot open a stream: the connection is closed',
+  });
+  await assert.rejects(connection.request('x'), {
+    name: 'ClosedError',
+    message: 'Cannot send a request: the connection is closed',
+  });
+  assert.throws(() => connection.subscribe('x', { onMessage: () => {} }), { name: 'ClosedError' });
   await assert.rejects(connection.opened(), { name: 'ClosedError' });
   assert.equal(clock.countTimers(), 0);
 });

@@ -4,7 +4,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Connection, type OpenInfo } from '../lib/dialer.ts';
-import { ConnectError, HelloRejectedError, StreamError, TimeoutError } from '../mod.ts';
+import {
+  ConnectError,
+  HelloRejectedError,
+  ProtocolError,
+  StreamError,
+  TimeoutError,
+} from '../mod.ts';
 import type { Stream } from '../lib/stream.ts';
 import { fakeTime } from './_fake_time.ts';
 import { FakeServer } from './_socket_pair.ts';
@@ -133,5 +139,89 @@ test('a hello answered by a DATA and then silence fails at Hello.timeoutMs with 
   await clock.tickAsync(0);
   assert.equal(d.server.connections[0].client.closeInfo?.code, 4008);
   assert.equal(d.opens.length, 0);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('malformed frames from the acceptor during the hello fail the attempt at once with 4002, not at Hello.timeoutMs (WSM-APP-007)', async () => {
+  using clock = fakeTime();
+  const d = dial((stream) => {
+    // the acceptor answers the hello with a message that is no frame
+    queueMicrotask(() => d.server.connections[0].server.send('{"not":"a frame"}'));
+    void stream;
+    return never();
+  });
+  await clock.tickAsync(0);
+  const atOnce = d.settled();
+  await clock.tickAsync(5000); // a failure at Hello.timeoutMs would come here
+  await d.pending;
+  const error = atOnce?.error;
+  assert(error instanceof ConnectError, 'the attempt did not fail at once');
+  assert(error.cause instanceof ProtocolError);
+  assert.equal(d.server.connections[0].client.closeInfo?.code, 4002);
+  assert.equal(d.server.connections[0].client.closeInfo?.reason, 'protocol error during the hello');
+  assert.equal(d.opens.length, 0);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a session the acceptor closes with 4002 before the hello END fails the attempt at once (WSM-APP-007)', async () => {
+  using clock = fakeTime();
+  const d = dial((stream) => {
+    queueMicrotask(() => d.acceptor.last.close(4002, 'malformed'));
+    void stream;
+    return never();
+  });
+  await clock.tickAsync(0);
+  const atOnce = d.settled();
+  await clock.tickAsync(5000);
+  await d.pending;
+  const error = atOnce?.error;
+  assert(error instanceof ConnectError, 'the attempt did not fail at once');
+  assert.match(String((error.cause as Error).message), /closed with code 4002/);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('connect() rejects a hello its codec cannot encode with a TypeError naming the option, before any dial (WSM-APP-007)', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  serveFake(server, new TestAcceptor());
+  const payload = connect(URL_, {
+    WebSocket: server.WebSocket,
+    hello: { payload: { n: 1n } },
+  });
+  await assert.rejects(payload, (error: unknown) => {
+    assert(error instanceof TypeError);
+    assert.match(
+      error.message,
+      /^Cannot connect as "hello\.payload" cannot be encoded by codec "json": ./,
+    );
+    return true;
+  });
+  const headers = connect(URL_, {
+    WebSocket: server.WebSocket,
+    hello: { payload: 'ok', headers: { big: 2n } },
+  });
+  await assert.rejects(headers, {
+    name: 'TypeError',
+    message: /^Cannot connect as "hello\.headers"/,
+  });
+  assert.equal(server.connections.length, 0);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a hello function whose result the codec cannot encode fails that attempt with the same TypeError, before its dial (WSM-APP-007)', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  serveFake(server, new TestAcceptor());
+  const error = await connect(URL_, {
+    WebSocket: server.WebSocket,
+    hello: () => ({ payload: { n: 1n } }),
+  }).catch((e) => e);
+  assert(error instanceof ConnectError);
+  assert(error.cause instanceof TypeError);
+  assert.match(
+    error.cause.message,
+    /^Cannot connect as "hello\.payload" cannot be encoded by codec "json": ./,
+  );
+  assert.equal(server.connections.length, 0);
   assert.equal(clock.countTimers(), 0);
 });

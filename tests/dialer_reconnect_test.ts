@@ -405,7 +405,7 @@ test('WSM-DIAL-004 one unauthorized hello followed by another failure is not ter
   assert.equal(clock.countTimers(), 0);
 });
 
-test('WSM-DIAL-006 WSM-STR-006 during an outage calls reject at once, streams fail with connection_lost, and ids restart at 1', async () => {
+test('WSM-DIAL-006 WSM-STR-006 during an outage calls reject at once, streams fail with connection_lost, subscriptions wait, and ids restart at 1', async () => {
   using clock = fakeTime();
   const h = harness();
   h.acceptor.options = { onStream: never };
@@ -422,13 +422,14 @@ test('WSM-DIAL-006 WSM-STR-006 during an outage calls reject at once, streams fa
   assert.equal(connection.state, 'reconnecting');
   assert.throws(() => connection.open('x'), NotConnectedError);
   await assert.rejects(connection.request('x'), NotConnectedError);
-  await assert.rejects(connection.subscribe('x', { onMessage: () => {} }), NotConnectedError);
+  const sub = connection.subscribe('x', { onMessage: () => {} });
+  assert.equal(sub.state, 'pending');
   await clock.tickAsync(250);
   await connection.opened();
   const fresh = connection.open('c');
-  assert.equal(fresh.id, 1);
+  assert.equal(fresh.id, 3);
   await clock.tickAsync(0);
-  assert.deepEqual(h.acceptor.last.streams.map((s) => [s.id, s.payload]), [[1, 'c']]);
+  assert.deepEqual(h.acceptor.last.streams.map((s) => [s.id, s.payload]), [[1, 'x'], [3, 'c']]);
   await connection.close();
   assert.equal(clock.countTimers(), 0);
 });

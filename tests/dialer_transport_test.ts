@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  ClosedError,
   type CloseInfo,
   connect,
   ConnectError,
@@ -16,6 +17,7 @@ import {
   NotConnectedError,
   ProtocolError,
   StreamError,
+  StreamResetError,
   TimeoutError,
 } from '../mod.ts';
 import { connectOver } from '../lib/_connection.ts';
@@ -157,13 +159,17 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       );
     });
 
-    test('a refused first dial rejects with ConnectError and is not redialled (WSM-DIAL-003)', async () => {
+    test('a refused first dial rejects with a ConnectError naming the usual causes and is not redialled (WSM-DIAL-003, WSM-APP-007)', async () => {
       using clock = fakeTime();
       const rig = makeRig();
       rig.decide(() => ({ kind: 'refuse' }));
       const r = recorder();
       const error = await rig.connect(URL_, r.options()).catch((e) => e);
       assert(error instanceof ConnectError);
+      assert.match(
+        error.message,
+        /^Cannot connect to ws:\/\/fake\/ws: .+; the usual causes are nothing listening at the URL, a wrong path \(404\), an origin the acceptor refuses \(403\), or a subprotocol\/codec it does not offer \(400\)$/,
+      );
       await clock.tickAsync(60_000);
       assert.equal(rig.dials(), 1);
       assert.equal(clock.countTimers(), 0);
@@ -182,6 +188,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const error = await pending;
       assert(error instanceof ConnectError);
       assert(error.cause instanceof TimeoutError);
+      assert.doesNotMatch(error.message, /usual causes/); // the socket never failed
       assert.equal(r.contexts[0].signal.aborted, true);
       assert.equal(clock.countTimers(), 0);
     });
@@ -393,7 +400,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const connection = await rig.connect(r.target, r.options());
       const got: string[] = [];
       for (const room of ['a', 'b']) {
-        await connection.subscribe({ room }, {
+        connection.subscribe({ room }, {
           onMessage: (m) => got.push(`${room}:${m}`),
           onReopen: () => r.events.push(`reopen:${room}`),
         });
@@ -406,6 +413,203 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       await clock.tickAsync(0);
       assert.deepEqual(got, ['b:x']);
       await connection.close();
+    });
+
+    test('with whileReconnecting wait, a request made while reconnecting is sent at the next establishment (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      rig.drop();
+      await clock.tickAsync(0);
+      assert.equal(connection.state, 'reconnecting');
+      const answer = connection.request({ n: 1 });
+      await clock.tickAsync(249);
+      assert.equal(rig.dials(), 1);
+      await clock.tickAsync(1);
+      assert.deepEqual(await answer, { n: 1 });
+      assert.deepEqual(rig.sent(1).map((m) => JSON.parse(m as string)[4]), [{ n: 1 }]);
+      await connection.close();
+      assert.equal(clock.countTimers(), 0);
+    });
+
+    test('a waiting request counts the wait toward its timeout and is never sent once it expired (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      rig.decide(() => ({ kind: 'hang' }));
+      rig.drop();
+      await clock.tickAsync(0);
+      const started = Date.now();
+      const expired = connection.request('late', { timeoutMs: 100 }).catch((e) => e);
+      await clock.tickAsync(99);
+      assert.equal(Date.now() - started, 99);
+      await clock.tickAsync(1);
+      const error = await expired;
+      assert(error instanceof TimeoutError);
+      assert.equal(Date.now() - started, 100);
+      assert.match(error.message, /never sent/);
+      rig.decide(() => ({ kind: 'accept' }));
+      rig.acceptor.options = { onStream: () => never() };
+      await clock.tickAsync(15_000); // the hanging redial times out; the next one succeeds
+      await connection.opened();
+      // sent after waiting 250 ms of its 400: it times out 150 ms after it was sent
+      rig.drop();
+      await clock.tickAsync(0);
+      const sentAt = Date.now() + 250;
+      const slow = connection.request('slow', { timeoutMs: 400 }).catch((e) => e);
+      await clock.tickAsync(399);
+      assert.equal(Date.now() - sentAt, 149);
+      await clock.tickAsync(1);
+      const late = await slow;
+      assert(late instanceof TimeoutError);
+      assert.equal(Date.now() - sentAt, 150);
+      const payloads = rig.sent(rig.dials() - 1).map((m) => JSON.parse(m as string)).filter((f) =>
+        f[0] === 1
+      ).map((f) => f[4]);
+      assert.deepEqual(payloads, ['slow']);
+      assert.equal((await connection.close()).code, 1000);
+      assert.equal(clock.countTimers(), 0);
+    });
+
+    test('beyond maxWaiting a request rejects with NotConnectedError at once; an aborted one is removed unsent (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      const r = recorder();
+      const connection = await rig.connect(
+        r.target,
+        r.options({ whileReconnecting: 'wait', maxWaiting: 2 }),
+      );
+      rig.drop();
+      await clock.tickAsync(0);
+      await assert.rejects(connection.request('bad', { timeoutMs: -1 }), RangeError);
+      const controller = new AbortController();
+      const first = connection.request('first', { signal: controller.signal }).catch((e) => e);
+      const second = connection.request('second');
+      const third = await connection.request('third').catch((e) => e);
+      assert(third instanceof NotConnectedError);
+      assert.equal(
+        third.message,
+        'Cannot send a request: the connection is reconnecting and 2 requests already wait for it (maxWaiting)',
+      );
+      controller.abort();
+      const aborted = await first;
+      assert(aborted instanceof StreamResetError);
+      assert.equal(aborted.code, 'cancel');
+      await clock.tickAsync(250);
+      assert.equal(await second, 'second');
+      const sent = rig.sent(1).map((m) => JSON.parse(m as string)[4]);
+      assert.deepEqual(sent, ['second']);
+      await connection.close();
+      assert.equal(clock.countTimers(), 0);
+    });
+
+    test('a request sent and lost with its connection rejects connection_lost saying it may have been processed, and is not sent again (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      rig.acceptor.options = { onStream: () => never() };
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      const pending = connection.request('once').catch((e) => e);
+      await clock.tickAsync(0);
+      rig.drop();
+      const error = await pending;
+      assert(error instanceof StreamResetError);
+      assert.equal(error.code, 'connection_lost');
+      assert.equal(error.remote, false);
+      assert.match(error.message, /may have processed it/);
+      await clock.tickAsync(250);
+      await connection.opened();
+      await clock.tickAsync(0);
+      assert.equal(rig.sent(1).length, 0);
+      await connection.close();
+      assert.equal(clock.countTimers(), 0);
+    });
+
+    test('after a GOAWAY a waiting request is sent on the redial, not on the draining connection (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      rig.acceptor.last.session.goAway('restart', 'deploy', 0);
+      await clock.tickAsync(0);
+      const answer = connection.request('after');
+      await clock.tickAsync(250);
+      assert.equal(await answer, 'after');
+      assert.equal(rig.sent(0).filter((m) => JSON.parse(m as string)[0] === 1).length, 0);
+      await connection.close();
+      assert.equal(clock.countTimers(), 0);
+    });
+
+    test('close() rejects every waiting request with ClosedError, unsent (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      rig.drop();
+      await clock.tickAsync(0);
+      const waiting = connection.request('x').catch((e) => e);
+      await connection.close();
+      const error = await waiting;
+      assert(error instanceof ClosedError);
+      assert.equal(error.message, 'The request was never sent: the connection closed for good');
+      await assert.rejects(connection.request('y'), ClosedError);
+      assert.equal(rig.dials(), 1);
+      assert.equal(clock.countTimers(), 0);
+    });
+
+    test('requestTimeoutMs applies to a request that sets no timeoutMs, and 0 means none (WSM-APP-006)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      rig.acceptor.options = { onStream: () => never() };
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options());
+      const started = Date.now();
+      const pending = connection.request('x').catch((e) => e);
+      await clock.tickAsync(30_000);
+      const defaulted = await pending;
+      assert(defaulted instanceof TimeoutError);
+      assert.equal(Date.now() - started, 30_000);
+      await connection.close();
+      const quick = await rig.connect(r.target, r.options({ requestTimeoutMs: 50 }));
+      const short = quick.request('y').catch((e) => e);
+      await clock.tickAsync(50);
+      const error = await short;
+      assert(error instanceof TimeoutError);
+      await quick.close();
+      const patient = await rig.connect(r.target, r.options({ requestTimeoutMs: 0 }));
+      void patient.request('z').catch(() => {});
+      await clock.tickAsync(0);
+      assert.equal(clock.countTimers(), 0); // no timer for the request
+      await patient.close();
+    });
+
+    test('a subscription registered while reconnecting is opened at the next establishment and becomes active at its first message (WSM-APP-004)', async () => {
+      using clock = fakeTime();
+      const rig = makeRig();
+      const feeds: Stream[] = [];
+      rig.acceptor.options = {
+        onStream: (stream) => {
+          feeds.push(stream);
+          return never();
+        },
+      };
+      const r = recorder();
+      const connection = await rig.connect(r.target, r.options());
+      rig.drop();
+      await clock.tickAsync(0);
+      const got: unknown[] = [];
+      const sub = connection.subscribe('ticker', { onMessage: (m) => got.push(m) });
+      assert.equal(sub.state, 'pending');
+      await clock.tickAsync(250);
+      assert.deepEqual(feeds.map((f) => f.payload), ['ticker']);
+      await feeds[0].write(42);
+      await sub.ready;
+      assert.equal(sub.state, 'active');
+      assert.deepEqual(got, [42]);
+      await connection.close();
+      assert.equal(sub.state, 'closed');
     });
 
     test('close() while open fires onClose once, fails requests at once after, and leaves no timer (WSM-DIAL-007)', async () => {
@@ -421,7 +625,8 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       await clock.tickAsync(0);
       assert.equal(rig.acceptor.last.ended?.code, 4000);
       assert.deepEqual(r.events, ['open:false:0', 'close:4000:false']);
-      await assert.rejects(connection.request('x'), NotConnectedError);
+      await assert.rejects(connection.request('x'), ClosedError);
+      assert.throws(() => connection.open('x'), ClosedError);
       assert.equal(clock.countTimers(), 0);
     });
 

@@ -171,9 +171,11 @@ test('a routed subscribe() receives the messages of the route it names (WSM-APP-
   const p = await pair({ routes: { ticker: ticker(2) } });
   try {
     const got: number[] = [];
-    const subscription = await p.connection.subscribe('ticker', { symbol: 'ACME' }, {
+    const subscription = p.connection.subscribe('ticker', { symbol: 'ACME' }, {
       onMessage: (message) => got.push(message.n),
     });
+    await subscription.ready;
+    assert.equal(subscription.state, 'active');
     await settle();
     assert.deepEqual(got, [0, 1]);
     subscription.unsubscribe();
@@ -207,14 +209,15 @@ test('a routed subscribe() naming a route with no handler is refused with not_fo
   const p = await pair({ routes: { ticker: ticker(1) } });
   try {
     const got: unknown[] = [];
-    await p.connection.subscribe('missing', { symbol: 'ACME' }, {
+    const subscription = p.connection.subscribe('missing', { symbol: 'ACME' }, {
       onMessage: (message) => got.push(message),
     });
+    const refusal = await subscription.ready.then(() => undefined, (error: unknown) => error);
+    assert(refusal instanceof StreamResetError, String(refusal));
+    assert.equal(refusal.code, 'not_found');
+    assert.equal(subscription.state, 'refused');
     await settle();
     assert.deepEqual(got, []);
-    const refusal = p.errors.find((e) => e instanceof StreamResetError);
-    assert(refusal instanceof StreamResetError, String(p.errors));
-    assert.equal(refusal.code, 'not_found');
   } finally {
     await p.close();
   }
@@ -287,8 +290,8 @@ test('a reserved header or a bad route name passed by the application is a TypeE
       message: /reserved key ":route"/,
     });
     assert.throws(() => p.connection.stream('chat.say', { text: 'x' }, reserved), TypeError);
-    await assert.rejects(
-      p.connection.subscribe('ticker', { symbol: 'ACME' }, { onMessage() {}, ...reserved }),
+    assert.throws(
+      () => p.connection.subscribe('ticker', { symbol: 'ACME' }, { onMessage() {}, ...reserved }),
       TypeError,
     );
     await assert.rejects(p.peers[0].call('client.locale', { fallback: 'x' }, reserved), TypeError);

@@ -1,11 +1,15 @@
 // The dialer on real sockets on Bun: Bun.serve with the ./bun adapter on 127.0.0.1:0, and Bun's
 // global WebSocket as the dialer's socket.
-import { dialerRealSuite } from '../_dialer_real.ts';
+import { dialerRealSuite, dialerRefusalSuite } from '../_dialer_real.ts';
 import { bunHandlers } from '../../lib/adapters/bun.ts';
 
 /** The part of Bun's API this file uses (typed here, so `deno check` needs no Bun types). */
 interface BunServe {
-  serve(options: { hostname: string; port: number } & ReturnType<typeof bunHandlers>): {
+  serve(
+    options:
+      & { hostname: string; port: number }
+      & (ReturnType<typeof bunHandlers> | { fetch(request: Request): Response }),
+  ): {
     readonly port: number | undefined;
     stop(closeActiveConnections?: boolean): Promise<void>;
   };
@@ -22,4 +26,13 @@ dialerRealSuite('Bun', (acceptor) => {
     },
     close: () => server.stop(true),
   };
+});
+
+dialerRefusalSuite('Bun', () => {
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => new Response('Not Found', { status: 404 }),
+  });
+  return { port: server.port!, stopListening: () => {}, close: () => server.stop(true) };
 });

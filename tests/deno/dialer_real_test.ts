@@ -1,6 +1,6 @@
 // The dialer on real sockets on Deno: Deno.serve + Deno.upgradeWebSocket (the ./deno adapter)
 // on 127.0.0.1:0, and Deno's global WebSocket as the dialer's socket.
-import { dialerRealSuite } from '../_dialer_real.ts';
+import { dialerRealSuite, dialerRefusalSuite } from '../_dialer_real.ts';
 import { upgrade } from '../../lib/adapters/deno.ts';
 
 dialerRealSuite('Deno', (acceptor) => {
@@ -21,4 +21,12 @@ dialerRealSuite('Deno', (acceptor) => {
     },
     close: () => shutdown ?? server.shutdown(),
   };
+});
+
+dialerRefusalSuite('Deno', () => {
+  const server = Deno.serve(
+    { hostname: '127.0.0.1', port: 0, onListen() {} },
+    () => new Response('Not Found', { status: 404 }),
+  );
+  return { port: server.addr.port, stopListening: () => {}, close: () => server.shutdown() };
 });

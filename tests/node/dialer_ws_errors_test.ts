@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { type CloseInfo, connect, ConnectError, TimeoutError } from 'muxws';
@@ -94,4 +95,41 @@ test('WSM-DIAL-008 a transport error on an open ws socket is a loss reported thr
     for (const s of sockets) s.destroy();
     server.close();
   }
+});
+
+test('a first connection refused at upgrade over ws says the status and the usual causes in its ConnectError (WSM-APP-007)', async () => {
+  const server = createHttpServer((_request, response) => response.writeHead(404).end());
+  server.on('upgrade', (_request, socket) => {
+    socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+  const port = await listen(server as unknown as Server);
+  try {
+    const error = await connect(`ws://127.0.0.1:${port}/wrong`, {
+      WebSocket: WebSocket as never,
+      reconnect: false,
+      handshakeTimeoutMs: 2000,
+    }).catch((e) => e);
+    assert(error instanceof ConnectError);
+    assert.match(error.message, /Unexpected server response: 404/);
+    assert.match(
+      error.message,
+      /the usual causes are nothing listening at the URL, a wrong path \(404\)/,
+    );
+  } finally {
+    server.close();
+  }
+});
+
+test('a first connection to a port nothing listens on over ws says ECONNREFUSED and the usual causes (WSM-APP-007)', async () => {
+  const probe = createServer();
+  const port = await listen(probe);
+  await new Promise((resolve) => probe.close(resolve)); // the port is free again: nothing listens
+  const error = await connect(`ws://127.0.0.1:${port}/`, {
+    WebSocket: WebSocket as never,
+    reconnect: false,
+    handshakeTimeoutMs: 2000,
+  }).catch((e) => e);
+  assert(error instanceof ConnectError);
+  assert.match(error.message, /ECONNREFUSED/);
+  assert.match(error.message, /the usual causes are nothing listening at the URL/);
 });
