@@ -185,6 +185,22 @@ test('WSM-APP-009 the release workflow runs the tests, then publishes to JSR and
   assert.doesNotMatch(workflow, /\t/, 'YAML forbids tabs in indentation');
 });
 
+test('WSM-APP-009 the README says how to install from JSR on Deno, Node and Bun, and from npm with ws', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1];
+  assert.ok(section, 'README.md has an "## Install" section');
+  for (
+    const command of [
+      'deno add jsr:@muxws/core',
+      'npx jsr add @muxws/core',
+      'npm install @muxws/core',
+      'npm install ws',
+    ]
+  ) {
+    assert.ok(section.includes(command), `the Install section says ${command}`);
+  }
+});
+
 test('STYLE layout: the LICENSE file is the MIT license that every manifest declares', () => {
   assert.equal(read('deno.json').license, 'MIT');
   assert.match(readFileSync(join(root, 'LICENSE'), 'utf8'), /^MIT License/);
