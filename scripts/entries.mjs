@@ -2,10 +2,14 @@
 // everything else that names them from that list:
 //
 //   - jsr.json: name, version, license, exports and publish, field for field;
-//   - package.json: "exports" (the source on Deno and Bun, dist/ with types elsewhere) and
-//     "version"/"license";
+//   - package.json: "name", "version", "license" and "exports" (dist/ with types: the npm
+//     tarball ships only the build, since Deno refuses TypeScript inside an npm package and Bun
+//     runs the built JavaScript as it is; Deno users install from JSR);
 //   - deno.json: the "muxws/<entry>" import map and the file list of `deno doc --lint` in the
-//     "doc" and "ok" tasks.
+//     "doc" and "ok" tasks;
+//   - tsconfig.json: the same "muxws/<entry>" names as compilerOptions.paths, which is how Bun
+//     (and esbuild, and editors) resolve a bare 'muxws' in this repository to the sources, the
+//     package being named @muxws/core.
 //
 //   node scripts/entries.mjs          rewrite the files from deno.json's exports
 //   node scripts/entries.mjs --check  exit 1, naming each file that differs (tests run this)
@@ -16,13 +20,16 @@ import { fileURLToPath } from 'node:url';
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 
 /** What each manifest should hold, derived from deno.json. */
-export function derive(deno, jsr, pkg) {
+export function derive(deno, jsr, pkg, tsconfig) {
   const exports = deno.exports;
   const files = Object.values(exports).map((f) => f.replace(/^\.\//, ''));
   const nextDeno = structuredClone(deno);
   const imports = {};
+  const paths = {};
   for (const [entry, file] of Object.entries(exports)) {
-    imports[entry === '.' ? 'muxws' : `muxws/${entry.slice(2)}`] = file;
+    const name = entry === '.' ? 'muxws' : `muxws/${entry.slice(2)}`;
+    imports[name] = file;
+    paths[name] = [file];
   }
   for (const [name, target] of Object.entries(deno.imports ?? {})) {
     if (name !== 'muxws' && !name.startsWith('muxws/')) imports[name] = target;
@@ -38,17 +45,25 @@ export function derive(deno, jsr, pkg) {
   for (const field of ['name', 'version', 'license', 'exports', 'publish']) {
     nextJsr[field] = deno[field];
   }
-  const nextPkg = { ...pkg, version: deno.version, license: deno.license, exports: {} };
+  const nextPkg = {
+    ...pkg,
+    name: deno.name,
+    version: deno.version,
+    license: deno.license,
+    exports: {},
+  };
   for (const [entry, source] of Object.entries(exports)) {
     const built = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '.js');
-    nextPkg.exports[entry] = {
-      types: built.replace(/\.js$/, '.d.ts'),
-      bun: source,
-      deno: source,
-      default: built,
-    };
+    nextPkg.exports[entry] = { types: built.replace(/\.js$/, '.d.ts'), default: built };
   }
-  return { 'deno.json': nextDeno, 'jsr.json': nextJsr, 'package.json': nextPkg };
+  const nextTsconfig = structuredClone(tsconfig);
+  nextTsconfig.compilerOptions.paths = paths;
+  return {
+    'deno.json': nextDeno,
+    'jsr.json': nextJsr,
+    'package.json': nextPkg,
+    'tsconfig.json': nextTsconfig,
+  };
 }
 
 function main() {
@@ -57,8 +72,14 @@ function main() {
     'deno.json': read('deno.json'),
     'jsr.json': read('jsr.json'),
     'package.json': read('package.json'),
+    'tsconfig.json': read('tsconfig.json'),
   };
-  const wanted = derive(current['deno.json'], current['jsr.json'], current['package.json']);
+  const wanted = derive(
+    current['deno.json'],
+    current['jsr.json'],
+    current['package.json'],
+    current['tsconfig.json'],
+  );
   const check = process.argv.includes('--check');
   let stale = 0;
   for (const [name, value] of Object.entries(wanted)) {

@@ -1,11 +1,14 @@
 // Package invariants: deno.json is authoritative, jsr.json mirrors it field for field (`deno
 // publish` ignores jsr.json when deno.json exists, so a drift would publish something else than
-// the files say), package.json carries the same version, and every entry point exists and is
-// doc-linted.
+// the files say), package.json carries the same name and version and ships only the build, and
+// every entry point exists and is doc-linted. scripts/pack_check.mjs proves the npm tarball by
+// installing it; these tests check the manifests it is built from.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import ts from 'typescript';
 import { repoRoot as repositoryRoot } from './_repo.ts';
 
 type Json = Record<string, unknown>;
@@ -23,15 +26,16 @@ test('STYLE layout: jsr.json mirrors deno.json for name, version, license, expor
   assert.equal(deno.name, '@muxws/core');
 });
 
-test('STYLE layout: package.json has the version and license of deno.json', () => {
+test('STYLE layout: package.json has the name, version and license of deno.json', () => {
   const deno = read('deno.json');
   const pkg = read('package.json');
+  assert.equal(pkg.name, deno.name);
   assert.equal(pkg.version, deno.version);
   assert.equal(pkg.license, deno.license);
   assert.match(String(deno.version), /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
 });
 
-test('STYLE layout: package.json exports every deno.json entry: the source on Deno and Bun, dist/ with types elsewhere', () => {
+test('STYLE layout: package.json exports every deno.json entry from dist/, with its types', () => {
   const denoExports = read('deno.json').exports as Record<string, string>;
   const pkgExports = read('package.json').exports as Record<string, Record<string, string>>;
   assert.deepEqual(Object.keys(pkgExports).sort(), Object.keys(denoExports).sort());
@@ -39,7 +43,7 @@ test('STYLE layout: package.json exports every deno.json entry: the source on De
     const built = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '.js');
     assert.deepEqual(
       pkgExports[entry],
-      { types: built.replace(/\.js$/, '.d.ts'), bun: source, deno: source, default: built },
+      { types: built.replace(/\.js$/, '.d.ts'), default: built },
       `package.json exports["${entry}"]`,
     );
   }
@@ -68,16 +72,133 @@ test('STYLE layout: every path deno.json publishes exists', () => {
   for (const path of include) assert.ok(existsSync(join(root, path)), `${path} is missing`);
 });
 
-test("SPEC reference: 'muxws' resolves to mod.ts on Deno (import map) and Bun (package self-reference)", () => {
+test("SPEC reference: 'muxws' resolves to mod.ts in this repository, on Deno through the import map and on Bun through tsconfig paths", () => {
   const deno = read('deno.json');
-  const pkg = read('package.json');
+  const tsconfig = read('tsconfig.json') as {
+    compilerOptions: { paths: Record<string, string[]> };
+  };
   assert.equal((deno.imports as Record<string, string>).muxws, './mod.ts');
-  assert.equal(pkg.name, 'muxws');
-  const dot = (pkg.exports as Record<string, Record<string, string>>)['.'];
-  assert.equal(dot.bun, './mod.ts');
-  assert.equal(dot.deno, './mod.ts');
-  assert.equal(dot.default, './dist/mod.js');
-  assert.equal(dot.types, './dist/mod.d.ts');
+  assert.deepEqual(tsconfig.compilerOptions.paths.muxws, ['./mod.ts']);
+  for (const [name, target] of Object.entries(deno.imports as Record<string, string>)) {
+    if (name.startsWith('muxws/')) {
+      assert.deepEqual(tsconfig.compilerOptions.paths[name], [target], `tsconfig paths "${name}"`);
+    }
+  }
+  // Node runs this file bundled against dist/, where esbuild has already rewritten 'muxws'.
+  if ('Deno' in globalThis || 'Bun' in globalThis) {
+    assert.equal(import.meta.resolve('muxws'), pathToFileURL(join(root, 'mod.ts')).href);
+    assert.equal(
+      import.meta.resolve('muxws/acceptor'),
+      pathToFileURL(join(root, 'lib', 'acceptor.ts')).href,
+    );
+  }
+});
+
+test('WSM-APP-009 package.json is a public ESM package of dist/, README.md and LICENSE, built by prepack, for Node 20 and later', () => {
+  const pkg = read('package.json');
+  assert.equal(pkg.private, undefined);
+  assert.equal(pkg.type, 'module');
+  assert.deepEqual(pkg.files, ['dist/', 'README.md', 'LICENSE']);
+  assert.equal((pkg.scripts as Record<string, string>).prepack, 'node scripts/build.mjs');
+  assert.deepEqual(pkg.engines, { node: '>=20' });
+  assert.equal(pkg.sideEffects, false);
+});
+
+test('WSM-APP-009 ws and @msgpack/msgpack are optional peer dependencies, and the package has no other dependency', () => {
+  const pkg = read('package.json');
+  assert.equal(pkg.dependencies, undefined);
+  const peers = pkg.peerDependencies as Record<string, string>;
+  assert.deepEqual(Object.keys(peers).sort(), ['@msgpack/msgpack', 'ws']);
+  assert.deepEqual(pkg.peerDependenciesMeta, {
+    '@msgpack/msgpack': { optional: true },
+    ws: { optional: true },
+  });
+  const dev = pkg.devDependencies as Record<string, string>;
+  for (const name of Object.keys(peers)) assert.ok(dev[name], `${name} is a dev dependency too`);
+});
+
+test('STYLE layout: the libraries the benchmarks compare with are bench/ dependencies, installed as an npm workspace', () => {
+  const pkg = read('package.json');
+  const bench = read('bench/package.json');
+  assert.deepEqual(pkg.workspaces, ['bench']);
+  assert.equal(bench.private, true);
+  const benchDeps = Object.keys(bench.dependencies as Record<string, string>);
+  for (
+    const name of [
+      'socket.io',
+      'socket.io-client',
+      '@socket.io/redis-adapter',
+      'partysocket',
+      'reconnecting-websocket',
+    ]
+  ) {
+    assert.ok(benchDeps.includes(name), `bench/package.json depends on ${name}`);
+    assert.ok(!(name in (pkg.devDependencies as Record<string, string>)), `root lists ${name}`);
+  }
+  const lock = read('package-lock.json') as { packages: Record<string, Json> };
+  assert.deepEqual(lock.packages.bench.dependencies, bench.dependencies, 'package-lock.json');
+});
+
+test('WSM-APP-009 "sideEffects": false holds: no module of the package runs a statement at its top level', () => {
+  const files = [
+    'mod.ts',
+    ...Object.values(read('deno.json').exports as Record<string, string>),
+  ];
+  const seen = new Set<string>();
+  const found: string[] = [];
+  // Every module the entries reach, through their relative imports.
+  while (files.length > 0) {
+    const file = join(root, files.pop()!);
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    for (const statement of source.statements) {
+      if (
+        (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+        statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier) &&
+        statement.moduleSpecifier.text.startsWith('.')
+      ) {
+        files.push(join(file, '..', statement.moduleSpecifier.text).slice(root.length + 1));
+      }
+      const declares = ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) ||
+        ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) ||
+        ts.isVariableStatement(statement) || ts.isEnumDeclaration(statement) ||
+        ts.isModuleDeclaration(statement) || ts.isExportAssignment(statement);
+      if (!declares) {
+        found.push(`${file.slice(root.length + 1)}: ${ts.SyntaxKind[statement.kind]}`);
+      }
+    }
+  }
+  assert.ok(seen.size > 10, `reached ${seen.size} modules`);
+  assert.deepEqual(found, []);
+});
+
+test('WSM-APP-009 the release workflow runs the tests, then publishes to JSR and npm with provenance on a v* tag', () => {
+  const workflow = readFileSync(join(root, '.github', 'workflows', 'release.yml'), 'utf8');
+  assert.match(workflow, /^on:\n {2}push:\n {4}tags:\n {6}- 'v\*'$/m);
+  assert.match(workflow, /^ +id-token: write$/m);
+  const test = workflow.indexOf('npm test');
+  const jsr = workflow.search(/npx jsr publish|deno publish/);
+  const npm = workflow.indexOf('npm publish --provenance --access public');
+  assert.ok(test > 0 && jsr > test && npm > test, 'npm test runs before both publish steps');
+  assert.doesNotMatch(workflow, /\t/, 'YAML forbids tabs in indentation');
+});
+
+test('WSM-APP-009 the README says how to install from JSR on Deno, Node and Bun, and from npm with ws', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1];
+  assert.ok(section, 'README.md has an "## Install" section');
+  for (
+    const command of [
+      'deno add jsr:@muxws/core',
+      'npx jsr add @muxws/core',
+      'npm install @muxws/core',
+      'npm install ws',
+    ]
+  ) {
+    assert.ok(section.includes(command), `the Install section says ${command}`);
+  }
 });
 
 test('STYLE layout: the LICENSE file is the MIT license that every manifest declares', () => {
@@ -87,17 +208,24 @@ test('STYLE layout: the LICENSE file is the MIT license that every manifest decl
 
 test('STYLE layout: the entry points are listed once, in deno.json; every other list of them is derived from it', async () => {
   const { derive } = await import('../scripts/entries.mjs');
-  const current = { deno: read('deno.json'), jsr: read('jsr.json'), pkg: read('package.json') };
-  const wanted = derive(current.deno, current.jsr, current.pkg);
+  const current = {
+    deno: read('deno.json'),
+    jsr: read('jsr.json'),
+    pkg: read('package.json'),
+    tsconfig: read('tsconfig.json'),
+  };
+  const wanted = derive(current.deno, current.jsr, current.pkg, current.tsconfig);
   assert.deepEqual(wanted['deno.json'], current.deno, 'deno.json imports or doc tasks');
   assert.deepEqual(wanted['jsr.json'], current.jsr, 'jsr.json');
   assert.deepEqual(wanted['package.json'], current.pkg, 'package.json');
+  assert.deepEqual(wanted['tsconfig.json'], current.tsconfig, 'tsconfig.json paths');
   // A new entry reaches every derived list.
   const grown = structuredClone(current.deno);
   (grown.exports as Record<string, string>)['./extra'] = './lib/extra.ts';
-  const next = derive(grown, current.jsr, current.pkg);
+  const next = derive(grown, current.jsr, current.pkg, current.tsconfig);
   assert.equal(next['deno.json'].imports['muxws/extra'], './lib/extra.ts');
   assert.match(next['deno.json'].tasks.ok, /deno doc --lint [^&]*lib\/extra\.ts/);
   assert.equal(next['jsr.json'].exports['./extra'], './lib/extra.ts');
   assert.equal(next['package.json'].exports['./extra'].default, './dist/lib/extra.js');
+  assert.deepEqual(next['tsconfig.json'].compilerOptions.paths['muxws/extra'], ['./lib/extra.ts']);
 });

@@ -4,7 +4,8 @@
 // .test-results/, and runs it in a subprocess of the current runtime:
 //
 // - Deno: `deno run` with the repository's deno.json, whose import map sends 'muxws' to mod.ts;
-// - Bun: `bun run`, which resolves 'muxws' through package.json's self-reference (exports.bun);
+// - Bun: `bun run`, which resolves 'muxws' to mod.ts through tsconfig.json's "paths" (the package
+//   is named @muxws/core, so a self-reference would not match);
 // - Node: the example is transformed with esbuild and 'muxws' pointed at the dist/ build this
 //   test run made, so Node checks the built package.
 //
