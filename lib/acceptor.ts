@@ -129,12 +129,12 @@ const BROADCAST_ALL_TAG = /* @__PURE__ */ '*'.repeat(257);
  *   new Request('http://api.example/ws', {
  *     headers: { upgrade: 'websocket', connection: 'Upgrade', ...headers },
  *   });
- * const ok = acceptor.checkUpgrade(upgrade({
+ * const ok = await acceptor.checkUpgrade(upgrade({
  *   origin: 'https://app.example',
  *   'sec-websocket-protocol': 'muxws.v1.json, token.abc',
  * }));
  * assert.deepEqual(ok, { protocol: 'muxws.v1.json' });
- * const foreign = acceptor.checkUpgrade(upgrade({
+ * const foreign = await acceptor.checkUpgrade(upgrade({
  *   origin: 'https://evil.example',
  *   'sec-websocket-protocol': 'muxws.v1.json',
  * }));
