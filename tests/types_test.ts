@@ -57,3 +57,8 @@ test('the route types refuse every wrong use once its @ts-expect-error is remove
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the dialer's WebSocket option takes the ws class and the global WebSocket with no cast (WSM-APP-008)", () => {
+  const { status, output } = denoCheck('tests/types/node_ws_ok.ts');
+  assert.equal(status, 0, output);
+});
