@@ -1,8 +1,9 @@
 // The reconnect story in one process, about 18 seconds: `npm run demo` (scripts/demo.mjs bundles
 // this file for Node with esbuild and runs it; `deno run -A examples/demo.ts` works too).
 //
-// An acceptor listens on 127.0.0.1 (an ephemeral port; `node:http` and the `ws` package, so it
-// runs on Node 20, which has no global WebSocket), and a dialer makes a request every 200 ms.
+// An acceptor listens on 127.0.0.1 (an ephemeral port; `node:http` with `attach()` of muxws/node
+// and the `ws` package's dialer socket, so it runs on Node 20, which has no global WebSocket), and
+// a dialer makes a request every 200 ms.
 //   - at 4 s the acceptor restarts: a new acceptor takes over the port's upgrades and the old one
 //     runs `close()` (GOAWAY with a 1000 ms spread, drain, close 1012). The dialer redials on the
 //     fast path: no attempt consumed, `resumedFromServiceRestart` set on the redial's context;
@@ -17,21 +18,21 @@
 // shows the same delays), `heartbeat: false` (the losses here are all visible as closes), each
 // request `timeoutMs: 1000`; the acceptor's `close({ drainMs: 2000, spreadMs: 1000 })`.
 // `--json` adds one last line: the summary as JSON (tests/node/demo_test.ts reads it).
-import { createServer, type Server, STATUS_CODES } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import process from 'node:process';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import {
   type CloseInfo,
   connect,
   type DialContext,
-  type DialerSocketConstructor,
   type OpenInfo,
   Reconnect,
   type ReconnectingInfo,
   seededDraw,
 } from '../mod.ts';
 import { Acceptor } from '../lib/acceptor.ts';
+import { attach, type Attachment } from '../lib/adapters/node.ts';
 
 const RESTART_AT_MS = 4000;
 const STOP_AT_MS = 9000;
@@ -87,33 +88,12 @@ function newAcceptor(): Acceptor {
   });
 }
 
-/** Refuses with the acceptor's Response, or hands the socket to `accept()` (as in the ws test). */
-const wss = new WebSocketServer({
-  noServer: true,
-  handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
-});
+/** The current and retired acceptors' attachments to the server, for `stop()`. */
+let attachments: Attachment[] = [];
+/** An HTTP server on 127.0.0.1:`port` whose upgrades go to the current acceptor. */
 function listen(port: number): Promise<Server> {
   const server = createServer((_request, response) => response.writeHead(404).end());
-  server.on('upgrade', async (request, socket, head) => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const check = await acceptor.checkUpgrade(
-      new Request(`http://${request.headers.host}${request.url}`, {
-        method: request.method,
-        headers,
-      }),
-    );
-    if (check instanceof Response) {
-      socket.end(
-        `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +
-          'Content-Length: 0\r\n\r\n',
-      );
-      return;
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => acceptor.accept(ws));
-  });
+  attachments.push(attach(server, acceptor));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
@@ -121,6 +101,13 @@ function listen(port: number): Promise<Server> {
       resolve(server);
     });
   });
+}
+
+/** Hands the server's new upgrades to `next`; the current acceptor keeps its open peers. */
+function takeOver(target: Server, next: Acceptor): void {
+  attachments.at(-1)?.close();
+  acceptor = next;
+  attachments.push(attach(target, next));
 }
 
 /** Listens on `port` again; retried for up to 2 s should the port be busy for a moment. */
@@ -136,7 +123,11 @@ async function relisten(port: number): Promise<Server> {
 }
 
 function stop(target: Server): Promise<void> {
-  for (const client of wss.clients) client.terminate();
+  for (const attachment of attachments) {
+    attachment.close();
+    for (const client of attachment.wss.clients) client.terminate();
+  }
+  attachments = [];
   target.closeAllConnections();
   return new Promise((resolve) => target.close(() => resolve()));
 }
@@ -186,7 +177,7 @@ const connection = await connect((ctx: DialContext) => {
   );
   return `ws://127.0.0.1:${port}/`;
 }, {
-  WebSocket: WebSocket as unknown as DialerSocketConstructor,
+  WebSocket,
   hello: { payload: { client: 'demo' } },
   reconnect: schedule,
   draw: seededDraw('muxws-demo'),
@@ -274,7 +265,7 @@ const at = (ms: number) =>
 await at(RESTART_AT_MS);
 outages.push({ kind: 'restart', from: elapsed() });
 const retiring = acceptor;
-acceptor = newAcceptor();
+takeOver(server, newAcceptor());
 line('restart: acceptor #2 takes new upgrades; acceptor #1 close(): GOAWAY, drain, 1012');
 await retiring.close({ drainMs: 2000, spreadMs: 1000 });
 line('acceptor #1 closed (drained)');
@@ -298,7 +289,6 @@ await connection.close();
 state = 'closed';
 await acceptor.close({ drainMs: 1000 });
 await stop(server);
-wss.close();
 
 // ---- the summary -------------------------------------------------------------------------------
 

@@ -155,7 +155,13 @@ export interface ReconnectingInfo {
   error: unknown;
 }
 
-/** The minimal `WebSocket` surface the dialer uses (WHATWG `WebSocket`, `ws`, test fakes). */
+/**
+ * The minimal `WebSocket` surface the dialer uses, typed loosely enough that the WHATWG
+ * `WebSocket` (browsers, Deno, Bun, Node 22 and later), the `ws` package's class and test fakes
+ * all fit without a cast (WSM-APP-008): `binaryType` and `protocol` are any string, and a
+ * listener takes any event, since `ws` passes events of its own shape (no `Event` fields such
+ * as `timeStamp`) and the dialer reads only `data`, `code`, `reason` and `wasClean` of them.
+ */
 export interface DialerSocket {
   /** `WebSocket.readyState`: 0 connecting, 1 open, 2 closing, 3 closed. */
   readonly readyState: number;
@@ -163,26 +169,32 @@ export interface DialerSocket {
   readonly protocol: string;
   /** Bytes queued but not yet sent. */
   readonly bufferedAmount: number;
-  /** Set to `arraybuffer` by the dialer. */
+  /** Set to `arraybuffer` by the dialer (`ws` also knows `nodebuffer` and `fragments`). */
   binaryType: string;
   /** Sends one message. */
   send(data: string | Uint8Array): void;
   /** Closes the socket. */
   close(code?: number, reason?: string): void;
   /** Adds an event listener (`open`, `message`, `error`, `close`). */
-  addEventListener(type: string, listener: (event: Event) => void): void;
+  // deno-lint-ignore no-explicit-any
+  addEventListener(type: string, listener: (event: any) => void): void;
   /** Removes an event listener. */
-  removeEventListener(type: string, listener: (event: Event) => void): void;
+  // deno-lint-ignore no-explicit-any
+  removeEventListener(type: string, listener: (event: any) => void): void;
   /**
    * Set by the dialer to a no-op for the socket's whole life: an EventEmitter-based socket
    * (`ws` on Node) throws an `error` event that has no listener, and it emits one after an
    * abandoned handshake or a transport failure, when the dialer's own listeners are gone. The
    * close event that follows is what the dialer acts on.
    */
-  onerror?: ((event: Event) => void) | null;
+  // deno-lint-ignore no-explicit-any
+  onerror?: ((event: any) => void) | null;
 }
 
-/** A constructor with the `WebSocket` signature, e.g. `globalThis.WebSocket` or `ws`. */
+/**
+ * A constructor with the `WebSocket` signature: `globalThis.WebSocket` (browsers, Deno, Bun,
+ * Node 22 and later) or the `ws` package's default export, passed as they are.
+ */
 export type DialerSocketConstructor = new (
   url: string,
   protocols?: string | string[],

@@ -71,3 +71,8 @@ for (
     }
   });
 }
+
+test("the dialer's WebSocket option takes the ws class and the global WebSocket with no cast (WSM-APP-008)", () => {
+  const { status, output } = denoCheck('tests/types/node_ws_ok.ts');
+  assert.equal(status, 0, output);
+});

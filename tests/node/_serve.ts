@@ -1,11 +1,12 @@
 // The `ws` package's server in front of an Acceptor on Node, as the Node tests use it: a
-// `node:http` server on 127.0.0.1 whose upgrades go through `checkUpgrade()` (a refusal is written
-// as a bare HTTP response) and then `ws`'s `handleUpgrade()` into `acceptor.accept()`, with the
-// acceptor choosing the subprotocol. Each test keeps its own way of closing.
-import { createServer, type Server, STATUS_CODES } from 'node:http';
+// `node:http` server on 127.0.0.1 (404 for any plain request) with the acceptor attached to its
+// upgrades by the Node adapter's `attach()` on every path, so every Node test that serves an
+// acceptor this way goes through the adapter. Each test keeps its own way of closing.
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import type { Acceptor } from '../../lib/acceptor.ts';
+import { attach } from '../../lib/adapters/node.ts';
 
 /** A listening `ws` server feeding an acceptor. */
 export interface WsServer {
@@ -20,32 +21,7 @@ export interface WsServer {
 /** Serves `acceptor` with `ws` on 127.0.0.1:`port` (0: an ephemeral one). */
 export async function serveWs(acceptor: Acceptor, port = 0): Promise<WsServer> {
   const server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({
-    noServer: true,
-    handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
-  });
-  server.on('upgrade', async (req, socket, head) => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const check = await acceptor.checkUpgrade(
-      new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers }),
-    );
-    if (check instanceof Response) {
-      socket.end(
-        `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +
-          'Content-Length: 0\r\n\r\n',
-      );
-      return;
-    }
-    wss.handleUpgrade(
-      req,
-      socket,
-      head,
-      (ws) => acceptor.accept(ws, { data: check.data, tags: check.tags }),
-    );
-  });
+  const { wss } = attach(server, acceptor);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
@@ -53,5 +29,5 @@ export async function serveWs(acceptor: Acceptor, port = 0): Promise<WsServer> {
       resolve();
     });
   });
-  return { server, wss, port: (server.address() as AddressInfo).port };
+  return { server, wss: wss as WebSocketServer, port: (server.address() as AddressInfo).port };
 }

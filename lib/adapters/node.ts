@@ -1,0 +1,279 @@
+/**
+ * The Node adapter (WSM-ACC-003, WSM-APP-008): {@linkcode attach} puts an {@linkcode Acceptor}
+ * on a `node:http` or `node:https` server's upgrades, through the `ws` package's
+ * `WebSocketServer` (a peer dependency: install `ws` beside muxws). Each upgrade on the
+ * attachment's `path` is asked of {@linkcode Acceptor.checkUpgrade} first (with the acceptor's
+ * `authorize`, WSM-APP-002): a refusal is written as the HTTP response it is, status, headers
+ * (such as `Retry-After` on a 503) and body, and no Peer exists for it; an accepted upgrade
+ * selects exactly the muxws subprotocol and its peer starts with the `data` and `tags`
+ * `authorize` returned. Plain HTTP requests are never seen: the server's `request` handler keeps
+ * them.
+ *
+ * This is the one file of the library that imports a Node package; the rest is web-standard.
+ *
+ * @example Serve an acceptor on Node
+ * ```ts ignore
+ * import { createServer } from 'node:http';
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { attach } from 'muxws/node';
+ *
+ * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
+ * const server = createServer((_request, response) => response.writeHead(404).end());
+ * attach(server, acceptor, { path: '/ws' });
+ * server.listen(8080);
+ * ```
+ *
+ * @module
+ */
+import { type IncomingMessage, type Server as HttpServer, STATUS_CODES } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { Acceptor } from '../acceptor.ts';
+import { CloseCode } from '../_codes.ts';
+
+/**
+ * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the
+ * ones that decide where it listens and which subprotocol it selects are the adapter's.
+ */
+export interface NodeWsOptions {
+  /**
+   * The largest message taken, in bytes; a larger one closes the socket with 1009.
+   *
+   * @default {104857600}
+   */
+  maxPayload?: number;
+  /**
+   * Whether to negotiate permessage-deflate (`true`, or `ws`'s options object for it).
+   *
+   * @default {false}
+   */
+  perMessageDeflate?: boolean | Record<string, unknown>;
+  /**
+   * Whether the server's `clients` holds its open sockets.
+   *
+   * @default {true}
+   */
+  clientTracking?: boolean;
+  /**
+   * Whether to skip checking that text messages are valid UTF-8.
+   *
+   * @default {false}
+   */
+  skipUTF8Validation?: boolean;
+}
+
+/** A socket of {@linkcode NodeWsServer.clients}: the `ws` package's server-side `WebSocket`. */
+export interface NodeWsSocket {
+  /** `WebSocket.readyState`: 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** The subprotocol selected: the muxws token of the acceptor's codec. */
+  readonly protocol: string;
+  /** Closes the socket with a close handshake. */
+  close(code?: number, reason?: string): void;
+  /** Drops the connection at once, without a close handshake. */
+  terminate(): void;
+}
+
+/**
+ * The `ws` package's `WebSocketServer` of an {@linkcode Attachment}, seen through the part this
+ * entry types (the object is that server: `import type { WebSocketServer } from 'ws'` to use
+ * the rest).
+ */
+export interface NodeWsServer {
+  /** The open sockets it upgraded, while `clientTracking` is on. */
+  readonly clients: ReadonlySet<NodeWsSocket>;
+}
+
+/** Options of {@linkcode attach}. */
+export interface AttachOptions {
+  /**
+   * Which upgrades the acceptor takes, by the request's pathname (the URL without its query):
+   * a string matches that pathname exactly (`'/ws'` takes `/ws` and `/ws?room=1`, not `/ws/`),
+   * a predicate takes the pathnames it returns true for. Upgrades on other paths are left to the
+   * server's other `upgrade` listeners, untouched.
+   *
+   * @default {every path}
+   */
+  path?: string | ((pathname: string) => boolean);
+  /** Options of the `ws` package's `WebSocketServer`, such as `maxPayload`. */
+  ws?: NodeWsOptions;
+}
+
+/** What {@linkcode attach} returns. */
+export interface Attachment {
+  /**
+   * The `ws` server, in `noServer` mode; its `clients` are the open sockets it upgraded (unless
+   * `ws.clientTracking` is false).
+   */
+  readonly wss: NodeWsServer;
+  /**
+   * Stops taking upgrades and closes the `ws` server. The HTTP server keeps listening, and the
+   * open sockets stay open: {@linkcode Acceptor.close} ends those (GOAWAY, drain, close). An
+   * upgrade still waiting for `authorize` when this is called is refused with 503.
+   */
+  close(): void;
+}
+
+/** The request target's pathname: up to its query (an absolute-form target: its URL's path). */
+function pathnameOf(url: string | undefined): string {
+  if (url === undefined) return '/';
+  if (!url.startsWith('/')) return URL.canParse(url) ? new URL(url).pathname : url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** The path option as a predicate; undefined: every path. */
+function pathMatcher(path: AttachOptions['path']): ((pathname: string) => boolean) | undefined {
+  if (path === undefined) return undefined;
+  if (typeof path === 'function') return path;
+  if (typeof path === 'string') return (pathname) => pathname === path;
+  throw new TypeError(
+    `Cannot attach as "path" must be a string or a function: current value is ${typeof path}`,
+  );
+}
+
+/**
+ * The upgrade as a web `Request`: method, `http(s)://host` and the request target, and every
+ * header as received. Built once per upgrade on the path, never for a plain request.
+ */
+function toRequest(message: IncomingMessage): Request {
+  const secure = (message.socket as { encrypted?: boolean }).encrypted === true;
+  const headers = new Headers();
+  const raw = message.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  const target = message.url ?? '/';
+  const url = target.startsWith('/')
+    ? `${secure ? 'https' : 'http'}://${message.headers.host ?? 'localhost'}${target}`
+    : target;
+  return new Request(url, {
+    method: message.method,
+    headers,
+  });
+}
+
+/** Headers the written refusal sets itself. */
+const FRAMING = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+/** Writes `response` (status, headers, body) on the raw socket of a refused upgrade, and ends it. */
+async function refuse(socket: Duplex, response: Response): Promise<void> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  if (socket.destroyed) return;
+  let head =
+    `HTTP/1.1 ${response.status} ${response.statusText || STATUS_CODES[response.status] || ''}` +
+    '\r\n';
+  for (const [name, value] of response.headers) {
+    if (!FRAMING.has(name)) head += `${name}: ${value}\r\n`;
+  }
+  head += `Connection: close\r\nContent-Length: ${body.byteLength}\r\n\r\n`;
+  socket.write(head, 'latin1');
+  socket.end(body);
+}
+
+/** Keeps a client's reset during the upgrade from being thrown out of the process. */
+function ignoreSocketError(): void {}
+
+/**
+ * Attaches `acceptor` to `server`'s upgrades: each one on `options.path` (default: every path)
+ * goes through {@linkcode Acceptor.checkUpgrade} and, accepted, through the `ws` server's
+ * handshake (selecting exactly the muxws subprotocol) into {@linkcode Acceptor.accept} with the
+ * `data` and `tags` `authorize` returned. A refusal (426, 503 with `Retry-After` while the
+ * acceptor closes, 403, 400, or what `authorize` decided) is written as that response, headers
+ * and body included, and the connection closed. A malformed upgrade (no `Sec-WebSocket-Key`, a
+ * wrong version) is answered 400 by `ws`.
+ *
+ * An upgrade on another path is left untouched for the server's other `upgrade` listeners (a
+ * second acceptor on another path, another WebSocket server). When none of them answers it, the
+ * connection stays open unanswered until the client gives up or the server's
+ * `closeAllConnections()` ends it: Node no longer manages a connection it handed to an `upgrade`
+ * listener, so a server with other paths should have a listener that answers the rest (a 404).
+ *
+ * The server's plain requests are never seen; only an upgrade on the path is turned into a web
+ * `Request`.
+ *
+ * @param server The `node:http` or `node:https` server, listening or not.
+ * @param acceptor The acceptor that takes the sockets.
+ * @param options The path to serve and the `ws` server's options.
+ * @returns The attachment: its `ws` server, and `close()` to detach it.
+ * @throws {TypeError} When `path` is neither a string nor a function.
+ *
+ * @example Serve an acceptor on a Node server and call it
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import type { AddressInfo } from 'node:net';
+ * import WebSocket from 'ws';
+ * import { connect } from 'muxws';
+ * import { Acceptor } from 'muxws/acceptor';
+ * import { attach } from 'muxws/node';
+ * import assert from 'node:assert/strict';
+ *
+ * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
+ * const server = createServer((_request, response) => response.writeHead(404).end());
+ * const attachment = attach(server, acceptor, { path: '/ws' });
+ * await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+ * const { port } = server.address() as AddressInfo;
+ * const connection = await connect(`ws://127.0.0.1:${port}/ws`, { WebSocket, heartbeat: false });
+ * try {
+ *   assert.deepEqual(await connection.request('hi'), { echo: 'hi' });
+ * } finally {
+ *   await connection.close();
+ *   await acceptor.close({ drainMs: 0 });
+ *   attachment.close();
+ *   await new Promise((resolve) => server.close(resolve));
+ * }
+ * ```
+ */
+export function attach(
+  server: HttpServer | HttpsServer,
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+  options: AttachOptions = {},
+): Attachment {
+  const matches = pathMatcher(options.path);
+  const wss = new WebSocketServer({
+    ...options.ws,
+    noServer: true,
+    handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
+  });
+  let closed = false;
+  const onUpgrade = (message: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (matches !== undefined && !matches(pathnameOf(message.url))) return;
+    socket.on('error', ignoreSocketError);
+    upgrade(message, socket, head).catch(() => socket.destroy());
+  };
+  const upgrade = async (message: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let decision: Awaited<ReturnType<Acceptor['checkUpgrade']>>;
+    try {
+      decision = await acceptor.checkUpgrade(toRequest(message));
+    } catch {
+      // a request the web `Request` cannot represent (a malformed target or header)
+      decision = new Response('Bad upgrade request', { status: 400 });
+    }
+    if (closed && !(decision instanceof Response)) {
+      decision = new Response('The server no longer takes upgrades here', {
+        status: 503,
+        headers: { 'retry-after': '1' },
+      });
+    }
+    if (decision instanceof Response) return await refuse(socket, decision);
+    const { data, tags } = decision;
+    socket.removeListener('error', ignoreSocketError);
+    wss.handleUpgrade(message, socket, head, (ws) => {
+      try {
+        acceptor.accept(ws, { data, tags });
+      } catch {
+        ws.close(CloseCode.Internal, 'accept failed');
+      }
+    });
+  };
+  server.on('upgrade', onUpgrade);
+  return {
+    wss,
+    close() {
+      if (closed) return;
+      closed = true;
+      server.removeListener('upgrade', onUpgrade);
+      wss.close();
+    },
+  };
+}
