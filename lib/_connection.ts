@@ -3,9 +3,10 @@
  * `closed`. It composes the parts: an attempt (`lib/_attempt.ts`) over a transport
  * (`lib/_transport.ts`), a `Session` per established wire with its link (`lib/_link.ts`: the
  * heartbeat of `lib/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/_redial.ts`),
- * the subscriptions (`lib/_subscriptions.ts`), the requests waiting for a connection
- * (`lib/_waiting.ts`) and the online hints (`lib/_online_hints.ts`), and owns what is left: the
- * states, establishment and loss, where a request goes, the redial wait, and closing for good.
+ * the subscriptions (`lib/_subscriptions.ts`), where a request or stream goes
+ * (`lib/_dial_requests.ts`), the requests waiting for a connection (`lib/_waiting.ts`) and the
+ * online hints (`lib/_online_hints.ts`), and owns what is left: the states, establishment and
+ * loss, the redial wait, and closing for good.
  * User callbacks go through `lib/_contain.ts`. {@linkcode connectOver} is how `connect()`, and a
  * test with a transport of its own, start one. Internal.
  *
@@ -25,23 +26,17 @@ import type {
   Subscription,
 } from './dialer_types.ts';
 import type { ApiSpec, OutputOf } from './api.ts';
-import {
-  ClosedError,
-  ConnectError,
-  HelloRejectedError,
-  NotConnectedError,
-  StreamResetError,
-  TimeoutError,
-} from './errors.ts';
+import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from './errors.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import { drain, type Link, type LinkHost, openLink, startHeartbeat, track } from './_link.ts';
-import { CloseCode, closeCodeOf, ResetCode } from './_codes.ts';
+import { CloseCode, closeCodeOf } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { timerDelay } from './_delay.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
+import { closedNow, request, requireOpen, sendRequest, usableLink } from './_dial_requests.ts';
 import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
@@ -90,21 +85,6 @@ interface Wait {
 
 function closedForGood(): ClosedError {
   return new ClosedError('The connection was closed for good');
-}
-
-function closedNow(what: string): ClosedError {
-  return new ClosedError(`Cannot ${what}: the connection is closed`);
-}
-
-/** A request lost with its connection says that the acceptor may have processed it. */
-function mayHaveBeenProcessed(error: unknown): never {
-  if (error instanceof StreamResetError && error.code === ResetCode.ConnectionLost) {
-    throw new StreamResetError(
-      `${error.message}: the request was sent, so the acceptor may have processed it`,
-      { code: error.code, remote: false, cause: error },
-    );
-  }
-  throw error;
 }
 
 function message(error: unknown): string {
@@ -171,7 +151,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     };
     this.#subscriptions = new Subscriptions({
       report: this.#report,
-      open: (payload, openOptions) => this.#usable()?.session.open(payload, openOptions),
+      open: (payload, openOptions) =>
+        usableLink(this.#state, this.#link)?.session.open(payload, openOptions),
     });
     if (this.#o.whileReconnecting === 'wait') {
       this.#waiting = new WaitingRequests(this.#o.maxWaiting, now);
@@ -260,14 +241,15 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   }
 
   open(payload: unknown, options?: OpenOptions): Stream {
-    const link = this.#requireOpen('open a stream');
+    const link = requireOpen(this.#state, this.#link, 'open a stream');
     const stream = link.session.open(payload, options);
     track(link, stream.closed);
     return stream;
   }
 
   request(payload: unknown, options?: RequestOptions): Promise<unknown> {
-    return this.#call(payload, options);
+    const timeoutMs = this.#o.requestTimeoutMs;
+    return request(this.#state, this.#link, this.#waiting, timeoutMs, payload, options);
   }
 
   subscribe(payload: unknown, options: SubscribeOptions): Subscription {
@@ -286,64 +268,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
-  }
-
-  /**
-   * A request (WSM-STR-005, WSM-APP-006): sent now when a connection is usable, else rejected at
-   * once or, with `whileReconnecting: 'wait'`, held until the next establishment.
-   */
-  #call(payload: unknown, options: RequestOptions | undefined): Promise<unknown> {
-    const link = this.#usable();
-    if (link !== undefined) return this.#send(link, payload, options);
-    const waiting = this.#waiting;
-    if (this.#state === 'closed' || waiting === undefined) {
-      try {
-        this.#requireOpen('send a request');
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    const timeoutMs = options?.timeoutMs ?? this.#o.requestTimeoutMs;
-    return waiting!.hold(payload, options, timeoutMs, this.#state);
-  }
-
-  /**
-   * Sends a request on `link` with `requestTimeoutMs` when it sets no timeout. Lost with its
-   * connection it rejects with `connection_lost`, saying the acceptor may have processed it.
-   */
-  #send(link: Link, payload: unknown, options: RequestOptions | undefined): Promise<unknown> {
-    const timeoutMs = this.#o.requestTimeoutMs;
-    const pending = link.session.request(
-      payload,
-      options?.timeoutMs !== undefined || timeoutMs === undefined
-        ? options
-        : { ...options, timeoutMs },
-    );
-    const answer = pending.catch(mayHaveBeenProcessed);
-    track(link, answer);
-    return answer;
-  }
-
-  /** The established link new streams may open on: none while not open or after a GOAWAY. */
-  #usable(): Link | undefined {
-    const link = this.#link;
-    return this.#state === 'open' && link !== undefined && link.goAway === undefined
-      ? link
-      : undefined;
-  }
-
-  #requireOpen(what: string): Link {
-    const link = this.#link;
-    if (this.#state === 'closed') throw closedNow(what);
-    if (this.#state !== 'open' || link === undefined) {
-      throw new NotConnectedError(`Cannot ${what}: the connection is ${this.#state}`);
-    }
-    if (link.goAway !== undefined) {
-      throw new NotConnectedError(
-        `Cannot ${what}: the acceptor sent GOAWAY and the connection is draining`,
-      );
-    }
-    return link;
   }
 
   // ---- attempts ----
@@ -402,7 +326,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#subscriptions.reopen();
     if (this.#link !== link) return;
     if (link.goAway === undefined) {
-      this.#waiting?.send((payload, options) => this.#send(link, payload, options));
+      const timeoutMs = o.requestTimeoutMs;
+      this.#waiting?.send((payload, options) => sendRequest(link, timeoutMs, payload, options));
     }
     drain(link); // a GOAWAY that arrived during the hello
     for (const settle of [...this.#openedWaiters]) settle();

@@ -58,7 +58,7 @@ import type {
   SocketListener,
   UpgradeAccepted,
 } from './acceptor_types.ts';
-import { encodePublish, sessionLimits } from './_session.ts';
+import { sessionLimits } from './_session.ts';
 import { CloseCode, closingTerms } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { checkAcceptorOptions, checkClose, checkMs } from './_acceptor_checks.ts';
@@ -73,12 +73,9 @@ import {
 } from './_upgrade.ts';
 import { guardWsErrors, isWs, listenWs } from './_node_ws.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
-import { type Backplane, BackplaneError, type BackplaneMessage } from './backplane.ts';
 import type { ApiSpec } from './api.ts';
 import { checkedRoutes } from './_route_streams.ts';
-
-/** An empty `except` list, shared. */
-const NO_TAGS: string[] = [];
+import { Broadcaster, type BroadcastHost } from './_broadcast.ts';
 
 // The public types live apart so the acceptor's parts can import them; the entry shows them here.
 export * from './acceptor_types.ts';
@@ -86,10 +83,10 @@ export * from './acceptor_types.ts';
 export * from './backplane.ts';
 
 /**
- * What the acceptor's parts read of it (the peers, the upgrade check), one object per acceptor;
- * {@linkcode Acceptor.close} sets its closing state.
+ * What the acceptor's parts read of it (the peers, the upgrade check, the broadcaster), one object
+ * per acceptor; {@linkcode Acceptor.close} sets its closing state.
  */
-interface AcceptorHost extends PeerHost, UpgradeRules {
+interface AcceptorHost extends PeerHost, UpgradeRules, BroadcastHost {
   report(error: unknown, peer?: Peer): void;
   closing: boolean;
   closeCode: number | undefined;
@@ -98,13 +95,6 @@ interface AcceptorHost extends PeerHost, UpgradeRules {
 
 /** Peers {@linkcode Acceptor.close} sends GOAWAY to (and closes, when idle) per event-loop turn. */
 const DRAIN_SLICE = 100;
-
-/**
- * The tag a backplane message of {@linkcode Acceptor.broadcastAll} carries (docs/backplane.md):
- * it reaches every peer of the receiving node. At 257 characters it is longer than any tag, so
- * no peer can hold it, and a node that does not know it delivers such a message to nobody.
- */
-const BROADCAST_ALL_TAG = /* @__PURE__ */ '*'.repeat(257);
 
 /**
  * The acceptor: peers, tags, broadcast, graceful close and the idle sweep (SPEC §6).
@@ -148,22 +138,18 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   readonly #idleTimeoutMs: number;
   readonly #onPeerClose: ((peer: Peer, info: PeerCloseInfo) => void) | undefined;
   readonly #onError: ((error: unknown, peer?: Peer) => void) | undefined;
-  readonly #backplane: Backplane | undefined;
-  readonly #nodeId: string;
   readonly #authorize: Authorize | undefined;
-  #unsubscribeBackplane: (() => void) | undefined;
   /** What the peers and the upgrade checks need of this acceptor: one object for all of them. */
   readonly #host: AcceptorHost;
 
   readonly #peers = new Set<PeerImpl>();
-  readonly #byTag = new Map<string, Set<PeerImpl>>();
+  /** The tag index, broadcasts and the backplane bridge. */
+  readonly #broadcaster: Broadcaster;
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
   #accepted = 0;
   #refused = 0;
   #idleClosed = 0;
-  #delivered = 0;
-  #dropped = 0;
 
   /**
    * Creates an acceptor, validating its options.
@@ -207,14 +193,13 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       closeCode: undefined,
       closeSpreadMs: 0,
       report: (error: unknown, peer?: Peer) => this.#report(error, peer),
-      index: (peer, tag) => this.#index(peer, tag),
-      unindex: (peer, tag) => this.#unindex(peer, tag),
+      index: (peer, tag) => this.#broadcaster.index(peer, tag),
+      unindex: (peer, tag) => this.#broadcaster.unindex(peer, tag),
       ended: (peer, info) => this.#ended(peer, info),
     };
     const backplane = o.backplane;
-    this.#backplane = backplane;
-    this.#nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
-    this.#unsubscribeBackplane = backplane?.subscribe((message) => this.#fromBackplane(message));
+    const nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
+    this.#broadcaster = new Broadcaster(this.#host, this.#peers, backplane, nodeId);
   }
 
   /** Counters: live peers, accepted, refused, idle-closed, delivered and dropped broadcasts. */
@@ -224,8 +209,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       accepted: this.#accepted,
       refused: this.#refused,
       idleClosed: this.#idleClosed,
-      delivered: this.#delivered,
-      dropped: this.#dropped,
+      delivered: this.#broadcaster.delivered,
+      dropped: this.#broadcaster.dropped,
     };
   }
 
@@ -353,7 +338,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
    * @param tag Only peers holding this tag.
    */
   peers(tag?: string): IterableIterator<Peer<Api, PeerData>> {
-    const peers = tag === undefined ? this.#peers : this.#byTag.get(tag) ?? [];
+    const peers = tag === undefined ? this.#peers : this.#broadcaster.tagged(tag) ?? [];
     return [...peers].values() as IterableIterator<unknown> as IterableIterator<
       Peer<Api, PeerData>
     >;
@@ -387,7 +372,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   ): Promise<number> {
     try {
       checkTag('Cannot broadcast', tag);
-      return Promise.resolve(this.#broadcast(tag, payload, options as unknown as BroadcastOptions));
+      const checked = options as unknown as BroadcastOptions;
+      return Promise.resolve(this.#broadcaster.broadcast(tag, payload, checked));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -425,7 +411,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   ): Promise<number> {
     try {
       return Promise.resolve(
-        this.#broadcast(undefined, payload, options as unknown as BroadcastAllOptions),
+        this.#broadcaster.broadcast(undefined, payload, options as unknown as BroadcastAllOptions),
       );
     } catch (error) {
       return Promise.reject(error);
@@ -459,10 +445,9 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     this.#host.closeCode = code;
     this.#host.closeSpreadMs = Math.floor(spreadMs);
     // Peers still draining keep receiving other nodes' broadcasts; then the subscription ends.
-    this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs)).finally(() => {
-      this.#unsubscribeBackplane?.();
-      this.#unsubscribeBackplane = undefined;
-    });
+    this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs)).finally(() =>
+      this.#broadcaster.unsubscribe()
+    );
     return this.#closing;
   }
 
@@ -507,130 +492,18 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const peer = link.peer;
     this.#accepted++;
     this.#peers.add(peer);
-    for (const tag of peer.tags) this.#index(peer, tag);
+    for (const tag of peer.tags) this.#broadcaster.index(peer, tag);
     peer.tags.bind(link);
     this.#armSweep();
     if (open) link.announce();
     return link;
   }
 
-  /** A broadcast to `tag`'s peers, or to every peer when `tag` is undefined (`broadcastAll`). */
-  #broadcast(
-    tag: string | undefined,
-    payload: unknown,
-    options: BroadcastAllOptions,
-  ): number {
-    const what = 'Cannot broadcast';
-    const shown = tag ?? checkTag(what, options.tag ?? '*');
-    let except: string[] = NO_TAGS;
-    let exceptPeers: Set<Peer> | undefined;
-    for (const entry of options.except ?? []) {
-      if (typeof entry === 'object' && entry !== null && this.#peers.has(entry as PeerImpl)) {
-        (exceptPeers ??= new Set()).add(entry);
-      } else if (typeof entry === 'object' && entry !== null && 'tags' in entry) {
-        // a peer of another acceptor, or one that ended: nobody here to leave out
-      } else {
-        if (except === NO_TAGS) except = [];
-        except.push(checkTag(what, entry));
-      }
-    }
-    const targets = tag === undefined ? this.#peers : this.#byTag.get(tag);
-    // Other nodes may hold the tag, so only a node without a backplane may skip encoding.
-    if (!this.#backplane && (!targets || targets.size === 0)) return 0;
-    const headers = options.headers ?? null;
-    // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
-    const encoded = encodePublish(this.#codec, shown, payload, headers, 'broadcast()');
-    const count = this.#deliver(targets, encoded, except, exceptPeers);
-    if (this.#backplane) {
-      this.#publish({
-        tag: tag ?? BROADCAST_ALL_TAG,
-        headers,
-        payload: encoded,
-        except,
-        origin: this.#nodeId,
-        codec: this.#codec.name,
-      });
-    }
-    return count;
-  }
-
-  /** WSM-BP-004: a backplane failure is reported, never thrown into broadcast(). */
-  #publish(message: BackplaneMessage): void {
-    try {
-      const result = this.#backplane!.publish(message);
-      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
-        (result as Promise<void>).then(undefined, (error) => this.#report(error));
-      }
-    } catch (error) {
-      this.#report(error);
-    }
-  }
-
-  /** A broadcast of another node: the same bytes to this node's tagged peers. */
-  #fromBackplane(message: BackplaneMessage): void {
-    if (message.origin === this.#nodeId) return;
-    if (message.codec !== this.#codec.name) {
-      this.#report(
-        new BackplaneError(
-          `Cannot deliver a broadcast of node "${message.origin}" to tag "${message.tag}" as it is encoded with codec "${message.codec}": this acceptor uses "${this.#codec.name}"`,
-        ),
-      );
-      return;
-    }
-    const targets = message.tag === BROADCAST_ALL_TAG ? this.#peers : this.#byTag.get(message.tag);
-    this.#deliver(targets, message.payload, message.except ?? NO_TAGS, undefined);
-  }
-
-  /**
-   * Hands one encoded PUBLISH to every live peer of `targets` that is not in `exceptPeers` and
-   * holds no `except` tag.
-   */
-  #deliver(
-    targets: ReadonlySet<PeerImpl> | undefined,
-    encoded: string | Uint8Array,
-    except: readonly string[],
-    exceptPeers: ReadonlySet<Peer> | undefined,
-  ): number {
-    if (!targets || targets.size === 0) return 0;
-    let count = 0;
-    for (const peer of [...targets]) {
-      if (peer.isClosed || exceptPeers?.has(peer)) continue;
-      if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
-      let sent = false;
-      try {
-        sent = peer.session.sendEncoded(encoded);
-      } catch (error) {
-        this.#report(error, peer);
-        continue;
-      }
-      if (sent) {
-        count++;
-        this.#delivered++;
-      } else {
-        this.#dropped++;
-      }
-    }
-    return count;
-  }
-
-  #index(peer: PeerImpl, tag: string): void {
-    let set = this.#byTag.get(tag);
-    if (!set) this.#byTag.set(tag, set = new Set());
-    set.add(peer);
-  }
-
-  #unindex(peer: PeerImpl, tag: string): void {
-    const set = this.#byTag.get(tag);
-    if (!set) return;
-    set.delete(peer);
-    if (set.size === 0) this.#byTag.delete(tag);
-  }
-
   #ended(peer: PeerImpl, info: PeerCloseInfo): void {
     if (!peer.ended(info)) return;
     this.#peers.delete(peer);
     peer.tags.bind(undefined);
-    for (const tag of peer.tags) this.#unindex(peer, tag);
+    for (const tag of peer.tags) this.#broadcaster.unindex(peer, tag);
     if (this.#peers.size === 0) this.#disarmSweep();
     if (!peer.announced) return;
     callContained((error) => this.#report(error, peer), this.#onPeerClose, peer, info);
