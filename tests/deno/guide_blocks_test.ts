@@ -1,0 +1,176 @@
+// Every ```ts block of the user guide (docs/guide/*.md) runs as it stands, each in its own child
+// process bounded at 30 s, from a file written below .test-results/ (so `muxws` and the npm
+// packages resolve as they do for any file of this repository):
+//
+// - ```ts        runs with `deno run -A --check --config deno.json`;
+// - ```ts bun    runs with node_modules/.bin/bun;
+// - ```ts node   is bundled by esbuild against the sources and run with this machine's node; while
+//                the `./node` adapter entry is not in the repository these are counted as not
+//                yet run instead;
+// - ```ts ignore is not run (a Worker, a Durable Object, a browser page): counted per page
+//                against IGNORED, so the number cannot grow unnoticed.
+//
+// A block that reads REDIS_URL gets a redis-server of its own on a free loopback port. Any other
+// info string after ```ts fails the test, so a typo cannot hide a block from it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as esbuild from 'esbuild';
+import { repoRoot } from '../_repo.ts';
+import { startRedis } from '../_redis.ts';
+
+const root = repoRoot();
+const guide = join(root, 'docs', 'guide');
+
+/** The blocks each page may leave unrun (```ts ignore): what no runtime here can host. */
+const IGNORED: Record<string, number> = {
+  // the Worker, the Durable Object and the browser page
+  'getting-started.md': 3,
+};
+
+/** The blocks waiting for the `./node` adapter entry, per page, while it does not exist. */
+const NODE_PENDING: Record<string, number> = {
+  'getting-started.md': 1,
+};
+
+const nodeAdapter = existsSync(join(root, 'lib', 'adapters', 'node.ts'));
+
+interface Block {
+  page: string;
+  line: number;
+  runtime: 'deno' | 'bun' | 'node' | 'ignore';
+  code: string;
+}
+
+/** Every ```ts block of every page of the guide, in page then line order. */
+function blocks(): Block[] {
+  const out: Block[] = [];
+  const pages = [...Deno.readDirSync(guide)]
+    .filter((e) => e.isFile && e.name.endsWith('.md'))
+    .map((e) => e.name)
+    .sort();
+  for (const page of pages) {
+    const text = Deno.readTextFileSync(join(guide, page));
+    for (const match of text.matchAll(/^```ts([^\n]*)\n([\s\S]*?)^```$/gm)) {
+      const info = match[1].trim();
+      const line = text.slice(0, match.index).split('\n').length;
+      const runtime = info === '' ? 'deno' : info;
+      if (!['deno', 'bun', 'node', 'ignore'].includes(runtime)) {
+        throw new Error(
+          `Expected the info string of the block at ${page}:${line} to be empty, bun, node or ignore: found "${info}"`,
+        );
+      }
+      out.push({ page, line, runtime: runtime as Block['runtime'], code: match[2] });
+    }
+  }
+  return out;
+}
+
+const all = blocks();
+
+/** Runs a command in the repository, killed after 30 s. */
+async function run(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(command, {
+    args,
+    cwd: root,
+    env: { NO_COLOR: '1', ...env },
+    stdin: 'null',
+    stdout: 'piped',
+    stderr: 'piped',
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** Resolves `muxws` and `muxws/<entry>` to the sources, as deno.json's import map does. */
+function sourcesPlugin(): esbuild.Plugin {
+  const imports: Record<string, string> =
+    JSON.parse(Deno.readTextFileSync(join(root, 'deno.json'))).imports;
+  return {
+    name: 'muxws-sources',
+    setup(build) {
+      build.onResolve({ filter: /^muxws(\/.*)?$/ }, (args) => {
+        const target = imports[args.path];
+        if (target === undefined) return { errors: [{ text: `No entry "${args.path}"` }] };
+        return { path: join(root, target) };
+      });
+    },
+  };
+}
+
+/** Runs one block on its runtime from a file in `dir`; returns the outcome. */
+async function runBlock(block: Block, dir: string) {
+  const base = join(dir, `${block.page.replace(/\.md$/, '')}-${block.line}`);
+  await Deno.writeTextFile(`${base}.ts`, block.code);
+  let env: Record<string, string> = {};
+  let redis: Awaited<ReturnType<typeof startRedis>> | undefined;
+  if (block.code.includes('REDIS_URL')) {
+    redis = await startRedis();
+    env = { REDIS_URL: redis.url };
+  }
+  try {
+    if (block.runtime === 'deno') {
+      return await run(
+        Deno.execPath(),
+        ['run', '-A', '--check', '--config', join(root, 'deno.json'), `${base}.ts`],
+        env,
+      );
+    }
+    if (block.runtime === 'bun') {
+      return await run(join(root, 'node_modules', '.bin', 'bun'), ['run', `${base}.ts`], env);
+    }
+    await esbuild.build({
+      entryPoints: [`${base}.ts`],
+      outfile: `${base}.mjs`,
+      bundle: true,
+      packages: 'external',
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'warning',
+      plugins: [sourcesPlugin()],
+    });
+    return await run('node', [`${base}.mjs`], env);
+  } finally {
+    await redis?.[Symbol.asyncDispose]();
+  }
+}
+
+const results = join(root, '.test-results');
+await Deno.mkdir(results, { recursive: true });
+const dir = await Deno.makeTempDir({ dir: results, prefix: 'guide-blocks-' });
+
+test('the guide has blocks on every page it runs, and each ignored one is accounted for', () => {
+  const count = (runtime: Block['runtime']) => {
+    const by: Record<string, number> = {};
+    for (const b of all.filter((b) => b.runtime === runtime)) by[b.page] = (by[b.page] ?? 0) + 1;
+    return by;
+  };
+  assert(all.filter((b) => b.runtime === 'deno').length >= 8, 'the guide runs its examples');
+  assert.deepEqual(count('ignore'), IGNORED);
+  if (!nodeAdapter) assert.deepEqual(count('node'), NODE_PENDING);
+});
+
+for (const block of all) {
+  if (block.runtime === 'ignore') continue;
+  if (block.runtime === 'node' && !nodeAdapter) continue;
+  const runtime = { deno: 'Deno', bun: 'Bun', node: 'Node' }[block.runtime];
+  test(`the block at docs/guide/${block.page}:${block.line} runs on ${runtime} and exits 0`, async () => {
+    const outcome = await runBlock(block, dir);
+    assert.equal(outcome.code, 0, `stdout:\n${outcome.stdout}\nstderr:\n${outcome.stderr}`);
+  });
+}
+
+test('the files the blocks ran from are removed', async () => {
+  await Deno.remove(dir, { recursive: true });
+});
