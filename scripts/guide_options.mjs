@@ -20,10 +20,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const defaultPage = join(root, 'docs', 'guide', 'options.md');
 
-/**
- * The tables: marker key, entry file, interface name, and (for an entry that may not exist yet)
- * the rows to show meanwhile.
- */
+/** The tables: marker key, entry file, interface name. */
 export const TABLES = [
   { key: 'connect', entry: 'mod.ts', name: 'ConnectOptions' },
   { key: 'reconnect', entry: 'mod.ts', name: 'ReconnectOptions' },
@@ -41,12 +38,7 @@ export const TABLES = [
   { key: 'broadcast-all', entry: 'lib/acceptor.ts', name: 'BroadcastAllOptions' },
   { key: 'acceptor-close', entry: 'lib/acceptor.ts', name: 'AcceptorCloseOptions' },
   { key: 'hono', entry: 'lib/adapters/hono.ts', name: 'MuxwsHonoOptions' },
-  {
-    key: 'node',
-    entry: 'lib/adapters/node.ts',
-    name: /Options$/,
-    meanwhile: [['`path?`', '`string`', '', 'Only upgrade requests for this path are served.']],
-  },
+  { key: 'node', entry: 'lib/adapters/node.ts', name: 'AttachOptions' },
   {
     key: 'durable-object',
     entry: 'lib/adapters/cloudflare.ts',
@@ -226,7 +218,6 @@ function propertiesOf(symbols, decl, entry, seen = new Set()) {
 /** The rows of one table: name, type, default, what it does. */
 export function rowsFor(table) {
   if (!existsSync(join(root, table.entry))) {
-    if (table.meanwhile) return table.meanwhile;
     throw new Error(`Expected entry ${table.entry} of table "${table.key}" to exist`);
   }
   const symbols = symbolsOf(table.entry);

@@ -4,9 +4,7 @@
 //
 // - ```ts        runs with `deno run -A --check --config deno.json`;
 // - ```ts bun    runs with node_modules/.bin/bun;
-// - ```ts node   is bundled by esbuild against the sources and run with this machine's node; while
-//                the `./node` adapter entry is not in the repository these are counted as not
-//                yet run instead;
+// - ```ts node   is bundled by esbuild against the sources and run with this machine's node;
 // - ```ts ignore is not run (a Worker, a Durable Object, a browser page): counted per page
 //                against IGNORED, so the number cannot grow unnoticed.
 //
@@ -14,7 +12,6 @@
 // info string after ```ts fails the test, so a typo cannot hide a block from it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 import { repoRoot } from '../_repo.ts';
@@ -28,13 +25,6 @@ const IGNORED: Record<string, number> = {
   // the Worker, the Durable Object and the browser page
   'getting-started.md': 3,
 };
-
-/** The blocks waiting for the `./node` adapter entry, per page, while it does not exist. */
-const NODE_PENDING: Record<string, number> = {
-  'getting-started.md': 1,
-};
-
-const nodeAdapter = existsSync(join(root, 'lib', 'adapters', 'node.ts'));
 
 interface Block {
   page: string;
@@ -158,12 +148,10 @@ test('the guide has blocks on every page it runs, and each ignored one is accoun
   };
   assert(all.filter((b) => b.runtime === 'deno').length >= 8, 'the guide runs its examples');
   assert.deepEqual(count('ignore'), IGNORED);
-  if (!nodeAdapter) assert.deepEqual(count('node'), NODE_PENDING);
 });
 
 for (const block of all) {
   if (block.runtime === 'ignore') continue;
-  if (block.runtime === 'node' && !nodeAdapter) continue;
   const runtime = { deno: 'Deno', bun: 'Bun', node: 'Node' }[block.runtime];
   test(`the block at docs/guide/${block.page}:${block.line} runs on ${runtime} and exits 0`, async () => {
     const outcome = await runBlock(block, dir);
