@@ -1,5 +1,5 @@
 // The chat's dialer side, shared by the tests (Deno, Bun) and the browser page (app.ts): join a
-// room, then tour the API — say something, follow a ticker, be refused an unknown one, and stop
+// room, then tour the API — say something, follow a ticker, be refused one it does not know, and stop
 // a download after a few chunks.
 import {
   connect,
