@@ -1,6 +1,7 @@
 // A muxws acceptor in a Hono app on Bun.
 // Run: bun examples/hono_bun.ts   (PORT sets the port, default 8000)
-// Then dial ws://localhost:8000/ws with connect() from the package.
+// Then dial ws://localhost:8000/ws with connect<Api>() from the package, sending a hello, and
+// `call('echo', { text })`.
 import { Hono } from 'hono';
 import { upgradeWebSocket, websocket } from 'hono/bun';
 import { Acceptor } from '../lib/acceptor.ts';
@@ -14,11 +15,15 @@ declare const Bun: {
   };
 };
 
-const acceptor = new Acceptor({
-  onStream: (stream, peer) => {
-    if (stream.id === 1) return { welcome: peer.id }; // the hello
-    return { echo: stream.payload };
-  },
+/** What the dialers may call: the hello is answered with the peer's id, `echo` echoes. */
+type Api = {
+  ':hello': { output: { welcome: string } };
+  echo: { input: { text: string }; output: { echo: string } };
+};
+
+const acceptor = new Acceptor<Api>({
+  onHello: (_hello, peer) => ({ welcome: peer.id }),
+  routes: { echo: ({ text }) => ({ echo: text }) },
   onError: (error, peer) => console.error('muxws', peer?.id ?? '', error),
 });
 

@@ -1,16 +1,21 @@
 // A muxws acceptor in a Hono app on Deno (Deno Deploy runs it as it is).
 // Run: deno run -A examples/hono_deno.ts   (PORT sets the port, default 8000)
-// Then dial ws://localhost:8000/ws with connect() from the package.
+// Then dial ws://localhost:8000/ws with connect<Api>() from the package, sending a hello, and
+// `call('echo', { text })`.
 import { Hono } from 'hono';
 import { upgradeWebSocket } from 'hono/deno';
 import { Acceptor } from '../lib/acceptor.ts';
 import { muxws } from '../lib/adapters/hono.ts';
 
-const acceptor = new Acceptor({
-  onStream: (stream, peer) => {
-    if (stream.id === 1) return { welcome: peer.id }; // the hello
-    return { echo: stream.payload };
-  },
+/** What the dialers may call: the hello is answered with the peer's id, `echo` echoes. */
+type Api = {
+  ':hello': { output: { welcome: string } };
+  echo: { input: { text: string }; output: { echo: string } };
+};
+
+const acceptor = new Acceptor<Api>({
+  onHello: (_hello, peer) => ({ welcome: peer.id }),
+  routes: { echo: ({ text }) => ({ echo: text }) },
   onError: (error, peer) => console.error('muxws', peer?.id ?? '', error),
 });
 

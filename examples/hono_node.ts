@@ -3,6 +3,8 @@
 //   npx esbuild examples/hono_node.ts --bundle --platform=node --format=esm \
 //     --packages=external --outfile=dist/examples/hono_node.mjs && node dist/examples/hono_node.mjs
 // or run the file directly with Deno or Bun. PORT sets the port, default 8000.
+// Then dial ws://localhost:8000/ws with connect<Api>() from the package, sending a hello, and
+// `call('echo', { text })`.
 import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import { Hono } from 'hono';
@@ -10,11 +12,15 @@ import process from 'node:process';
 import { Acceptor } from '../lib/acceptor.ts';
 import { muxws } from '../lib/adapters/hono.ts';
 
-const acceptor = new Acceptor({
-  onStream: (stream, peer) => {
-    if (stream.id === 1) return { welcome: peer.id }; // the hello
-    return { echo: stream.payload };
-  },
+/** What the dialers may call: the hello is answered with the peer's id, `echo` echoes. */
+type Api = {
+  ':hello': { output: { welcome: string } };
+  echo: { input: { text: string }; output: { echo: string } };
+};
+
+const acceptor = new Acceptor<Api>({
+  onHello: (_hello, peer) => ({ welcome: peer.id }),
+  routes: { echo: ({ text }) => ({ echo: text }) },
   onError: (error, peer) => console.error('muxws', peer?.id ?? '', error),
 });
 

@@ -35,19 +35,11 @@ export interface PageState {
   log: string[];
 }
 
-interface Element {
-  textContent: string | null;
-}
+/** The one browser global the page needs beyond those every runtime has (typed here). */
+declare const document: {
+  getElementById(id: string): { textContent: string | null } | null;
+};
 
-/** The few browser globals the page uses (typed here, so the file type-checks anywhere). */
-interface Page {
-  location: { protocol: string; host: string; search: string };
-  document: { getElementById(id: string): Element | null };
-  muxwsPage?: PageState;
-  muxwsRequest?: (payload: unknown) => Promise<unknown>;
-}
-
-const page = globalThis as unknown as Page;
 const started = Date.now();
 
 const view: PageState = {
@@ -61,11 +53,11 @@ const view: PageState = {
   closes: [],
   log: [],
 };
-page.muxwsPage = view;
+Object.assign(globalThis, { muxwsPage: view });
 
 function render(): void {
   const text = (id: string, value: string) => {
-    const element = page.document.getElementById(id);
+    const element = document.getElementById(id);
     if (element) element.textContent = value;
   };
   text('state', view.state);
@@ -84,9 +76,9 @@ function describeClose(info: CloseInfo): string {
   return `closed ${info.code}${info.reason ? ` (${info.reason})` : ''}, ${retry}`;
 }
 
-const scheme = page.location.protocol === 'https:' ? 'wss:' : 'ws:';
-const url = new URLSearchParams(page.location.search).get('ws') ??
-  `${scheme}//${page.location.host}/ws`;
+const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+const url = new URLSearchParams(location.search).get('ws') ??
+  `${scheme}//${location.host}/ws`;
 
 note(`dialling ${url}`);
 try {
@@ -133,7 +125,7 @@ try {
       render();
     }
   };
-  page.muxwsRequest = request;
+  Object.assign(globalThis, { muxwsRequest: request });
   setInterval(() => {
     request({ n: ++n }).catch(() => {});
   }, 200);

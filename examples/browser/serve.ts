@@ -31,13 +31,14 @@ await esbuild.stop();
 const script = built.outputFiles[0].text;
 const html = await Deno.readTextFile(here('./index.html'));
 
+/** The page's hello names the client; the welcome says who answered. */
+type Api = { ':hello': { input: { client: string }; output: { hello: string; server: string } } };
+
 let answered = 0;
-const acceptor = new Acceptor({
-  onStream: (stream) => {
-    const payload = stream.payload as { client?: string } | null;
-    if (payload?.client) return { hello: payload.client, server: 'deno' }; // the hello
-    return { echo: stream.payload, answered: ++answered };
-  },
+const acceptor = new Acceptor<Api>({
+  onHello: ({ payload }) => ({ hello: payload.client, server: 'deno' }),
+  // The page's requests carry no route: each is answered with its payload and a running count.
+  onStream: (stream) => ({ echo: stream.payload, answered: ++answered }),
 });
 
 const server = Deno.serve({

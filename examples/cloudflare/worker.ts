@@ -11,8 +11,8 @@
  *   a new one takes over; dialers redial on the fast path.
  *
  * Both speak the same small protocol, one request per operation (`{ op, ... }`):
- * - the hello `{ op: 'hello', user, topics? }` tags the peer `user:<user>` and `topic:<t>` for
- *   each topic and returns the welcome `{ user, peer, where }`;
+ * - the hello `{ op: 'hello', user, topics? }` (`onHello`) tags the peer `user:<user>` and
+ *   `topic:<t>` for each topic and returns the welcome `{ user, peer, where }`;
  * - `{ op: 'echo', value }` returns `{ echo: value }`;
  * - `{ op: 'ask', question }` asks the dialer back (`peer.request()`) and returns its answer;
  * - `{ op: 'count', n }` streams 1..n then `'done'`; `{ op: 'sum' }` sums the numbers the dialer
@@ -29,7 +29,7 @@
  */
 import { Hono } from 'hono';
 import { upgradeWebSocket } from 'hono/cloudflare-workers';
-import { Acceptor, type Peer } from '../../lib/acceptor.ts';
+import { Acceptor, type Peer, type PeerHello } from '../../lib/acceptor.ts';
 import {
   DurableObjectAcceptor,
   type DurableObjectStateLike,
@@ -39,6 +39,7 @@ import {
 import { muxws } from '../../lib/adapters/hono.ts';
 import { StreamError } from '../../lib/errors.ts';
 import type { Stream } from '../../lib/stream.ts';
+import type { WelcomeOf } from '../../lib/api.ts';
 
 /** The part of a Durable Object namespace binding this Worker uses. */
 interface RoomNamespace {
@@ -54,25 +55,43 @@ export interface Env {
 
 type Operation = { op?: unknown; [field: string]: unknown };
 
+/** The hello every dialer sends: who it is, and the topics it follows. */
+interface HelloPayload {
+  op?: 'hello';
+  user?: string;
+  topics?: readonly string[];
+}
+
+/** The example's API: only the hello is typed; the other operations are `{ op, ... }` requests. */
+type Api = {
+  ':hello': { input: HelloPayload; output: { user: string; peer: string; where: string } };
+};
+
+/** The welcome: tags the peer `user:<user>` and `topic:<t>` for each topic it follows. */
+function welcome(
+  { payload }: PeerHello<HelloPayload>,
+  peer: Peer<Api>,
+  where: string,
+): WelcomeOf<Api> {
+  const user = String(payload?.user ?? 'anonymous');
+  peer.data.user = user;
+  peer.tags.add(`user:${user}`);
+  for (const topic of Array.isArray(payload?.topics) ? payload.topics : []) {
+    peer.tags.add(`topic:${topic}`);
+  }
+  return { user, peer: peer.id, where };
+}
+
 /** Serves one request of the example protocol; `room` is set inside a Durable Object. */
 async function serve(
   stream: Stream,
-  peer: Peer,
-  acceptor: Acceptor,
+  peer: Peer<Api>,
+  acceptor: Acceptor<Api>,
   room?: Room,
 ): Promise<unknown> {
   const where = room ? 'room' : 'worker';
   const request = (stream.payload ?? {}) as Operation;
   switch (request.op) {
-    case 'hello': {
-      const user = String(request.user ?? 'anonymous');
-      peer.data.user = user;
-      peer.tags.add(`user:${user}`);
-      for (const topic of Array.isArray(request.topics) ? request.topics : []) {
-        peer.tags.add(`topic:${topic}`);
-      }
-      return { user, peer: peer.id, where };
-    }
     case 'echo':
       return { echo: request.value };
     case 'count': {
@@ -115,12 +134,13 @@ async function serve(
 }
 
 /** The plain Worker's acceptor: made on first use (nothing may be drawn at module load). */
-let echoAcceptor: Acceptor | undefined;
+let echoAcceptor: Acceptor<Api> | undefined;
 
-function echo(): Acceptor {
+function echo(): Acceptor<Api> {
   // idleTimeoutMs: 0, since a sweep timer would belong to one request of this isolate.
-  echoAcceptor ??= new Acceptor({
+  echoAcceptor ??= new Acceptor<Api>({
     idleTimeoutMs: 0,
+    onHello: (hello, peer) => welcome(hello, peer, 'worker'),
     onStream: (stream, peer) => serve(stream, peer, echoAcceptor!),
   });
   return echoAcceptor;
@@ -129,7 +149,7 @@ function echo(): Acceptor {
 /** A chat room: one Durable Object per room name. */
 export class Room {
   readonly #state: DurableObjectStateLike;
-  #acceptor!: Acceptor;
+  #acceptor!: Acceptor<Api>;
   #muxws!: DurableObjectAcceptor;
   /** Changes every time the runtime constructs the object, i.e. after each hibernation. */
   readonly #instance: string = crypto.randomUUID();
@@ -141,9 +161,10 @@ export class Room {
   }
 
   #open(): void {
-    const acceptor: Acceptor = new Acceptor({
+    const acceptor: Acceptor<Api> = new Acceptor<Api>({
       // No idle sweep: a pending timer would keep the object from hibernating.
       idleTimeoutMs: 0,
+      onHello: (hello, peer) => welcome(hello, peer, 'room'),
       onStream: (stream, peer) => serve(stream, peer, acceptor, this),
     });
     this.#acceptor = acceptor;
@@ -186,7 +207,7 @@ export class Room {
   }
 
   /** The room's own operations. */
-  async serve(request: Operation, peer: Peer): Promise<unknown> {
+  async serve(request: Operation, peer: Peer<Api>): Promise<unknown> {
     switch (request.op) {
       case 'say': {
         const delivered = await this.#acceptor.broadcast(`topic:${request.topic}`, {

@@ -7,13 +7,14 @@
 // Exits 0 once both messages reached both screens, 1 if they did not within 10 s.
 import process from 'node:process';
 import { connect, type Connection } from '../../mod.ts';
+import type { Api } from './api.ts';
 
 const [nodeA = 'ws://127.0.0.1:8001', nodeB = 'ws://127.0.0.1:8002'] = process.argv.slice(2);
 
 const screens: Record<string, string[]> = { ada: [], bob: [] };
 let seen: () => void = () => {};
-const join = (url: string, user: string): Promise<Connection> =>
-  connect(url, {
+const join = (url: string, user: string): Promise<Connection<Api>> =>
+  connect<Api>(url, {
     hello: { payload: { room: 'lobby', user } },
     onPublish: ({ payload }) => {
       screens[user].push(String(payload));
@@ -49,10 +50,10 @@ const bob = await join(nodeB, 'bob');
 try {
   console.log(ada.welcome, '/', bob.welcome);
   const toBob = shows('bob', 'ada', 'hi bob');
-  console.log('node A reached', await ada.request({ room: 'lobby', text: 'hi bob' }), 'local peer');
+  console.log('node A reached', await ada.call('chat.say', { text: 'hi bob' }), 'local peer');
   await toBob;
   const toAda = shows('ada', 'bob', 'hi ada');
-  console.log('node B reached', await bob.request({ room: 'lobby', text: 'hi ada' }), 'local peer');
+  console.log('node B reached', await bob.call('chat.say', { text: 'hi ada' }), 'local peer');
   await toAda;
   console.log('both nodes delivered across the cluster');
 } catch (error) {

@@ -1,6 +1,6 @@
 // One node of a chat cluster: an acceptor whose broadcasts cross to the other nodes through Redis
-// pub/sub (redisBackplane). A peer joins a room with its hello; a message it sends is broadcast
-// to the room, which reaches the room's members on every node.
+// pub/sub (redisBackplane). A peer joins a room with its hello (onHello); what it says
+// (`chat.say`) is broadcast to the room, which reaches the room's members on every node.
 //
 // Run (see examples/cluster/README.md): a redis-server on 127.0.0.1:6379, then
 //   deno run -A examples/cluster/node.ts 8001 a
@@ -14,6 +14,7 @@ import { Acceptor } from '../../lib/acceptor.ts';
 import { upgrade } from '../../lib/adapters/deno.ts';
 import { bunHandlers } from '../../lib/adapters/bun.ts';
 import { redisBackplane } from '../../lib/adapters/redis.ts';
+import type { Api } from './api.ts';
 
 const [portArg = '8001', nodeId = 'a'] = process.argv.slice(2);
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -38,18 +39,24 @@ const backplane = redisBackplane({
 });
 await backplane.ready(); // from here on, other nodes' broadcasts reach this one
 
-const acceptor: Acceptor = new Acceptor({
+/** What a node keeps for each peer: who it is, and the room its hello joined. */
+interface Member {
+  user: string;
+  room: string;
+}
+
+const acceptor: Acceptor<Api, Member> = new Acceptor<Api, Member>({
   backplane,
   nodeId,
-  onStream(stream, peer) {
-    const { room, user, text } = stream.payload as { room: string; user?: string; text?: string };
-    if (user !== undefined) { // the hello: join the room
-      peer.data.user = user;
-      peer.tags.add(`room:${room}`);
-      return `${user} joined ${room} on node ${nodeId}`;
-    }
+  onHello({ payload: { room, user } }, peer) {
+    peer.data = { user, room };
+    peer.tags.add(`room:${room}`);
+    return `${user} joined ${room} on node ${nodeId}`;
+  },
+  routes: {
     // Delivered to this node's members at once, then published once to the other nodes.
-    return acceptor.broadcast(`room:${room}`, `${peer.data.user}@${nodeId}: ${text}`);
+    'chat.say': ({ text }, { peer }) =>
+      acceptor.broadcast(`room:${peer.data.room}`, `${peer.data.user}@${nodeId}: ${text}`),
   },
   onError: (error) => console.error(`node ${nodeId}: ${error}`),
 });
@@ -61,7 +68,8 @@ interface BunGlobal {
     stop(closeActiveConnections?: boolean): Promise<void>;
   };
 }
-const bun = (globalThis as { Bun?: BunGlobal }).Bun;
+declare const Bun: BunGlobal | undefined;
+const bun = typeof Bun === 'undefined' ? undefined : Bun;
 let port: number;
 let stopServer: () => Promise<void>;
 if (bun) {

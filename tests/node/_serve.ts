@@ -18,8 +18,12 @@ export interface WsServer {
   port: number;
 }
 
-/** Serves `acceptor` with `ws` on 127.0.0.1:`port` (0: an ephemeral one). */
-export async function serveWs(acceptor: Acceptor, port = 0): Promise<WsServer> {
+/** Serves `acceptor` (of any `Api` and peer data) with `ws` on 127.0.0.1:`port` (0: ephemeral). */
+export async function serveWs(
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+  port = 0,
+): Promise<WsServer> {
   const server = createServer((_req, res) => res.writeHead(404).end());
   const { wss } = attach(server, acceptor);
   await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,39 @@
+// The README's feed example, run as it stands: the ```ts block under "### A feed" is written to a
+// temporary file and run with this repository's deno.json (whose import map resolves `muxws`),
+// in a child Deno process bounded at 30 s. (tests/deno/demo_test.ts runs the quick start.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+const root = new URL('../../', import.meta.url);
+
+/** The first ```ts block after the README heading `heading`, without its fences. */
+async function blockAfter(heading: string): Promise<string> {
+  const readme = await Deno.readTextFile(new URL('README.md', root));
+  const section = readme.split(heading)[1];
+  assert(section !== undefined, `README.md has a "${heading}" section`);
+  const block = section.match(/^```ts[^\n]*\n([\s\S]*?)^```$/m);
+  assert(block, `the "${heading}" section shows a \`\`\`ts block`);
+  return block[1];
+}
+
+test('the README feed example subscribes to a route, waits for ready, and is refused an unknown symbol with not_found (WSM-APP-003 WSM-APP-004)', async () => {
+  const code = await blockAfter('### A feed');
+  assert.match(code, /\.subscribe\('ticker'/);
+  const dir = await Deno.makeTempDir({ prefix: 'muxws-readme-feed-' });
+  try {
+    const file = `${dir}/feed.ts`;
+    await Deno.writeTextFile(file, code);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ['run', '-A', '--config', new URL('deno.json', root).pathname, file],
+      cwd: root,
+      env: { NO_COLOR: '1' },
+      stdin: 'null',
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const decoder = new TextDecoder();
+    assert.equal(output.code, 0, decoder.decode(output.stderr));
+    assert.equal(decoder.decode(output.stdout).trim(), 'active 100 refused not_found');
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
