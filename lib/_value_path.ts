@@ -33,6 +33,16 @@ export function kindOf(value: unknown): string {
 }
 
 /**
+ * One key of a rendered path: `.name` for an identifier, `[2]` for a number, `["a key"]` for any
+ * other string, `[Symbol(s)]` for anything else.
+ */
+export function pathStep(key: unknown): string {
+  return typeof key === 'string'
+    ? IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
+    : `[${String(key)}]`;
+}
+
+/**
  * Finds the part of `value` that `fails` refuses, given that it refuses `value` itself: descends
  * into the first own enumerable property (or array element) it refuses on its own, and stops at
  * the part none of whose children is refused alone, or that `stop` refuses as a whole. A part
@@ -71,14 +81,23 @@ export function unencodable(
       }
     }
     if (next === undefined) return `${kindOf(current)} at ${at}`;
-    const { key } = next;
-    path += typeof key === 'number'
-      ? `[${key}]`
-      : IDENTIFIER.test(key)
-      ? `.${key}`
-      : `[${JSON.stringify(key)}]`;
+    path += pathStep(next.key);
     current = next.child;
   }
+}
+
+/** True for a value `encode` throws on, given inside a frame of its own (`[value]`). */
+export function failsWith(
+  encode: (frame: readonly unknown[]) => unknown,
+): (value: unknown) => boolean {
+  return (value) => {
+    try {
+      encode([value]);
+      return false;
+    } catch {
+      return true;
+    }
+  };
 }
 
 /**
@@ -98,14 +117,7 @@ export function encodeError(
   parts: ReadonlyArray<readonly [label: string, value: unknown]>,
   cause: unknown,
 ): TypeError {
-  const fails = (value: unknown): boolean => {
-    try {
-      encode([value]);
-      return false;
-    } catch {
-      return true;
-    }
-  };
+  const fails = failsWith(encode);
   for (const [label, value] of parts) {
     if (fails(value)) {
       return new TypeError(`Cannot encode the ${label} ${where}: ${unencodable(value, fails)}`, {

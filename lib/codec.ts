@@ -8,7 +8,7 @@
  * @module
  */
 import { mustBe } from './_describe.ts';
-import { unencodable } from './_value_path.ts';
+import { failsWith, unencodable } from './_value_path.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -130,26 +130,10 @@ function strictEncode(frame: readonly unknown[]): string {
   try {
     return strictStringify(frame);
   } catch {
-    const found = unencodable(frame, (value) => {
-      try {
-        strictStringify(value);
-        return false;
-      } catch {
-        return true;
-      }
-    }, (value) => !isJsonValue(value));
+    const found = unencodable(frame, failsWith(strictStringify), (value) => !isJsonValue(value));
     throw new TypeError(`Cannot encode the frame as strict JSON: ${found}`);
   }
 }
-
-/** The strict JSON codec: `jsonCodec({ strict: true })`. */
-const strict: Codec = Object.freeze({
-  name: 'json',
-  binary: false,
-  encode: strictEncode,
-  decode,
-  identify,
-});
 
 /**
  * The JSON codec: each frame is one text message holding `JSON.stringify(frame)`.
@@ -202,26 +186,27 @@ const strict: Codec = Object.freeze({
  * // connect(url, { codec: jsonCodec({ strict: true }) }); the acceptor may use either
  * ```
  */
-export const jsonCodec: JsonCodec = Object.freeze(Object.defineProperties(
-  (options?: JsonCodecOptions): Codec => {
+export const jsonCodec: JsonCodec = Object.freeze(Object.defineProperty(
+  Object.assign((options?: JsonCodecOptions): Codec => {
     const on = options?.strict;
     if (on !== undefined && typeof on !== 'boolean') {
       throw new TypeError(mustBe('create a JSON codec', 'strict', 'a boolean', on));
     }
     return on ? strict : jsonCodec;
-  },
-  {
-    // A function's own `name` is read-only: defined, not assigned.
-    name: { value: 'json', enumerable: true },
-    binary: { value: false, enumerable: true },
-    encode: {
-      value: (frame: readonly unknown[]): string => JSON.stringify(frame),
-      enumerable: true,
-    },
-    decode: { value: decode, enumerable: true },
-    identify: { value: identify, enumerable: true },
-  },
+  }, {
+    binary: false,
+    encode: (frame: readonly unknown[]): string => JSON.stringify(frame),
+    decode,
+    identify,
+  }),
+  // A function's own `name` is read-only, so defined rather than assigned; being the function's
+  // first own property, it stays first among the codec's keys.
+  'name',
+  { value: 'json', enumerable: true },
 ) as JsonCodec);
+
+/** The strict JSON codec, `jsonCodec({ strict: true })`: the JSON codec with a strict `encode`. */
+const strict: Codec = Object.freeze({ ...jsonCodec, encode: strictEncode });
 
 /**
  * The subprotocol a codec travels under: `muxws.v1.` followed by the codec's name
