@@ -204,7 +204,9 @@ export enum ResetCode {
  * budget (`limits.maxResetRate` within any 1000 ms, docs/security.md "The reset budget"):
  * `decode` for an undecodable or too deep OPEN or DATA on a stream it opened, `flow` for DATA past
  * the window and one overshooting message, `refused` for an OPEN with no stream handler or over
- * `maxStreams`, `hello_required` for an OPEN before the hello an acceptor requires. A RESET the other side sends itself on a live stream it opened counts too (any
+ * `maxStreams`, `hello_required` for an OPEN before the hello an acceptor requires, `not_found`
+ * and `invalid` for a routed OPEN naming no route or with an input the route refuses. A RESET the
+ * other side sends itself on a live stream it opened counts too (any
  * code). Not counted: `refused` for an OPEN after this side sent GOAWAY, and every reset the
  * application asks for. A new code a peer can draw at will joins this list, and the session then
  * counts it where it sends it.
@@ -213,7 +215,9 @@ export type ProvokedResetCode =
   | ResetCode.Decode
   | ResetCode.Flow
   | ResetCode.Refused
-  | ResetCode.HelloRequired;
+  | ResetCode.HelloRequired
+  | ResetCode.NotFound
+  | ResetCode.Invalid;
 
 /** The {@linkcode ProvokedResetCode}s as a list, for checks over the whole set. */
 export const PROVOKED_RESET_CODES: readonly ProvokedResetCode[] = [
@@ -221,4 +225,6 @@ export const PROVOKED_RESET_CODES: readonly ProvokedResetCode[] = [
   ResetCode.Flow,
   ResetCode.Refused,
   ResetCode.HelloRequired,
+  ResetCode.NotFound,
+  ResetCode.Invalid,
 ];

@@ -142,8 +142,9 @@ export function resolveOptions(
   }
   const codec = options.codec ?? jsonCodec;
   if (
-    codec === null || typeof codec !== 'object' || typeof codec.name !== 'string' ||
-    typeof codec.encode !== 'function' || typeof codec.decode !== 'function'
+    // An object or a function (`jsonCodec` is both) with these properties.
+    typeof codec?.name !== 'string' || typeof codec.encode !== 'function' ||
+    typeof codec.decode !== 'function'
   ) {
     throw optionError('codec', 'a Codec with name, encode and decode', codec);
   }

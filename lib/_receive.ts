@@ -370,7 +370,7 @@ export class Receiver extends SessionStreams {
  * The message length (characters or bytes) up to which no payload of it can nest deeper than
  * `maxDepth`, so the receiver skips the depth walk for such messages: most messages are short,
  * and the walk is a visible part of their cost. The JSON codec spends at least 2 characters per
- * level (`[` and `]`), and so does every codec decoding with it (`strictJsonCodec`); every other
+ * level (`[` and `]`), and so does every codec decoding with it (`jsonCodec({ strict: true })`); every other
  * codec gets every payload walked (0), since the session cannot know what one level costs in its
  * encoding.
  */

@@ -9,6 +9,7 @@
 import { MUXWS, type WithMuxws } from './_reserved.ts';
 import { control, type OpenOptions, type RequestOptions, type Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
+import { StreamError } from './errors.ts';
 import { mustBe } from './_describe.ts';
 import { isHeaders } from './_frame.ts';
 import {
@@ -40,7 +41,8 @@ const NO_HANDLER = 'No stream handler';
  * The session's stream handler for a side serving `routes` (when set) beside `onStream`: a
  * stream whose OPEN carries `:route` is served by {@linkcode serveRoute} with `ctx = { peer,
  * stream, headers, signal }`, any other goes to `onStream`, or, without one, is refused with
- * `refused` (counted toward the reset budget, as the session's own refusal is). `undefined` when
+ * `refused` (counted toward the reset budget, as the session's own refusal is; so are a routed
+ * stream's `not_found` and `invalid`, whoever threw them). `undefined` when
  * neither is set, so the session refuses every stream itself.
  *
  * @param routes The side's checked `routes` option.
@@ -66,6 +68,15 @@ export function streamHandler<P>(
       stream,
       headers: stream.headers ?? {},
       signal: signalOf(stream),
+    }).catch((error: unknown) => {
+      // Drawn at will by what the other side sent: counted toward the reset budget.
+      if (
+        error instanceof StreamError &&
+        (error.code === ResetCode.NotFound || error.code === ResetCode.Invalid)
+      ) {
+        return control.fail(stream, error.code, error.message);
+      }
+      throw error;
     });
   };
 }

@@ -11,6 +11,7 @@ import { StreamError, StreamResetError } from './errors.ts';
 import type { Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
+import { pathStep } from './_value_path.ts';
 
 /** The OPEN header carrying the route name (a string). */
 export const ROUTE_HEADER = ':route';
@@ -133,22 +134,16 @@ export function routeOf(headers: Readonly<Record<string, unknown>> | null): unkn
     : undefined;
 }
 
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
 /** Renders an issue's path: `.a.b[0]`, `["a b"]`, `[Symbol(s)]`; `''` for the root. */
 export function renderPath(path: StandardSchemaV1Issue['path']): string {
-  if (!Array.isArray(path)) return '';
-  let text = '';
-  for (const segment of path as readonly unknown[]) {
-    const key = segment !== null && typeof segment === 'object'
-      ? (segment as { key?: unknown }).key
-      : segment;
-    if (typeof key === 'number') text += `[${key}]`;
-    else if (typeof key === 'string') {
-      text += IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-    } else text += `[${String(key)}]`;
-  }
-  return text;
+  return Array.isArray(path)
+    ? Array.from(path as readonly unknown[], (segment) =>
+      pathStep(
+        segment !== null && typeof segment === 'object'
+          ? (segment as { key?: unknown }).key
+          : segment,
+      )).join('')
+    : '';
 }
 
 /**

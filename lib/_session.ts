@@ -104,8 +104,8 @@ export class Session extends Receiver {
     }
     const codec: Codec = options.codec;
     if (
-      typeof codec !== 'object' || codec === null || typeof codec.encode !== 'function' ||
-      typeof codec.decode !== 'function'
+      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
+      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
     ) {
       throw new TypeError(
         mustBe('create Session', 'codec', 'a Codec', codec),

@@ -10,7 +10,12 @@
 
 /** The longest path rendered in a message; a longer one is cut with `…`. */
 const MAX_PATH_CHARS = 120;
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const KINDS: Readonly<Record<string, string>> = {
+  bigint: 'BigInt',
+  symbol: 'Symbol',
+  function: 'Function',
+};
 
 /**
  * What to call a value in an encode error: `BigInt`, `Symbol`, `Function`, `undefined`, `NaN`,
@@ -18,84 +23,81 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
  * `Uint8Array`, `Point`).
  */
 export function kindOf(value: unknown): string {
-  switch (typeof value) {
-    case 'bigint':
-      return 'BigInt';
-    case 'symbol':
-      return 'Symbol';
-    case 'function':
-      return 'Function';
-    case 'undefined':
-      return 'undefined';
-    case 'number':
-      return Number.isNaN(value)
-        ? 'NaN'
-        : value === Infinity
-        ? 'Infinity'
-        : value === -Infinity
-        ? '-Infinity'
-        : 'number';
-    case 'object': {
-      if (value === null) return 'null';
-      if (Array.isArray(value)) return 'Array';
-      const proto = Object.getPrototypeOf(value);
-      const name = proto === null ? undefined : proto.constructor?.name;
-      return typeof name === 'string' && name !== '' ? name : 'Object';
-    }
-    default:
-      return typeof value;
-  }
+  const type = typeof value;
+  if (value == null) return String(value);
+  if (type === 'number') return Number.isFinite(value) ? type : String(value);
+  if (type !== 'object') return KINDS[type] ?? type;
+  if (Array.isArray(value)) return 'Array';
+  const name = Object.getPrototypeOf(value)?.constructor?.name;
+  return typeof name === 'string' && name !== '' ? name : 'Object';
 }
 
-/** Appends one key to a rendered path: `.name`, `[2]`, or `["a key"]`. */
-function step(path: string, key: string | number): string {
-  if (typeof key === 'number') return `${path}[${key}]`;
-  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
-}
-
-/** Renders a found path for a message: `.a.b[2]`, `the root` for the value itself. */
-function shown(path: string): string {
-  if (path === '') return 'the root';
-  return path.length > MAX_PATH_CHARS ? path.slice(0, MAX_PATH_CHARS) + '…' : path;
+/**
+ * One key of a rendered path: `.name` for an identifier, `[2]` for a number, `["a key"]` for any
+ * other string, `[Symbol(s)]` for anything else.
+ */
+export function pathStep(key: unknown): string {
+  return typeof key === 'string'
+    ? IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
+    : `[${String(key)}]`;
 }
 
 /**
  * Finds the part of `value` that `fails` refuses, given that it refuses `value` itself: descends
  * into the first own enumerable property (or array element) it refuses on its own, and stops at
- * the part none of whose children is refused alone. A part that contains itself is reported as a
- * circular reference.
+ * the part none of whose children is refused alone, or that `stop` refuses as a whole. A part
+ * that contains itself is reported as a circular reference. Paths read `.a.b[2]`, `["a b"]`, `the
+ * root` for the value itself, cut with `…` past 120 characters.
  *
  * @param value A value `fails` refuses.
  * @param fails True when the codec cannot encode the value given to it.
+ * @param stop True for an object refused as it is, its children not looked at.
  * @returns E.g. `BigInt at .n`, `Map at .members`, `a circular reference at .self`.
  */
-export function unencodable(value: unknown, fails: (value: unknown) => boolean): string {
-  const onPath = new Set<object>();
+export function unencodable(
+  value: unknown,
+  fails: (value: unknown) => boolean,
+  stop: (value: object) => boolean = () => false,
+): string {
+  const onPath = new Set<unknown>();
   let path = '';
   for (let current = value;;) {
-    if (typeof current !== 'object' || current === null) {
-      return `${kindOf(current)} at ${shown(path)}`;
-    }
-    if (onPath.has(current)) return `a circular reference at ${shown(path)}`;
+    const at = path === ''
+      ? 'the root'
+      : path.length > MAX_PATH_CHARS
+      ? path.slice(0, MAX_PATH_CHARS) + '…'
+      : path;
+    if (onPath.has(current)) return `a circular reference at ${at}`;
     onPath.add(current);
     let next: { key: string | number; child: unknown } | undefined;
-    if (Array.isArray(current)) {
-      for (let i = 0; i < current.length && next === undefined; i++) {
-        if (fails(current[i])) next = { key: i, child: current[i] };
-      }
-    } else {
-      for (const key of Object.keys(current)) {
-        const child = (current as Record<string, unknown>)[key];
+    if (typeof current === 'object' && current !== null && !stop(current)) {
+      const holder = current as Record<string | number, unknown>;
+      for (const key of Array.isArray(current) ? current.keys() : Object.keys(current)) {
+        const child = holder[key];
         if (fails(child)) {
           next = { key, child };
           break;
         }
       }
     }
-    if (next === undefined) return `${kindOf(current)} at ${shown(path)}`;
-    path = step(path, next.key);
+    if (next === undefined) return `${kindOf(current)} at ${at}`;
+    path += pathStep(next.key);
     current = next.child;
   }
+}
+
+/** True for a value `encode` throws on, given inside a frame of its own (`[value]`). */
+export function failsWith(
+  encode: (frame: readonly unknown[]) => unknown,
+): (value: unknown) => boolean {
+  return (value) => {
+    try {
+      encode([value]);
+      return false;
+    } catch {
+      return true;
+    }
+  };
 }
 
 /**
@@ -115,14 +117,7 @@ export function encodeError(
   parts: ReadonlyArray<readonly [label: string, value: unknown]>,
   cause: unknown,
 ): TypeError {
-  const fails = (value: unknown): boolean => {
-    try {
-      encode([value]);
-      return false;
-    } catch {
-      return true;
-    }
-  };
+  const fails = failsWith(encode);
   for (const [label, value] of parts) {
     if (fails(value)) {
       return new TypeError(`Cannot encode the ${label} ${where}: ${unencodable(value, fails)}`, {

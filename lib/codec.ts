@@ -8,7 +8,7 @@
  * @module
  */
 import { mustBe } from './_describe.ts';
-import { kindOf } from './_value_path.ts';
+import { failsWith, unencodable } from './_value_path.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -62,6 +62,79 @@ const PREFIX_UNITS = 64;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const prefixDecoder = new TextDecoder('utf-8');
 
+/** The options of {@linkcode jsonCodec} called as a function. */
+export interface JsonCodecOptions {
+  /**
+   * `true`: `encode` refuses every value JSON would silently change, so what the other side
+   * decodes equals what was sent. Default `false`.
+   */
+  strict?: boolean;
+}
+
+/**
+ * The JSON codec, which is also a function: {@linkcode jsonCodec} is the default codec as it is,
+ * and `jsonCodec({ strict: true })` returns the strict one.
+ */
+export interface JsonCodec extends Codec {
+  /**
+   * The JSON codec with `options`: the strict one for `{ strict: true }`, else
+   * {@linkcode jsonCodec} itself.
+   *
+   * @throws {TypeError} When `strict` is neither a boolean nor absent.
+   */
+  (options?: JsonCodecOptions): Codec;
+}
+
+function decode(data: string | Uint8Array): unknown {
+  return JSON.parse(typeof data === 'string' ? data : decoder.decode(data));
+}
+
+function identify(data: string | Uint8Array): readonly [number, number] | undefined {
+  const head = typeof data === 'string'
+    ? data.slice(0, PREFIX_UNITS)
+    : prefixDecoder.decode(data.subarray(0, PREFIX_UNITS));
+  const match = PREFIX.exec(head);
+  if (match === null) return undefined;
+  const id = Number(match[2]);
+  return Number.isSafeInteger(id) ? [Number(match[1]), id] : undefined;
+}
+
+/**
+ * True for a value JSON carries as it is: `null`, a boolean, a string, a finite number, an array,
+ * or a plain object (prototype `Object.prototype` or `null`) without a `toJSON` method.
+ */
+function isJsonValue(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object') return typeof value === 'string' || typeof value === 'boolean';
+  if (value === null || Array.isArray(value)) return true;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) &&
+    typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/** `JSON.stringify` that throws on the first value {@linkcode isJsonValue} refuses. */
+function strictStringify(value: unknown): string {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key, part) {
+    // `this[key]` is the value before `toJSON` changed it.
+    if (!isJsonValue(this[key])) throw new TypeError('Not strict JSON');
+    return part;
+  });
+}
+
+/**
+ * The strict codec's `encode`: what it refuses is named with its path in the frame
+ * (`Map at [3].members`) by the same walk as every encode error ({@linkcode unencodable}), run
+ * only once the frame failed.
+ */
+function strictEncode(frame: readonly unknown[]): string {
+  try {
+    return strictStringify(frame);
+  } catch {
+    const found = unencodable(frame, failsWith(strictStringify), (value) => !isJsonValue(value));
+    throw new TypeError(`Cannot encode the frame as strict JSON: ${found}`);
+  }
+}
+
 /**
  * The JSON codec: each frame is one text message holding `JSON.stringify(frame)`.
  *
@@ -71,8 +144,19 @@ const prefixDecoder = new TextDecoder('utf-8');
  * JSON cannot carry change on the way as `JSON.stringify` changes them: `undefined` in an array
  * becomes `null`, a `Date` becomes a string, a `Uint8Array` an object of numbered keys (use a
  * binary codec for bytes). `BigInt` and cyclic values throw `TypeError` when encoded; a session
- * then names the operation, the stream and the value's path. {@linkcode strictJsonCodec} refuses
- * every value JSON would change.
+ * then names the operation, the stream and the value's path.
+ *
+ * `jsonCodec` is also a function: `jsonCodec({ strict: true })` is the same wire (subprotocol
+ * `muxws.v1.json`, so the other side needs nothing), but its `encode` refuses every value JSON
+ * would silently change, so what the other side decodes equals what was sent. Accepted: `null`,
+ * booleans, strings, finite numbers, arrays and plain objects (prototype `Object.prototype` or
+ * `null`). Refused with `TypeError` naming the value's path (`Map at .members`): functions,
+ * symbols, `undefined` (in objects, where JSON drops the key, and in arrays, where it becomes
+ * `null`), `NaN`, `Infinity` and `-Infinity` (they become `null`), `BigInt`, `Map` and `Set`
+ * (they become `{}`), typed arrays, `ArrayBuffer` and `DataView`, `Date` (it becomes a string:
+ * send `date.toISOString()` or a number), and every other class instance or object with a
+ * `toJSON` method (its class and methods do not travel: send a plain object).
+ * `jsonCodec({})` and `jsonCodec({ strict: false })` return `jsonCodec` itself.
  *
  * @example
  * ```ts
@@ -85,125 +169,44 @@ const prefixDecoder = new TextDecoder('utf-8');
  * assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
  * assert.equal(({} as Record<string, unknown>).polluted, undefined);
  * ```
- */
-export const jsonCodec: Codec = Object.freeze({
-  name: 'json',
-  binary: false,
-  encode(frame: readonly unknown[]): string {
-    return JSON.stringify(frame);
-  },
-  decode(data: string | Uint8Array): unknown {
-    return JSON.parse(typeof data === 'string' ? data : decoder.decode(data));
-  },
-  identify(data: string | Uint8Array): readonly [number, number] | undefined {
-    const head = typeof data === 'string'
-      ? data.slice(0, PREFIX_UNITS)
-      : prefixDecoder.decode(data.subarray(0, PREFIX_UNITS));
-    const match = PREFIX.exec(head);
-    if (match === null) return undefined;
-    const id = Number(match[2]);
-    return Number.isSafeInteger(id) ? [Number(match[1]), id] : undefined;
-  },
-});
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** One object of the value being encoded, with where it sits: for the path in an error. */
-interface Step {
-  readonly holder: object;
-  readonly path: string;
-}
-
-/**
- * True for a value JSON carries as it is: `null`, a boolean, a string, a finite number, an array,
- * or a plain object (prototype `Object.prototype` or `null`) without a `toJSON` method.
- */
-function isJsonValue(value: unknown): boolean {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value);
-    case 'object': {
-      if (value === null || Array.isArray(value)) return true;
-      const proto = Object.getPrototypeOf(value);
-      return (proto === Object.prototype || proto === null) &&
-        typeof (value as { toJSON?: unknown }).toJSON !== 'function';
-    }
-    default:
-      return false;
-  }
-}
-
-/**
- * `JSON.stringify` that refuses what {@linkcode isJsonValue} refuses, naming its path in the
- * frame (`Map at [3].members`). The replacer sees each value before `toJSON` changed it (through
- * its holder), and keeps the objects it is inside on a stack, so the path costs one entry per
- * object and no second walk.
- */
-function strictStringify(frame: readonly unknown[]): string {
-  const stack: Step[] = [];
-  return JSON.stringify(frame, function (this: unknown, key: string, value: unknown): unknown {
-    const holder = this as Record<string, unknown>;
-    while (stack.length > 0 && stack[stack.length - 1].holder !== holder) stack.pop();
-    const parent = stack.length > 0 ? stack[stack.length - 1].path : undefined;
-    const path = parent === undefined
-      ? ''
-      : Array.isArray(holder)
-      ? `${parent}[${key}]`
-      : IDENTIFIER.test(key)
-      ? `${parent}.${key}`
-      : `${parent}[${JSON.stringify(key)}]`;
-    const raw = holder[key];
-    if (!isJsonValue(raw)) {
-      throw new TypeError(
-        `Cannot encode the frame as strict JSON: ${kindOf(raw)} at ${
-          path === '' ? 'the root' : path
-        }`,
-      );
-    }
-    if (typeof value === 'object' && value !== null) stack.push({ holder: value, path });
-    return value;
-  });
-}
-
-/**
- * The JSON codec in strict mode: the same wire as {@linkcode jsonCodec} (subprotocol
- * `muxws.v1.json`, so the other side needs nothing), but `encode` refuses every value JSON would
- * silently change, so what the other side decodes equals what was sent. Accepted: `null`,
- * booleans, strings, finite numbers, arrays and plain objects (prototype `Object.prototype` or
- * `null`). Refused with `TypeError` naming the value's path (`Map at .members`): functions,
- * symbols, `undefined` (in objects, where JSON drops the key, and in arrays, where it becomes
- * `null`), `NaN`, `Infinity` and `-Infinity` (they become `null`), `BigInt`, `Map` and `Set`
- * (they become `{}`), typed arrays, `ArrayBuffer` and `DataView`, `Date` (it becomes a string:
- * send `date.toISOString()` or a number), and every other class instance or object with a
- * `toJSON` method (its class and methods do not travel: send a plain object).
  *
- * It is a value of its own rather than `jsonCodec({ strict: true })`: a codec is an object with
- * `encode` and `decode`, and `jsonCodec` stays that object, so every place that takes a codec
- * (and checks that it is one) takes both unchanged.
- *
- * @example
+ * @example The strict codec
  * ```ts
- * import { strictJsonCodec } from 'muxws';
+ * import { jsonCodec, subprotocol } from 'muxws';
  * import assert from 'node:assert/strict';
  *
- * assert.equal(strictJsonCodec.encode([2, 1, 0, { n: 1 }]), '[2,1,0,{"n":1}]');
+ * const strict = jsonCodec({ strict: true });
+ * assert.equal(strict.encode([2, 1, 0, { n: 1 }]), '[2,1,0,{"n":1}]');
  * assert.throws(
- *   () => strictJsonCodec.encode([2, 1, 0, { members: new Map() }]),
+ *   () => strict.encode([2, 1, 0, { members: new Map() }]),
  *   { name: 'TypeError', message: 'Cannot encode the frame as strict JSON: Map at [3].members' },
  * );
- * // connect(url, { codec: strictJsonCodec }); the acceptor may use either JSON codec
+ * assert.equal(subprotocol(strict), 'muxws.v1.json');
+ * assert.equal(jsonCodec({ strict: false }), jsonCodec);
+ * // connect(url, { codec: jsonCodec({ strict: true }) }); the acceptor may use either
  * ```
  */
-export const strictJsonCodec: Codec = Object.freeze({
-  name: 'json',
-  binary: false,
-  encode: strictStringify,
-  decode: jsonCodec.decode,
-  identify: jsonCodec.identify,
-});
+export const jsonCodec: JsonCodec = Object.freeze(Object.defineProperty(
+  Object.assign((options?: JsonCodecOptions): Codec => {
+    const on = options?.strict;
+    if (on !== undefined && typeof on !== 'boolean') {
+      throw new TypeError(mustBe('create a JSON codec', 'strict', 'a boolean', on));
+    }
+    return on ? strict : jsonCodec;
+  }, {
+    binary: false,
+    encode: (frame: readonly unknown[]): string => JSON.stringify(frame),
+    decode,
+    identify,
+  }),
+  // A function's own `name` is read-only, so defined rather than assigned; being the function's
+  // first own property, it stays first among the codec's keys.
+  'name',
+  { value: 'json', enumerable: true },
+) as JsonCodec);
+
+/** The strict JSON codec, `jsonCodec({ strict: true })`: the JSON codec with a strict `encode`. */
+const strict: Codec = Object.freeze({ ...jsonCodec, encode: strictEncode });
 
 /**
  * The subprotocol a codec travels under: `muxws.v1.` followed by the codec's name

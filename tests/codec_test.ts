@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonCodec, strictJsonCodec, subprotocol } from 'muxws';
+import { jsonCodec, subprotocol } from 'muxws';
 import type { Codec } from 'muxws';
 import { codecs } from './_codecs.ts';
 
@@ -113,7 +113,7 @@ test('WSM-WIRE-002 a custom codec only needs name, binary, encode and decode', (
   assert.deepEqual(custom.decode(custom.encode([3, 1])), [3, 1]);
 });
 
-test('WSM-APP-007 strictJsonCodec refuses every value JSON would change, naming its path in the frame', () => {
+test('WSM-APP-007 jsonCodec({ strict: true }) refuses every value JSON would change, naming its path in the frame', () => {
   class Point {
     x = 1;
   }
@@ -135,20 +135,52 @@ test('WSM-APP-007 strictJsonCodec refuses every value JSON would change, naming 
     [{ n: 1n }, 'BigInt at [3].n'],
   ];
   for (const [value, path] of cases) {
-    assert.throws(() => strictJsonCodec.encode([2, 1, 0, value]), {
+    assert.throws(() => jsonCodec({ strict: true }).encode([2, 1, 0, value]), {
       name: 'TypeError',
       message: `Cannot encode the frame as strict JSON: ${path}`,
     });
   }
 });
 
-test('WSM-APP-007 strictJsonCodec encodes plain values as jsonCodec does, under the same subprotocol', () => {
+test('WSM-APP-007 jsonCodec({ strict: true }) encodes plain values as jsonCodec does, under the same subprotocol', () => {
   const bare = Object.assign(Object.create(null), { k: 'v' });
   const frame = [1, 1, 0, { trace: 't' }, { a: [1, 'two', null, true, { b: -0.5 }], bare }];
-  const text = strictJsonCodec.encode(frame) as string;
+  const text = jsonCodec({ strict: true }).encode(frame) as string;
   assert.equal(text, jsonCodec.encode(frame));
-  assert.deepEqual(strictJsonCodec.decode(text), JSON.parse(text));
-  assert.equal(subprotocol(strictJsonCodec), 'muxws.v1.json');
-  assert.equal(strictJsonCodec.binary, false);
-  assert.deepEqual(strictJsonCodec.identify?.('[2,5,0,'), [2, 5]);
+  assert.deepEqual(jsonCodec({ strict: true }).decode(text), JSON.parse(text));
+  assert.equal(subprotocol(jsonCodec({ strict: true })), 'muxws.v1.json');
+  assert.equal(jsonCodec({ strict: true }).binary, false);
+  assert.deepEqual(jsonCodec({ strict: true }).identify?.('[2,5,0,'), [2, 5]);
+});
+
+test('WSM-APP-007 jsonCodec is the default codec and, called, returns the strict or the default codec', () => {
+  assert.equal(typeof jsonCodec, 'function');
+  assert.equal(jsonCodec.name, 'json');
+  assert.equal(jsonCodec.binary, false);
+  assert.deepEqual(Object.keys(jsonCodec), ['name', 'binary', 'encode', 'decode', 'identify']);
+  assert.ok(Object.isFrozen(jsonCodec));
+  assert.equal(jsonCodec(), jsonCodec);
+  assert.equal(jsonCodec({}), jsonCodec);
+  assert.equal(jsonCodec({ strict: false }), jsonCodec);
+  const strict = jsonCodec({ strict: true });
+  assert.notEqual(strict, jsonCodec);
+  assert.equal(jsonCodec({ strict: true }), strict);
+  assert.ok(Object.isFrozen(strict));
+  assert.equal(
+    jsonCodec.encode([2, 1, 0, { d: new Date(0) }]),
+    '[2,1,0,{"d":"1970-01-01T00:00:00.000Z"}]',
+  );
+  assert.throws(() => jsonCodec({ strict: 'yes' as unknown as boolean }), {
+    name: 'TypeError',
+    message: 'Cannot create a JSON codec as "strict" must be a boolean: current value is "yes"',
+  });
+});
+
+test('WSM-APP-007 jsonCodec({ strict: true }) names a circular reference in the frame', () => {
+  const self: Record<string, unknown> = {};
+  self.self = self;
+  assert.throws(() => jsonCodec({ strict: true }).encode([2, 1, 0, { self }]), {
+    name: 'TypeError',
+    message: 'Cannot encode the frame as strict JSON: a circular reference at [3].self.self',
+  });
 });

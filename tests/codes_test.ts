@@ -65,6 +65,8 @@ test('the provoked reset codes are reset codes, and docs/security.md names each 
     'decode',
     'flow',
     'hello_required',
+    'invalid',
+    'not_found',
     'refused',
   ]);
   for (const code of PROVOKED_RESET_CODES) {

@@ -157,6 +157,19 @@ test('resolveOptions() fills in every default (WSM-DIAL-012)', () => {
   assert.deepEqual(o.heartbeat, { intervalMs: 20_000, timeoutMs: 10_000 });
 });
 
+test('resolveOptions() takes jsonCodec, jsonCodec({ strict: true }) and a function with the codec properties (WSM-APP-007)', () => {
+  const strict = jsonCodec({ strict: true });
+  const callable = Object.assign(() => {}, {
+    binary: false,
+    encode: jsonCodec.encode,
+    decode: jsonCodec.decode,
+  });
+  Object.defineProperty(callable, 'name', { value: 'fn' });
+  for (const codec of [jsonCodec, strict, callable]) {
+    assert.equal(resolveOptions(URL_, { WebSocket, codec }, true).codec, codec);
+  }
+});
+
 test('resolveOptions() needs a WebSocket constructor only for the WebSocket transport (WSM-DIAL-012)', () => {
   const none = { WebSocket: undefined };
   const saved = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NotConnectedError, StreamResetError, strictJsonCodec } from 'muxws';
+import { jsonCodec, NotConnectedError, StreamResetError } from 'muxws';
 import type { Stream } from 'muxws';
 import { encodePublish, Session } from '../lib/_session.ts';
 import { MUXWS } from '../lib/_reserved.ts';
@@ -379,8 +379,8 @@ test('WSM-APP-007 [json] a circular value fails naming where it closes the circl
   });
 });
 
-test('WSM-APP-007 [json] strictJsonCodec refuses through the session what JSON would change, naming the path', async () => {
-  using p = probe('dialer', { codec: strictJsonCodec });
+test('WSM-APP-007 [json] jsonCodec({ strict: true }) refuses through the session what JSON would change, naming the path', async () => {
+  using p = probe('dialer', { codec: jsonCodec({ strict: true }) });
   assert.throws(() => p.session.open({ members: new Map() }), {
     name: 'TypeError',
     message: 'Cannot encode the payload of open() on stream 1: Map at .members',

@@ -5,6 +5,8 @@ import type { Codec, Stream } from 'muxws';
 import { fakeTime } from './_fake_time.ts';
 import { codecs } from './_codecs.ts';
 import { type Probe, probe, sessionPair, settle } from './_session_pair.ts';
+import { streamHandler } from '../lib/_route_streams.ts';
+import type { StandardSchemaV1 } from '../lib/api.ts';
 
 /** A message `[kind, 1, 0, (null,) <depth nested arrays>]` built by hand, past any encoder's limit. */
 function deepMessage(codecName: string, kind: 1 | 2, depth: number): string | Uint8Array {
@@ -321,6 +323,29 @@ for (const codec of codecs) {
       clock.tick(5); // exactly 200 per second
     }
     assert.equal(p.session.isClosed, false);
+  });
+
+  test(`WSM-ACC-006 ${c} routed OPENs naming no route or an input the route refuses (not_found, invalid) count toward the reset rate: a flood closes with 1008`, async () => {
+    const refuses: StandardSchemaV1<unknown, unknown> = {
+      '~standard': { version: 1, vendor: 'test', validate: () => ({ issues: [] }) },
+    };
+    for (const [route, reset] of [['missing', 'not_found'], ['checked', 'invalid']] as const) {
+      using p = probe('acceptor', {
+        codec,
+        limits: { maxResetRate: 3 },
+        onStream: streamHandler({ checked: { input: refuses, handler: () => 1 } }, undefined, {}),
+      });
+      for (let i = 0; i < 3; i++) {
+        feed(p.session, [1, 2 * i + 1, 0, { ':route': route }, i]);
+        await settle();
+      }
+      assert.deepEqual(p.sent.map((frame) => (frame as unknown[])[2]), [reset, reset, reset]);
+      assert.equal(p.session.isClosed, false);
+      feed(p.session, [1, 7, 0, { ':route': route }, 'the 4th']);
+      await settle();
+      assert.equal(p.session.isClosed, true);
+      assert.deepEqual(p.closes.map((x) => x.code), [1008]);
+    }
   });
 
   test(`WSM-ACC-006 ${c} streams this side resets, or the other side refused, do not count toward the reset rate`, () => {
