@@ -25,7 +25,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from './dialer_types.ts';
-import type { ApiSpec, OutputOf } from './api.ts';
+import type { ApiSpec, MessageOf, OutputOf } from './api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from './errors.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
@@ -536,8 +536,12 @@ class RoutedConnection extends DialerConnection implements Connection {
     return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
   }
 
-  stream(route: string, input: unknown, options?: OpenOptions): Stream {
-    return openRoute(this, route, input, options);
+  stream<R extends string>(
+    route: R,
+    input: unknown,
+    options?: OpenOptions,
+  ): Stream<MessageOf<ApiSpec, R>> {
+    return openRoute(this, route, input, options) as Stream<MessageOf<ApiSpec, R>>;
   }
 
   override subscribe(payload: unknown, options: SubscribeOptions): Subscription;

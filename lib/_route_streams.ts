@@ -86,10 +86,7 @@ export function streamHandler<P>(
  * reset, times out or its connection is lost.
  */
 function signalOf(stream: Stream): AbortSignal {
-  // The stream has no signal of its own here: one aborted when `stream.closed` rejects.
-  const controller = new AbortController();
-  stream.closed.catch((error: unknown) => controller.abort(error));
-  return controller.signal;
+  return stream.signal;
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
   CallOptions,
   HelloOf,
   InputOf,
+  MessageOf,
   OutputOf,
   RouteContext,
   RouteName,
@@ -278,7 +279,11 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
    * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
    * otherwise as {@linkcode Peer.open}.
    */
-  stream<R extends RouteName<Api>>(route: R, input: InputOf<Api, R>, options?: OpenOptions): Stream;
+  stream<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: OpenOptions,
+  ): Stream<MessageOf<Api, R>>;
   /**
    * Closes the socket. Idempotent.
    *

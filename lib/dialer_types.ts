@@ -547,7 +547,11 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
    * otherwise as {@linkcode Connection.open}.
    */
-  stream<R extends RouteName<Api>>(route: R, input: InputOf<Api, R>, options?: OpenOptions): Stream;
+  stream<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: OpenOptions,
+  ): Stream<MessageOf<Api, R>>;
   /**
    * Registers a standing subscription (WSM-SUB-001..003, WSM-APP-004) and returns it at once, in
    * any state but `closed`: while open its stream is opened now, otherwise at the next

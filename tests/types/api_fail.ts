@@ -27,6 +27,8 @@ export async function dialer(): Promise<void> {
   connection.subscribe('ticker', { symbol: 'A' }, { onMessage: (tick) => tick.symbol });
   // @ts-expect-error the input of ticker has a `symbol`
   connection.stream('ticker', { sym: 'A' });
+  // @ts-expect-error a ticker message read from its stream has no `symbol`
+  for await (const tick of connection.stream('ticker', { symbol: 'A' })) tick.symbol;
   // @ts-expect-error the welcome is { motd: string } | undefined
   connection.welcome.motd;
   // @ts-expect-error the hello payload has a string `room`

@@ -28,7 +28,9 @@ export async function dialer(): Promise<void> {
   const { delivered } = await connection.call('chat.say', { text: 'hi' }, { timeoutMs: 5000 });
   expectType<Equal<typeof delivered, number>>();
   expectType<Equal<typeof connection.welcome, { motd: string } | undefined>>();
-  const feed: Stream = connection.stream('ticker', { symbol: 'ACME' });
+  const feed = connection.stream('ticker', { symbol: 'ACME' });
+  expectType<Equal<typeof feed, Stream<Price>>>();
+  for await (const tick of feed) tick.price.toFixed(2);
   feed.reset('cancel');
   const subscription = await connection.subscribe('ticker', { symbol: 'ACME' }, {
     onMessage: (tick) => tick.price.toFixed(2),
