@@ -34,6 +34,10 @@ const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,br
 const compared = SUBJECTS.filter((subject) => ports[subject] > 0);
 /** The request/response and one-way subjects: `raw-decoding` too, on the raw server. */
 const withDecoding: readonly Subject[] = ports.raw > 0 ? [...compared, 'raw-decoding'] : compared;
+/** The request/response subjects: `muxws-routed` too, on the muxws server. */
+const withRoutes: readonly Subject[] = ports.muxws > 0
+  ? [...withDecoding, 'muxws-routed']
+  : withDecoding;
 
 const budgetMs = numberOption('budget', quick ? 15_000 : 90_000);
 const started = Date.now();
@@ -118,6 +122,9 @@ async function withCpu<T>(
 async function main(): Promise<void> {
   for (const subject of compared) clients.set(subject, await openClient(subject, ports[subject]));
   if (ports.raw > 0) clients.set('raw-decoding', await openClient('raw-decoding', ports.raw));
+  if (ports.muxws > 0) {
+    clients.set('muxws-routed', await openClient('muxws-routed', ports.muxws));
+  }
   const deadline = (what: string, ms: number) => <T>(p: Promise<T>) => within(p, ms, what);
   for (const inFlight of [1, 64]) {
     const scenario = `req-resp-${inFlight}`;
@@ -135,7 +142,7 @@ async function main(): Promise<void> {
         );
         return { throughput: result.rate, cpu, p50: result.p50, p99: result.p99 };
       },
-      withDecoding,
+      withRoutes,
     );
   }
   if (scenarios.includes('one-way')) {

@@ -15,9 +15,21 @@ import { runtime } from './_common.ts';
  * established when the socket opens), which only `connect` measures, to show what the hello costs,
  * and `raw-decoding` (the raw client and server, the server decoding every message with
  * `JSON.parse` and encoding each echo with `JSON.stringify`), which the request/response and
- * one-way scenarios measure, to show what reading the messages costs against raw's verbatim echo.
+ * one-way scenarios measure, to show what reading the messages costs against raw's verbatim echo,
+ * and `muxws-routed` (the muxws client and server, each request a `connection.call('echo', …)`
+ * served by the acceptor's route `echo` instead of `request()` served by `onStream`), which only
+ * the request/response scenarios measure, to show what a route costs against an unrouted request.
  */
-export type Subject = 'raw' | 'muxws' | 'socketio' | 'muxws-nohello' | 'raw-decoding';
+export type Subject =
+  | 'raw'
+  | 'muxws'
+  | 'socketio'
+  | 'muxws-nohello'
+  | 'raw-decoding'
+  | 'muxws-routed';
+
+/** The routes of the muxws bench server: `echo` answers with its input. */
+export type BenchApi = { echo: { input: unknown; output: unknown } };
 
 /** The subjects in the order repetitions interleave them. */
 export const SUBJECTS: readonly Subject[] = ['muxws', 'raw', 'socketio'];
@@ -53,8 +65,9 @@ interface RawWebSocket {
 
 /** Opens a client of `subject` to the server on `port`; resolves once it is established. */
 export function openClient(subject: Subject, port: number, id = 0): Promise<BenchClient> {
-  if (subject === 'muxws') return openMuxws(port, id, true);
-  if (subject === 'muxws-nohello') return openMuxws(port, id, false);
+  if (subject === 'muxws') return openMuxws(port, id, true, false);
+  if (subject === 'muxws-nohello') return openMuxws(port, id, false, false);
+  if (subject === 'muxws-routed') return openMuxws(port, id, true, true);
   if (subject === 'raw') return openRaw(port, id, false);
   if (subject === 'raw-decoding') return openRaw(port, id, true);
   return openSocketIo(port, id);
@@ -114,10 +127,17 @@ function openRaw(port: number, id: number, decode: boolean): Promise<BenchClient
   });
 }
 
-async function openMuxws(port: number, id: number, hello: boolean): Promise<BenchClient> {
+async function openMuxws(
+  port: number,
+  id: number,
+  hello: boolean,
+  routed: boolean,
+): Promise<BenchClient> {
   const client: BenchClient = {
     onBroadcast: undefined,
-    request: (value) => connection.request(value),
+    request: routed
+      ? (value) => connection.call('echo', value)
+      : (value) => connection.request(value),
     async sink(count, value) {
       const stream = connection.open(value(0), { headers: { op: 'sink' } });
       for (let i = 1; i < count; i++) await stream.write(value(i));
@@ -134,13 +154,16 @@ async function openMuxws(port: number, id: number, hello: boolean): Promise<Benc
       connection.close().catch(() => {});
     },
   };
-  const connection: Connection = await connect(`ws://127.0.0.1:${port}/muxws?c=${id}`, {
-    hello: hello ? { payload: { client: 'bench', id } } : undefined,
-    reconnect: false,
-    WebSocket: WebSocketClass,
-    onPublish: () => client.onBroadcast?.(),
-    onError: (error) => console.error('muxws client error:', error),
-  });
+  const connection: Connection<BenchApi> = await connect<BenchApi>(
+    `ws://127.0.0.1:${port}/muxws?c=${id}`,
+    {
+      hello: hello ? { payload: { client: 'bench', id } } : undefined,
+      reconnect: false,
+      WebSocket: WebSocketClass,
+      onPublish: () => client.onBroadcast?.(),
+      onError: (error) => console.error('muxws client error:', error),
+    },
+  );
   return client;
 }
 

@@ -23,7 +23,8 @@
  *   decoded: the least an application that reads its messages does, the `raw decoding`
  *   comparator).
  * - muxws (`./deno`, `./bun`, `ws` + `accept()` on Node): the hello (stream 1) is answered with a
- *   welcome and the peer tagged `all`; a request is answered with its payload; a stream opened
+ *   welcome and the peer tagged `all`; a request is answered with its payload, and so is a call
+ *   of the route `echo` (the `muxws routed` comparator, served beside `onStream`); a stream opened
  *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'bcast'`
  *   broadcasts one payload to the tag `all` and answers with the count; `op: 'cpu'` answers with
  *   the process's CPU µs.
@@ -42,6 +43,7 @@ import { Acceptor } from '../lib/acceptor.ts';
 import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
 import { bunHandlers } from '../lib/adapters/bun.ts';
 import type { Stream } from '../mod.ts';
+import type { BenchApi } from './_clients.ts';
 import {
   collectGarbage,
   cpuMicros,
@@ -140,8 +142,9 @@ const rawSubject: Subject = {
 // muxws counts its connections through the acceptor's callbacks, on every runtime, as an
 // application would: a listener of the bench's own on each socket would cost muxws memory that
 // the raw subject, whose one close listener does its work and the counting, does not pay.
-function makeAcceptor(): Acceptor {
-  return new Acceptor({
+function makeAcceptor(): Acceptor<BenchApi> {
+  return new Acceptor<BenchApi>({
+    routes: { echo: (input) => input },
     onPeer: opened,
     onPeerClose: left,
     onStream: async (stream: Stream, peer) => {
@@ -163,7 +166,7 @@ function makeAcceptor(): Acceptor {
   });
 }
 
-let acceptor: Acceptor = makeAcceptor();
+let acceptor: Acceptor<BenchApi> = makeAcceptor();
 
 const muxwsSubject: Subject = {
   close1012() {

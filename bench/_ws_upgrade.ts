@@ -23,7 +23,7 @@ function toRequest(req: IncomingMessage): Request {
  * Serves `server`'s upgrades with the acceptor `current()` returns, read at each upgrade (so a
  * bench may put a fresh acceptor in place after a GOAWAY).
  */
-export function acceptUpgrades(server: Server, current: () => Acceptor): void {
+export function acceptUpgrades<Api>(server: Server, current: () => Acceptor<Api>): void {
   const wss = new WebSocketServer({
     noServer: true,
     handleProtocols: (offered) => current().protocol([...offered]) ?? false,
@@ -39,7 +39,7 @@ export function acceptUpgrades(server: Server, current: () => Acceptor): void {
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptor.accept(ws as unknown as Parameters<Acceptor['accept']>[0]);
+      acceptor.accept(ws as unknown as Parameters<Acceptor<Api>['accept']>[0]);
     });
   });
 }

@@ -11,7 +11,9 @@
  * Prints a table, writes `bench/results/latest.json` (rows `{ scenario, runtime, subject, metric,
  * value, unit }`, plus `subject: "ratio"` rows `vs-raw` / `vs-socket.io` = muxws ÷ subject on the
  * scenario's main metric, inverted for memory, size and lumpiness so higher is always better for
- * muxws), `bench/results/latest.md` (the same tables in Markdown) and `bench/results/herd.json`
+ * muxws, and in the request/response scenarios `routed-vs-muxws` / `cpu-routed-vs-muxws` = muxws
+ * routed ÷ muxws on throughput and on CPU per operation, near 1 when a route costs nothing),
+ * `bench/results/latest.md` (the same tables in Markdown) and `bench/results/herd.json`
  * (the arrival histograms). The whole run is bounded: 8 minutes (1 with `--quick`), after which
  * every child process is killed and what was measured so far is written.
  *
@@ -234,6 +236,7 @@ async function sideBySide(runtime: string, wanted: string[]): Promise<void> {
         if (row.subject === 'socketio') row.subject = 'socket.io';
         if (row.subject === 'muxws-nohello') row.subject = 'muxws without hello';
         if (row.subject === 'raw-decoding') row.subject = 'raw decoding';
+        if (row.subject === 'muxws-routed') row.subject = 'muxws routed';
         rows.push(row);
       }
     }
@@ -471,6 +474,21 @@ function addRatios(): void {
         unit: '×',
       });
     }
+    // What a route costs: `connection.call()` to the route `echo` against `request()` to
+    // `onStream`, on the same server; routed ÷ unrouted for throughput and for CPU alike.
+    for (const [m, name] of [[metric, 'routed-vs-muxws'], ['cpu', 'cpu-routed-vs-muxws']]) {
+      const routed = value(scenario, runtime, 'muxws routed', m);
+      const unrouted = value(scenario, runtime, 'muxws', m);
+      if (!Number.isFinite(routed) || !Number.isFinite(unrouted)) continue;
+      rows.push({
+        scenario,
+        runtime,
+        subject: 'ratio',
+        metric: name,
+        value: routed / unrouted,
+        unit: '×',
+      });
+    }
   }
 }
 
@@ -549,6 +567,24 @@ function tables(): string {
             `| ${scenario} | ${runtime} | ${m} (${unit}), ${decoding} each message | | ${
               cell(scenario, runtime, decoding, m)
             } | | ${r} | |`,
+          );
+        }
+        const routed = 'muxws routed';
+        if (
+          Number.isFinite(value(scenario, runtime, routed, m)) && (m === metric || m === 'cpu')
+        ) {
+          // What a route costs: muxws calling the route `echo` instead of an unrouted request;
+          // this ratio is muxws routed ÷ muxws (near 1 when routing costs nothing).
+          const r = value(
+            scenario,
+            runtime,
+            'ratio',
+            m === 'cpu' ? 'cpu-routed-vs-muxws' : 'routed-vs-muxws',
+          );
+          out.push(
+            `| ${scenario} | ${runtime} | ${m} (${unit}), ${routed} (ratio: routed ÷ muxws) | ${
+              cell(scenario, runtime, routed, m)
+            } | | | ${fmt(r)}× | |`,
           );
         }
         const bare = 'muxws without hello';

@@ -11,7 +11,7 @@ import process from 'node:process';
 import { repoRoot } from '../_repo.ts';
 import type { Row } from '../../bench/_common.ts';
 
-test('bench: a quick run writes rows for muxws, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
+test('bench: a quick run writes rows for muxws, muxws routed, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
   const root = repoRoot();
   const out = mkdtempSync(join(tmpdir(), 'muxws-bench-'));
   const child = spawn(join(root, 'node_modules', '.bin', 'deno'), [
@@ -57,7 +57,7 @@ test('bench: a quick run writes rows for muxws, raw, raw decoding and socket.io,
         r.scenario === scenario && r.subject === subject && r.metric === metric &&
         (scenario === 'bundle' || r.runtime === 'node')
       );
-    for (const subject of ['muxws', 'raw', 'raw decoding', 'socket.io']) {
+    for (const subject of ['muxws', 'muxws routed', 'raw', 'raw decoding', 'socket.io']) {
       const row = find(subject, 'throughput');
       assert.ok(row && row.value > 0 && row.unit === 'round trips/s', `${subject}: ${stderr}`);
       const min = find(subject, 'throughput-min')!.value;
@@ -80,6 +80,19 @@ test('bench: a quick run writes rows for muxws, raw, raw decoding and socket.io,
     assert.match(
       readFileSync(join(out, 'latest.md'), 'utf8'),
       /\| req-resp-1 \| node \| throughput \(round trips\/s\), raw decoding each message \| \| [\d,]+/,
+    );
+    // What a route costs, as muxws routed ÷ muxws, on throughput and on CPU per operation.
+    assert.equal(
+      find('ratio', 'routed-vs-muxws')!.value,
+      find('muxws routed', 'throughput')!.value / find('muxws', 'throughput')!.value,
+    );
+    assert.equal(
+      find('ratio', 'cpu-routed-vs-muxws')!.value,
+      find('muxws routed', 'cpu')!.value / find('muxws', 'cpu')!.value,
+    );
+    assert.match(
+      readFileSync(join(out, 'latest.md'), 'utf8'),
+      /\| req-resp-1 \| node \| cpu \(µs\/op\), muxws routed \(ratio: routed ÷ muxws\) \| [\d,.]+ .*\| [\d.]+× \| \|\n/,
     );
     const dialer = find('muxws', 'min+gzip', 'bundle')!;
     const socketIo = find('socket.io', 'min+gzip', 'bundle')!;
