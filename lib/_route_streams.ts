@@ -67,7 +67,10 @@ export function streamHandler<P>(
       peer,
       stream,
       headers: stream.headers ?? {},
-      signal: signalOf(stream),
+      // Read on demand: a handler that never asks makes no AbortController (they are costly).
+      get signal(): AbortSignal {
+        return stream.signal;
+      },
     }).catch((error: unknown) => {
       // Drawn at will by what the other side sent: counted toward the reset budget.
       if (
@@ -79,14 +82,6 @@ export function streamHandler<P>(
       throw error;
     });
   };
-}
-
-/**
- * The handler's `signal` for `stream`, aborted with the `StreamResetError` when the stream is
- * reset, times out or its connection is lost.
- */
-function signalOf(stream: Stream): AbortSignal {
-  return stream.signal;
 }
 
 /**
