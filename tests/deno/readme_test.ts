@@ -1,4 +1,4 @@
-// The README's feed example, run as it stands: the ```ts block under "### A feed" is written to a
+// The README's feed and reconnect-schedule examples, run as they stand: the ```ts block under "### A feed" is written to a
 // temporary file and run with this repository's deno.json (whose import map resolves `muxws`),
 // in a child Deno process bounded at 30 s. (tests/deno/demo_test.ts runs the quick start.)
 import { test } from 'node:test';
@@ -33,6 +33,32 @@ test('the README feed example subscribes to a route, waits for ready, and is ref
     const decoder = new TextDecoder();
     assert.equal(output.code, 0, decoder.decode(output.stderr));
     assert.equal(decoder.decode(output.stdout).trim(), 'active 100 refused not_found');
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+test('the README reconnect-schedule example runs as it stands and prints what its comments say (WSM-RCN-002 WSM-RCN-030 WSM-RCN-044)', async () => {
+  const code = await blockAfter('## Reconnect schedule');
+  const dir = await Deno.makeTempDir({ prefix: 'muxws-readme-schedule-' });
+  try {
+    const file = `${dir}/schedule.ts`;
+    await Deno.writeTextFile(file, code);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ['run', '-A', '--config', new URL('deno.json', root).pathname, file],
+      cwd: root,
+      env: { NO_COLOR: '1' },
+      stdin: 'null',
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const decoder = new TextDecoder();
+    assert.equal(output.code, 0, decoder.decode(output.stderr));
+    const lines = decoder.decode(output.stdout).trim().split('\n');
+    assert.equal(lines[0], '[ 500, 1000, 2000, 4000, 8000, 10000 ]');
+    const delay = Number(lines[1]);
+    assert.ok(delay >= 350 && delay <= 650, `backoffDelay(0) printed ${lines[1]}`);
+    assert.equal(lines[2], 'true false');
+    assert.match(lines[3], /^Cannot create Reconnect as "jitter" must be from 0 to 1: /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
