@@ -162,6 +162,28 @@ export async function bundleForBrowser(entry: string): Promise<string> {
   return result.outputFiles[0].text;
 }
 
+/**
+ * Bundles a page module given as TypeScript source for the browser, like
+ * {@linkcode bundleForBrowser}, its imports resolved from the repository root and by `plugins`
+ * (say, `muxwsSources()` of tests/_workerd.ts for a user's `import ... from 'muxws'`).
+ */
+export async function bundleSourceForBrowser(
+  source: string,
+  plugins: esbuild.Plugin[] = [],
+): Promise<string> {
+  const result = await esbuild.build({
+    stdin: { contents: source, resolveDir: repoRoot(), sourcefile: 'app.ts', loader: 'ts' },
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    logLevel: 'warning',
+    plugins,
+  });
+  return result.outputFiles[0].text;
+}
+
 /** Reads a file of the repository (a path relative to its root) as text. */
 export function readRepoFile(path: string): string {
   return readFileSync(join(repoRoot(), path), 'utf8');

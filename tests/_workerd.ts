@@ -16,6 +16,7 @@
  */
 import * as esbuild from 'esbuild';
 import { Log, LogLevel, Miniflare } from 'miniflare';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './_repo.ts';
 
@@ -37,7 +38,44 @@ export async function bundleWorkerSource(source: string): Promise<string> {
   });
 }
 
-async function bundle(input: Pick<esbuild.BuildOptions, 'entryPoints' | 'stdin'>): Promise<string> {
+/**
+ * An esbuild plugin resolving `muxws` and `muxws/<entry>` to the sources, as deno.json's import
+ * map does: what a user's `import ... from 'muxws/cloudflare'` reaches once published.
+ */
+export function muxwsSources(): esbuild.Plugin {
+  const root = repoRoot();
+  const imports: Record<string, string> =
+    JSON.parse(readFileSync(join(root, 'deno.json'), 'utf8')).imports;
+  return {
+    name: 'muxws-sources',
+    setup(build) {
+      build.onResolve({ filter: /^muxws(\/.*)?$/ }, (args) => {
+        const target = imports[args.path];
+        if (target === undefined) {
+          return {
+            errors: [{ text: `Expected an entry of deno.json's imports: found "${args.path}"` }],
+          };
+        }
+        return { path: join(root, target) };
+      });
+    },
+  };
+}
+
+/**
+ * Bundles a Worker given as TypeScript source written as a user writes it, its `muxws` imports
+ * resolved to the sources (see {@linkcode muxwsSources}), like {@linkcode bundleWorker}.
+ */
+export async function bundleUserWorker(source: string): Promise<string> {
+  return await bundle({
+    stdin: { contents: source, resolveDir: repoRoot(), sourcefile: 'worker.ts', loader: 'ts' },
+    plugins: [muxwsSources()],
+  });
+}
+
+async function bundle(
+  input: Pick<esbuild.BuildOptions, 'entryPoints' | 'stdin' | 'plugins'>,
+): Promise<string> {
   const result = await esbuild.build({
     ...input,
     bundle: true,
@@ -55,8 +93,11 @@ async function bundle(input: Pick<esbuild.BuildOptions, 'entryPoints' | 'stdin'>
 export interface WorkerdOptions {
   /** The Worker's ES module source (see {@linkcode bundleWorker}). */
   script: string;
-  /** Durable Object bindings: binding name to exported class name. */
-  durableObjects?: Record<string, string>;
+  /**
+   * Durable Object bindings: binding name to exported class name, or to the class name and
+   * whether the class stores in SQLite (wrangler's `new_sqlite_classes`).
+   */
+  durableObjects?: Record<string, string | { className: string; useSQLite?: boolean }>;
   /** Plain-text and JSON bindings (the Worker's `env`). */
   bindings?: Record<string, unknown>;
   /** workerd compatibility date. */

@@ -5,8 +5,13 @@
 // - ```ts        runs with `deno run -A --check --config deno.json`;
 // - ```ts bun    runs with node_modules/.bin/bun;
 // - ```ts node   is bundled by esbuild against the sources and run with this machine's node;
-// - ```ts ignore is not run (a Worker, a Durable Object, a browser page): counted per page
-//                against IGNORED, so the number cannot grow unnoticed.
+// - ```ts worker  is not run here: tests/node/guide_worker_blocks_test.ts runs it in workerd;
+// - ```ts browser is not run here: tests/node/guide_browser_block_test.ts runs it in Chromium;
+// - ```ts ignore is not run anywhere: counted per page against IGNORED, so the number cannot
+//                grow unnoticed.
+//
+// The worker and browser blocks are counted per page against ELSEWHERE, so a block cannot move
+// out of the Node tests' reach unnoticed.
 //
 // A block that reads REDIS_URL gets a redis-server of its own on a free loopback port. Any other
 // info string after ```ts fails the test, so a typo cannot hide a block from it.
@@ -20,16 +25,21 @@ import { startRedis } from '../_redis.ts';
 const root = repoRoot();
 const guide = join(root, 'docs', 'guide');
 
-/** The blocks each page may leave unrun (```ts ignore): what no runtime here can host. */
-const IGNORED: Record<string, number> = {
-  // the Worker, the Durable Object and the browser page
-  'getting-started.md': 3,
+/** The blocks each page may leave unrun (```ts ignore): what no test here can host. */
+const IGNORED: Record<string, number> = {};
+
+/** The blocks each page has that the Node tests run (```ts worker, ```ts browser). */
+const ELSEWHERE: Record<'worker' | 'browser', Record<string, number>> = {
+  // the Worker and the Durable Object room
+  worker: { 'getting-started.md': 2 },
+  // the page's client
+  browser: { 'getting-started.md': 1 },
 };
 
 interface Block {
   page: string;
   line: number;
-  runtime: 'deno' | 'bun' | 'node' | 'ignore';
+  runtime: 'deno' | 'bun' | 'node' | 'worker' | 'browser' | 'ignore';
   code: string;
 }
 
@@ -46,9 +56,9 @@ function blocks(): Block[] {
       const info = match[1].trim();
       const line = text.slice(0, match.index).split('\n').length;
       const runtime = info === '' ? 'deno' : info;
-      if (!['deno', 'bun', 'node', 'ignore'].includes(runtime)) {
+      if (!['deno', 'bun', 'node', 'worker', 'browser', 'ignore'].includes(runtime)) {
         throw new Error(
-          `Expected the info string of the block at ${page}:${line} to be empty, bun, node or ignore: found "${info}"`,
+          `Expected the info string of the block at ${page}:${line} to be empty, bun, node, worker, browser or ignore: found "${info}"`,
         );
       }
       out.push({ page, line, runtime: runtime as Block['runtime'], code: match[2] });
@@ -140,7 +150,7 @@ const results = join(root, '.test-results');
 await Deno.mkdir(results, { recursive: true });
 const dir = await Deno.makeTempDir({ dir: results, prefix: 'guide-blocks-' });
 
-test('the guide has blocks on every page it runs, and each ignored one is accounted for', () => {
+test('the guide has blocks on every page it runs, and each one not run here is accounted for', () => {
   const count = (runtime: Block['runtime']) => {
     const by: Record<string, number> = {};
     for (const b of all.filter((b) => b.runtime === runtime)) by[b.page] = (by[b.page] ?? 0) + 1;
@@ -148,10 +158,12 @@ test('the guide has blocks on every page it runs, and each ignored one is accoun
   };
   assert(all.filter((b) => b.runtime === 'deno').length >= 8, 'the guide runs its examples');
   assert.deepEqual(count('ignore'), IGNORED);
+  assert.deepEqual(count('worker'), ELSEWHERE.worker);
+  assert.deepEqual(count('browser'), ELSEWHERE.browser);
 });
 
 for (const block of all) {
-  if (block.runtime === 'ignore') continue;
+  if (block.runtime !== 'deno' && block.runtime !== 'bun' && block.runtime !== 'node') continue;
   const runtime = { deno: 'Deno', bun: 'Bun', node: 'Node' }[block.runtime];
   test(`the block at docs/guide/${block.page}:${block.line} runs on ${runtime} and exits 0`, async () => {
     const outcome = await runBlock(block, dir);
