@@ -100,6 +100,8 @@ test('WSM-APP-009 package.json is a public ESM package of dist/, README.md and L
   assert.equal(pkg.type, 'module');
   assert.deepEqual(pkg.files, ['dist/', 'README.md', 'LICENSE']);
   assert.equal((pkg.scripts as Record<string, string>).prepack, 'node scripts/build.mjs');
+  // A git or folder install builds the package too (npm runs prepare for both).
+  assert.equal((pkg.scripts as Record<string, string>).prepare, 'node scripts/build.mjs');
   assert.deepEqual(pkg.engines, { node: '>=20' });
   assert.equal(pkg.sideEffects, false);
 });
