@@ -44,11 +44,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   readonly maxMessageBytes: number;
   /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
   readonly remoteParity: number;
-  /**
-   * The highest id the other side opened, refused OPENs included (0 before any): the receiver
-   * raises it as each OPEN above it arrives.
-   */
-  highestRemote = 0;
   readonly #sink: SessionSink;
   readonly #options: SessionOptions;
   readonly #now: () => number;
@@ -110,11 +105,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   /** The open stream `id` names, if any. */
   get(id: number): Stream | undefined {
     return this.#table?.get(id);
-  }
-
-  /** True when `id` was opened, by either side, whether or not its stream is still open. */
-  opened(id: number): boolean {
-    return id % 2 === this.remoteParity ? id <= this.highestRemote : id < this.#nextId;
   }
 
   /** Adds a stream this side just opened, with the next id, and moves the next id on. */
