@@ -290,7 +290,7 @@ export class Receiver extends SessionStreams {
     }
     const stream = new Stream(this, id, headers, payload, false, hasEnd(flags));
     if (isHello) control.markHello(stream);
-    this.addRemote(stream);
+    this.add(stream);
     let result: unknown;
     try {
       result = onStream(stream);

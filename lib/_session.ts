@@ -230,7 +230,7 @@ export class Session extends Receiver {
       );
     }
     const stream = new Stream(this, id, headers, payload, end, false);
-    this.addLocal(stream);
+    this.add(stream);
     this.send(data);
     if (signal !== undefined) control.watch(stream, signal);
     return stream;

@@ -107,16 +107,15 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     return this.#table?.get(id);
   }
 
-  /** Adds a stream this side just opened, with the next id, and moves the next id on. */
-  addLocal(stream: Stream): void {
-    this.#nextId = stream.id + 2;
-    (this.#table ??= new Map()).set(stream.id, stream);
-  }
-
-  /** Adds a stream the other side opened. */
-  addRemote(stream: Stream): void {
-    (this.#table ??= new Map()).set(stream.id, stream);
-    this.#remoteActive++;
+  /**
+   * Adds a stream: one the other side opened counts toward `remoteActive`; one this side just
+   * opened took the next id, which moves on.
+   */
+  add(stream: Stream): void {
+    const id = stream.id;
+    (this.#table ??= new Map()).set(id, stream);
+    if (id % 2 === this.remoteParity) this.#remoteActive++;
+    else this.#nextId = id + 2;
   }
 
   send(data: string | Uint8Array): boolean {
