@@ -310,7 +310,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     const o = this.#o;
     const attemptsBefore = this.#attempts;
     link.phase = 'open';
-    link.establishedAt = this.#now();
     this.#link = link;
     this.#state = 'open';
     this.#lastFailureWasAuth = false;
