@@ -63,11 +63,6 @@ export class Receiver extends SessionStreams {
     this.#lastReceivedAt = this.now();
   }
 
-  /** The highest id the other side opened, refused OPENs included (0 before any). */
-  get highestRemote(): number {
-    return this.#highestRemote;
-  }
-
   /** `now()` when the last message arrived (at construction before any). */
   get lastReceivedAt(): number {
     return this.#lastReceivedAt;
@@ -83,9 +78,14 @@ export class Receiver extends SessionStreams {
     return this.#goAway;
   }
 
-  /** This side sent GOAWAY: the other side's later OPENs are refused with `refused`. */
-  goingAway(): void {
+  /**
+   * This side sends GOAWAY: the other side's later OPENs are refused with `refused`.
+   *
+   * @returns The GOAWAY's last id: the highest id the other side opened, refused OPENs included.
+   */
+  goingAway(): number {
     this.#goingAway = true;
+    return this.#highestRemote;
   }
 
   /**

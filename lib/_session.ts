@@ -294,8 +294,8 @@ export class Session extends Receiver {
         mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    this.goingAway();
-    this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
+    const lastId = this.goingAway();
+    this.send(this.codec.encode([GOAWAY, lastId, code, message, spreadMs]));
   }
 
   /**
