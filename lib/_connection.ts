@@ -310,7 +310,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     const o = this.#o;
     const attemptsBefore = this.#attempts;
     link.phase = 'open';
-    link.establishedAt = this.#now();
     this.#link = link;
     this.#state = 'open';
     this.#lastFailureWasAuth = false;
@@ -355,36 +354,30 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#lastError = error ?? new Error(
       `The connection closed with code ${code}${info.reason ? ` (${info.reason})` : ''}`,
     );
-    const next = afterLoss(this.#o, {
+    const [kind, attempts, delayMs] = afterLoss(
+      this.#o,
       code,
-      attempts: this.#attempts,
+      this.#attempts,
       flapped,
-      goAway: link.goAway,
+      link.goAway,
       now,
-    });
-    this.#attempts = next.attempts;
-    const willRetry = next.kind !== 'terminal';
-    const closeInfo: CloseInfo = {
-      code,
-      reason: info.reason,
-      wasClean,
-      willRetry,
-      attempts: next.attempts,
-    };
+    );
+    this.#attempts = attempts;
+    const willRetry = kind !== 'terminal';
+    const closeInfo: CloseInfo = { code, reason: info.reason, wasClean, willRetry, attempts };
     if (error !== undefined) closeInfo.error = error;
-    if (next.kind === 'terminal') {
+    if (kind === 'terminal') {
       this.#finish(closeInfo);
       return;
     }
-    const { delayMs } = next;
-    const fast = next.kind === 'fast';
+    const fast = kind === 'fast';
     closeInfo.delayMs = delayMs;
     this.#state = 'reconnecting';
     this.#schedule(delayMs, () => this.#redialContained(fast), fast);
     callContained(this.#report, this.#options.onClose, closeInfo);
     if (this.#state !== 'reconnecting') return;
     callContained(this.#report, this.#options.onReconnecting, {
-      attempt: next.attempts,
+      attempt: attempts,
       delayMs,
       error: this.#lastError,
     });
@@ -411,24 +404,24 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
 
   #failedRedial(attempt: Attempt<Link>, error: unknown, fast: boolean): void {
     this.#lastError = error;
-    const next = afterFailure(this.#o, {
-      attempts: this.#attempts,
+    const [kind, attempts, delayMs, auth] = afterFailure(
+      this.#o,
+      this.#attempts,
       fast,
-      closeCode: attempt.close?.code,
-      helloRejection: error instanceof HelloRejectedError ? error.code : undefined,
-      lastWasAuth: this.#lastFailureWasAuth,
-      retryAfterMs: attempt.refusal?.retryAfterMs,
-    });
-    this.#attempts = next.attempts;
-    this.#lastFailureWasAuth = next.auth;
-    if (next.kind === 'terminal') {
-      this.#finish(attemptCloseInfo(attempt, error, next.attempts));
+      attempt.close?.code,
+      error instanceof HelloRejectedError ? error.code : undefined,
+      this.#lastFailureWasAuth,
+      attempt.refusal?.retryAfterMs,
+    );
+    this.#attempts = attempts;
+    this.#lastFailureWasAuth = auth;
+    if (kind === 'terminal') {
+      this.#finish(attemptCloseInfo(attempt, error, attempts));
       return;
     }
-    const { delayMs } = next;
     this.#schedule(delayMs, () => this.#redialContained(false), false);
     callContained(this.#report, this.#options.onReconnecting, {
-      attempt: next.attempts,
+      attempt: attempts,
       delayMs,
       error,
     });

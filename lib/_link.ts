@@ -19,8 +19,6 @@ import type { Wire } from './_transport.ts';
 
 /** One wire and its session, from the wire's opening to its close. */
 export interface Link extends AttemptLink {
-  /** When the link was made, then when it was established (epoch ms). */
-  establishedAt: number;
   heartbeat?: Heartbeat;
   /** Streams that keep the connection open after a GOAWAY (not the subscriptions). */
   inflight: number;
@@ -53,7 +51,7 @@ export interface LinkHost {
  */
 export function openLink(wire: Wire, host: LinkHost): Link {
   // The optional fields start absent; the session is set below, before any use.
-  const link = { phase: 'hello', establishedAt: host.now(), inflight: 0 } as Link;
+  const link = { phase: 'hello', inflight: 0 } as Link;
   const onStream = host.onStream;
   const onError = (error: unknown) => {
     const fail = link.protocolError;
@@ -104,8 +102,8 @@ export function openLink(wire: Wire, host: LinkHost): Link {
 }
 
 /**
- * Starts the heartbeat of an established link: PINGs through its session, a loss closes it with
- * 4000 `heartbeat timeout`, and the establishment counts as heard.
+ * Starts the heartbeat of a link as it is established: PINGs through its session, a loss closes
+ * it with 4000 `heartbeat timeout`, and the establishment (now) counts as heard.
  */
 export function startHeartbeat(
   link: Link,
@@ -113,6 +111,7 @@ export function startHeartbeat(
   now: () => number,
 ): void {
   const session = link.session;
+  const establishedAt = now();
   link.heartbeat = new Heartbeat(
     {
       ping: () => session.ping(),
@@ -120,7 +119,7 @@ export function startHeartbeat(
         link.lossError = error;
         session.close(CloseCode.Heartbeat, 'heartbeat timeout');
       },
-      lastHeard: () => Math.max(session.lastReceivedAt, link.establishedAt),
+      lastHeard: () => Math.max(session.lastReceivedAt, establishedAt),
     },
     options,
     now,

@@ -48,6 +48,8 @@ export class Receiver extends SessionStreams {
   #goingAway = false;
   #goAway: GoAway | undefined;
   #lastReceivedAt: number;
+  /** The highest id the other side opened, refused OPENs included (0 before any). */
+  #highestRemote = 0;
 
   constructor(
     sink: SessionSink,
@@ -76,9 +78,14 @@ export class Receiver extends SessionStreams {
     return this.#goAway;
   }
 
-  /** This side sent GOAWAY: the other side's later OPENs are refused with `refused`. */
-  goingAway(): void {
+  /**
+   * This side sends GOAWAY: the other side's later OPENs are refused with `refused`.
+   *
+   * @returns The GOAWAY's last id: the highest id the other side opened, refused OPENs included.
+   */
+  goingAway(): number {
     this.#goingAway = true;
+    return this.#highestRemote;
   }
 
   /**
@@ -212,10 +219,15 @@ export class Receiver extends SessionStreams {
   #lookup(id: number, kind: string): Stream | undefined {
     const stream = this.get(id);
     if (stream !== undefined) return stream;
-    if (!this.opened(id)) {
+    if (!this.#opened(id)) {
       this.#malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
     }
     return undefined;
+  }
+
+  /** True when `id` was opened, by either side, whether or not its stream is still open. */
+  #opened(id: number): boolean {
+    return id % 2 === this.remoteParity ? id <= this.#highestRemote : id < this.nextStreamId;
   }
 
   #onOpen(
@@ -231,15 +243,15 @@ export class Receiver extends SessionStreams {
       );
       return;
     }
-    if (id <= this.highestRemote) {
+    if (id <= this.#highestRemote) {
       this.#malformed(
         new FrameError(
-          `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${this.highestRemote}`,
+          `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${this.#highestRemote}`,
         ),
       );
       return;
     }
-    this.highestRemote = id;
+    this.#highestRemote = id;
     const limits = this.limits;
     const max = limits.maxDepth;
     if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
@@ -278,7 +290,7 @@ export class Receiver extends SessionStreams {
     }
     const stream = new Stream(this, id, headers, payload, false, hasEnd(flags));
     if (isHello) control.markHello(stream);
-    this.addRemote(stream);
+    this.add(stream);
     let result: unknown;
     try {
       result = onStream(stream);
@@ -331,8 +343,8 @@ export class Receiver extends SessionStreams {
     if (named !== undefined && isStreamId(named[1])) {
       const [kind, id] = named;
       if (kind === OPEN) {
-        if (id % 2 === this.remoteParity && id > this.highestRemote) {
-          this.highestRemote = id;
+        if (id % 2 === this.remoteParity && id > this.#highestRemote) {
+          this.#highestRemote = id;
           this.report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );
@@ -348,7 +360,7 @@ export class Receiver extends SessionStreams {
           control.fail(stream, ResetCode.Decode, 'A payload could not be decoded');
           return;
         }
-        if (this.opened(id)) return;
+        if (this.#opened(id)) return;
       }
     }
     this.#malformed(

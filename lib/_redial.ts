@@ -9,43 +9,18 @@ import { backoffDelay, shouldRetry } from './schedule.ts';
 import type { RedialPolicy } from './_dial_options.ts';
 
 /**
- * What to do next: stop (`terminal`), redial after `delayMs` on the fast path (a service restart
- * or a GOAWAY: the next context's `resumedFromServiceRestart`), or after `delayMs` of backoff.
- * `attempts` is the consecutive failure count from now on.
+ * What to do next, as `[kind, attempts, delayMs]`: stop (`terminal`, `delayMs` 0), redial after
+ * `delayMs` on the fast path (a service restart or a GOAWAY: the next context's
+ * `resumedFromServiceRestart`), or after `delayMs` of backoff. `attempts` is the consecutive
+ * failure count from now on. A tuple and positional parameters rather than records: the
+ * connection calls this file across a file boundary, and positions cost no property names in
+ * the bundle.
  */
-export type Redial =
-  | { kind: 'terminal'; attempts: number }
-  | { kind: 'fast' | 'backoff'; delayMs: number; attempts: number };
-
-/** The loss of an established connection, as {@linkcode afterLoss} reads it. */
-export interface Loss {
-  /** The close code (0 or missing already read as 1006). */
-  code: number;
-  /** Consecutive failed attempts before this loss. */
-  attempts: number;
-  /** True when the connection was lost before `stableAfterMs`: the flap counts as a failure. */
-  flapped: boolean;
-  /** The GOAWAY received on the connection: when (epoch ms) and its `spreadMs`. */
-  goAway: { at: number; spreadMs: number } | undefined;
-  /** When the socket closed (epoch ms). */
-  now: number;
-}
-
-/** A failed redial attempt, as {@linkcode afterFailure} reads it. */
-export interface Failure {
-  /** Consecutive failed attempts before this one. */
-  attempts: number;
-  /** True when the attempt was a fast-path redial, which consumes no attempt. */
-  fast: boolean;
-  /** The close code of the attempt's socket, when it saw one. */
-  closeCode: number | undefined;
-  /** The code of a hello rejection (`HelloRejectedError.code`), when that failed the attempt. */
-  helloRejection: string | undefined;
-  /** True when the previous failure was an `unauthorized` or `forbidden` hello rejection. */
-  lastWasAuth: boolean;
-  /** The wait a refusal's `Retry-After` asked for, when the runtime exposed it. */
-  retryAfterMs: number | undefined;
-}
+export type Redial = readonly [
+  kind: 'terminal' | 'fast' | 'backoff',
+  attempts: number,
+  delayMs: number,
+];
 
 /** Hello rejections that end the redial loop when two come in a row (WSM-DIAL-004). */
 const AUTH_REJECTIONS: readonly string[] = ['unauthorized', 'forbidden'];
@@ -57,28 +32,39 @@ const AUTH_REJECTIONS: readonly string[] = ['unauthorized', 'forbidden'];
  * service-restart code; backoff otherwise.
  *
  * @param policy The resolved redial options.
- * @param loss What was lost and how.
+ * @param code The close code (0 or missing already read as 1006).
+ * @param attempts Consecutive failed attempts before this loss.
+ * @param flapped True when the connection was lost before `stableAfterMs`: the flap counts as a
+ *   failure.
+ * @param goAway The GOAWAY received on the connection: when (epoch ms) and its `spreadMs`.
+ * @param now When the socket closed (epoch ms).
  * @returns The decision; the fast path keeps `attempts`.
  */
-export function afterLoss(policy: RedialPolicy, loss: Loss): Redial {
+export function afterLoss(
+  policy: RedialPolicy,
+  code: number,
+  attempts: number,
+  flapped: boolean,
+  goAway: { at: number; spreadMs: number } | undefined,
+  now: number,
+): Redial {
   const { reconnect, draw } = policy;
-  const attempts = loss.flapped ? loss.attempts + 1 : loss.attempts;
+  if (flapped) attempts++;
   if (
-    reconnect === false || policy.terminal.includes(loss.code) || !shouldRetry(attempts, reconnect)
-  ) return { kind: 'terminal', attempts };
-  const goAway = loss.goAway;
+    reconnect === false || policy.terminal.includes(code) || !shouldRetry(attempts, reconnect)
+  ) return ['terminal', attempts, 0];
   let delayMs: number;
-  if (goAway !== undefined || policy.serviceRestart.includes(loss.code)) {
+  if (goAway !== undefined || policy.serviceRestart.includes(code)) {
     const spreadMs = goAway?.spreadMs ?? 0;
     delayMs = spreadMs > 0
-      ? Math.max(0, goAway!.at + Math.min((draw() + 1) / 2 * spreadMs, spreadMs) - loss.now)
+      ? Math.max(0, goAway!.at + Math.min((draw() + 1) / 2 * spreadMs, spreadMs) - now)
       : Math.max(0, policy.serviceRestartDelayMs * (1 + draw() * reconnect.jitter));
-    if (Number.isFinite(delayMs)) return { kind: 'fast', delayMs, attempts };
+    if (Number.isFinite(delayMs)) return ['fast', attempts, delayMs];
   } else {
     delayMs = backoffDelay(attempts, reconnect, draw);
-    if (Number.isFinite(delayMs)) return { kind: 'backoff', delayMs, attempts };
+    if (Number.isFinite(delayMs)) return ['backoff', attempts, delayMs];
   }
-  return { kind: 'terminal', attempts };
+  return ['terminal', attempts, 0];
 }
 
 /**
@@ -88,24 +74,36 @@ export function afterLoss(policy: RedialPolicy, loss: Loss): Redial {
  * as long as a `Retry-After` asked, capped at the schedule's `maxDelayMs`.
  *
  * @param policy The resolved redial options.
- * @param failure How the attempt failed.
- * @returns The decision, and whether this failure was an authorisation rejection.
+ * @param attempts Consecutive failed attempts before this one.
+ * @param fast True when the attempt was a fast-path redial, which consumes no attempt.
+ * @param closeCode The close code of the attempt's socket, when it saw one.
+ * @param helloRejection The code of a hello rejection (`HelloRejectedError.code`), when that
+ *   failed the attempt.
+ * @param lastWasAuth True when the previous failure was an `unauthorized` or `forbidden` hello
+ *   rejection.
+ * @param retryAfterMs The wait a refusal's `Retry-After` asked for, when the runtime exposed it.
+ * @returns The decision, then whether this failure was an authorisation rejection.
  */
-export function afterFailure(policy: RedialPolicy, failure: Failure): Redial & { auth: boolean } {
+export function afterFailure(
+  policy: RedialPolicy,
+  attempts: number,
+  fast: boolean,
+  closeCode: number | undefined,
+  helloRejection: string | undefined,
+  lastWasAuth: boolean,
+  retryAfterMs: number | undefined,
+): readonly [...Redial, auth: boolean] {
   const { reconnect, draw } = policy;
-  const attempts = failure.fast ? failure.attempts : failure.attempts + 1;
-  const auth = failure.helloRejection !== undefined &&
-    AUTH_REJECTIONS.includes(failure.helloRejection);
-  const code = failure.closeCode;
+  if (!fast) attempts++;
+  const auth = helloRejection !== undefined && AUTH_REJECTIONS.includes(helloRejection);
   if (
-    (auth && failure.lastWasAuth) || (code !== undefined && policy.terminal.includes(code)) ||
+    (auth && lastWasAuth) || (closeCode !== undefined && policy.terminal.includes(closeCode)) ||
     reconnect === false || !shouldRetry(attempts, reconnect)
-  ) return { kind: 'terminal', attempts, auth };
+  ) return ['terminal', attempts, 0, auth];
   let delayMs = backoffDelay(attempts, reconnect, draw);
-  const retryAfter = failure.retryAfterMs;
-  if (retryAfter !== undefined) {
+  if (retryAfterMs !== undefined) {
     // the acceptor said when to come back: no sooner, and no later than the schedule's cap
-    delayMs = Math.max(delayMs, Math.min(retryAfter, reconnect.maxDelayMs));
+    delayMs = Math.max(delayMs, Math.min(retryAfterMs, reconnect.maxDelayMs));
   }
-  return { kind: 'backoff', delayMs, attempts, auth };
+  return ['backoff', attempts, delayMs, auth];
 }

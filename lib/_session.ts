@@ -230,7 +230,7 @@ export class Session extends Receiver {
       );
     }
     const stream = new Stream(this, id, headers, payload, end, false);
-    this.addLocal(stream);
+    this.add(stream);
     this.send(data);
     if (signal !== undefined) control.watch(stream, signal);
     return stream;
@@ -294,8 +294,8 @@ export class Session extends Receiver {
         mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    this.goingAway();
-    this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
+    const lastId = this.goingAway();
+    this.send(this.codec.encode([GOAWAY, lastId, code, message, spreadMs]));
   }
 
   /**

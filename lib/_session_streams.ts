@@ -44,11 +44,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   readonly maxMessageBytes: number;
   /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
   readonly remoteParity: number;
-  /**
-   * The highest id the other side opened, refused OPENs included (0 before any): the receiver
-   * raises it as each OPEN above it arrives.
-   */
-  highestRemote = 0;
   readonly #sink: SessionSink;
   readonly #options: SessionOptions;
   readonly #now: () => number;
@@ -112,21 +107,15 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     return this.#table?.get(id);
   }
 
-  /** True when `id` was opened, by either side, whether or not its stream is still open. */
-  opened(id: number): boolean {
-    return id % 2 === this.remoteParity ? id <= this.highestRemote : id < this.#nextId;
-  }
-
-  /** Adds a stream this side just opened, with the next id, and moves the next id on. */
-  addLocal(stream: Stream): void {
-    this.#nextId = stream.id + 2;
-    (this.#table ??= new Map()).set(stream.id, stream);
-  }
-
-  /** Adds a stream the other side opened. */
-  addRemote(stream: Stream): void {
-    (this.#table ??= new Map()).set(stream.id, stream);
-    this.#remoteActive++;
+  /**
+   * Adds a stream: one the other side opened counts toward `remoteActive`; one this side just
+   * opened took the next id, which moves on.
+   */
+  add(stream: Stream): void {
+    const id = stream.id;
+    (this.#table ??= new Map()).set(id, stream);
+    if (id % 2 === this.remoteParity) this.#remoteActive++;
+    else this.#nextId = id + 2;
   }
 
   send(data: string | Uint8Array): boolean {

@@ -21,7 +21,7 @@ function fakeLink(
       return answer();
     },
   };
-  return { phase: 'open', inflight: 0, establishedAt: 0, goAway, session, sent } as unknown as
+  return { phase: 'open', inflight: 0, goAway, session, sent } as unknown as
     & Link
     & { sent: (RequestOptions | undefined)[] };
 }
