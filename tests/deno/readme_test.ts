@@ -17,12 +17,11 @@ async function blockAfter(heading: string): Promise<string> {
   return block[1];
 }
 
-test('the README feed example subscribes to a route, waits for ready, and is refused an unknown symbol with not_found (WSM-APP-003 WSM-APP-004)', async () => {
-  const code = await blockAfter('### A feed');
-  assert.match(code, /\.subscribe\('ticker'/);
-  const dir = await Deno.makeTempDir({ prefix: 'muxws-readme-feed-' });
+/** Runs `code` from a temporary file with the repository's deno.json; returns its stdout. */
+async function runBlock(code: string, name: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: `muxws-readme-${name}-` });
   try {
-    const file = `${dir}/feed.ts`;
+    const file = `${dir}/${name}.ts`;
     await Deno.writeTextFile(file, code);
     const output = await new Deno.Command(Deno.execPath(), {
       args: ['run', '-A', '--config', new URL('deno.json', root).pathname, file],
@@ -33,34 +32,25 @@ test('the README feed example subscribes to a route, waits for ready, and is ref
     }).output();
     const decoder = new TextDecoder();
     assert.equal(output.code, 0, decoder.decode(output.stderr));
-    assert.equal(decoder.decode(output.stdout).trim(), 'active 100 refused not_found');
+    return decoder.decode(output.stdout);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+test('the README feed example subscribes to a route, waits for ready, and is refused an unknown symbol with not_found (WSM-APP-003 WSM-APP-004)', async () => {
+  const code = await blockAfter('### A feed');
+  assert.match(code, /\.subscribe\('ticker'/);
+  const stdout = await runBlock(code, 'feed');
+  assert.equal(stdout.trim(), 'active 100 refused not_found');
 });
 
 test('the README reconnect-schedule example runs as it stands and prints what its comments say (WSM-RCN-002 WSM-RCN-030 WSM-RCN-044)', async () => {
   const code = await blockAfter('## Reconnect schedule');
-  const dir = await Deno.makeTempDir({ prefix: 'muxws-readme-schedule-' });
-  try {
-    const file = `${dir}/schedule.ts`;
-    await Deno.writeTextFile(file, code);
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ['run', '-A', '--config', new URL('deno.json', root).pathname, file],
-      cwd: root,
-      env: { NO_COLOR: '1' },
-      stdin: 'null',
-      signal: AbortSignal.timeout(30_000),
-    }).output();
-    const decoder = new TextDecoder();
-    assert.equal(output.code, 0, decoder.decode(output.stderr));
-    const lines = decoder.decode(output.stdout).trim().split('\n');
-    assert.equal(lines[0], '[ 500, 1000, 2000, 4000, 8000, 10000 ]');
-    const delay = Number(lines[1]);
-    assert.ok(delay >= 350 && delay <= 650, `backoffDelay(0) printed ${lines[1]}`);
-    assert.equal(lines[2], 'true false');
-    assert.match(lines[3], /^Cannot create Reconnect as "jitter" must be from 0 to 1: /);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const lines = (await runBlock(code, 'schedule')).trim().split('\n');
+  assert.equal(lines[0], '[ 500, 1000, 2000, 4000, 8000, 10000 ]');
+  const delay = Number(lines[1]);
+  assert.ok(delay >= 350 && delay <= 650, `backoffDelay(0) printed ${lines[1]}`);
+  assert.equal(lines[2], 'true false');
+  assert.match(lines[3], /^Cannot create Reconnect as "jitter" must be from 0 to 1: /);
 });
