@@ -165,7 +165,7 @@ export async function bundleForBrowser(entry: string): Promise<string> {
 /**
  * Bundles a page module given as TypeScript source for the browser, like
  * {@linkcode bundleForBrowser}, its imports resolved from the repository root and by `plugins`
- * (say, `muxwsSources()` of tests/_workerd.ts for a user's `import ... from 'muxws'`).
+ * (say, `muxwsSources()` of tests/_muxws_sources.ts for a user's `import ... from 'muxws'`).
  */
 export async function bundleSourceForBrowser(
   source: string,

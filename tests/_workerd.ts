@@ -16,9 +16,11 @@
  */
 import * as esbuild from 'esbuild';
 import { Log, LogLevel, Miniflare } from 'miniflare';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './_repo.ts';
+import { muxwsSources } from './_muxws_sources.ts';
+
+export { muxwsSources };
 
 /**
  * Bundles a Worker entry (a path relative to the repository root) into one ES module string for
@@ -36,30 +38,6 @@ export async function bundleWorkerSource(source: string): Promise<string> {
   return await bundle({
     stdin: { contents: source, resolveDir: repoRoot(), sourcefile: 'worker.ts', loader: 'ts' },
   });
-}
-
-/**
- * An esbuild plugin resolving `muxws` and `muxws/<entry>` to the sources, as deno.json's import
- * map does: what a user's `import ... from 'muxws/cloudflare'` reaches once published.
- */
-export function muxwsSources(): esbuild.Plugin {
-  const root = repoRoot();
-  const imports: Record<string, string> =
-    JSON.parse(readFileSync(join(root, 'deno.json'), 'utf8')).imports;
-  return {
-    name: 'muxws-sources',
-    setup(build) {
-      build.onResolve({ filter: /^muxws(\/.*)?$/ }, (args) => {
-        const target = imports[args.path];
-        if (target === undefined) {
-          return {
-            errors: [{ text: `Expected an entry of deno.json's imports: found "${args.path}"` }],
-          };
-        }
-        return { path: join(root, target) };
-      });
-    },
-  };
 }
 
 /**

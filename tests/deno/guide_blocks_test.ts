@@ -15,6 +15,7 @@
 //
 // A block that reads REDIS_URL gets a redis-server of its own on a free loopback port. Any other
 // info string after ```ts fails the test, so a typo cannot hide a block from it.
+import { muxwsSources } from '../_muxws_sources.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -92,22 +93,6 @@ async function run(
   };
 }
 
-/** Resolves `muxws` and `muxws/<entry>` to the sources, as deno.json's import map does. */
-function sourcesPlugin(): esbuild.Plugin {
-  const imports: Record<string, string> =
-    JSON.parse(Deno.readTextFileSync(join(root, 'deno.json'))).imports;
-  return {
-    name: 'muxws-sources',
-    setup(build) {
-      build.onResolve({ filter: /^muxws(\/.*)?$/ }, (args) => {
-        const target = imports[args.path];
-        if (target === undefined) return { errors: [{ text: `No entry "${args.path}"` }] };
-        return { path: join(root, target) };
-      });
-    },
-  };
-}
-
 /** Runs one block on its runtime from a file in `dir`; returns the outcome. */
 async function runBlock(block: Block, dir: string) {
   const base = join(dir, `${block.page.replace(/\.md$/, '')}-${block.line}`);
@@ -138,7 +123,7 @@ async function runBlock(block: Block, dir: string) {
       platform: 'node',
       target: 'node20',
       logLevel: 'warning',
-      plugins: [sourcesPlugin()],
+      plugins: [muxwsSources()],
     });
     return await run('node', [`${base}.mjs`], env);
   } finally {

@@ -21,7 +21,7 @@ import { attach } from '../../lib/adapters/node.ts';
 import { StreamError } from '../../lib/errors.ts';
 import { bundleSourceForBrowser, launchBrowser } from '../_browser.ts';
 import { repoRoot } from '../_repo.ts';
-import { muxwsSources } from '../_workerd.ts';
+import { muxwsSources } from '../_muxws_sources.ts';
 
 /** The page's ```ts browser blocks, with the line each starts on. */
 function browserBlocks(): { line: number; code: string }[] {
