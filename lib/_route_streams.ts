@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { MUXWS, type WithMuxws } from './_reserved.ts';
+import { MUXWS, reservedKeyOf, type WithMuxws } from './_reserved.ts';
 import { control, type OpenOptions, type RequestOptions, type Stream } from './stream.ts';
 import { ResetCode } from './_codes.ts';
 import { StreamError } from './errors.ts';
@@ -103,12 +103,15 @@ export function routed<O extends { headers?: Record<string, unknown> | null }>(
   operation: string,
 ): WithMuxws<O> {
   checkRouteName(route, action);
-  const what = `${action} ${JSON.stringify(route)}`;
   const headers = options?.headers;
-  if (headers !== undefined && !isHeaders(headers)) {
-    throw new TypeError(mustBe(what, 'headers', 'a plain object or null', headers));
+  if (headers !== undefined && headers !== null) {
+    // The message's prefix is built only when a check fails: this runs on every routed call.
+    const what = () => `${action} ${JSON.stringify(route)}`;
+    if (!isHeaders(headers)) {
+      throw new TypeError(mustBe(what(), 'headers', 'a plain object or null', headers));
+    }
+    if (reservedKeyOf(headers) !== undefined) checkHeaders(headers, what());
   }
-  checkHeaders(headers, what);
   const muxws = { headers: { [ROUTE_HEADER]: route }, operation };
   return { ...options, [MUXWS]: muxws } as unknown as WithMuxws<O>;
 }
