@@ -10,18 +10,19 @@
  * - `POST /room/<name>/restart`: the room's acceptor closes gracefully (GOAWAY, drain, 1012) and
  *   a new one takes over; dialers redial on the fast path.
  *
- * Both speak the same small protocol, one request per operation (`{ op, ... }`):
- * - the hello `{ op: 'hello', user, topics? }` (`onHello`) tags the peer `user:<user>` and
- *   `topic:<t>` for each topic and returns the welcome `{ user, peer, where }`;
- * - `{ op: 'echo', value }` returns `{ echo: value }`;
- * - `{ op: 'ask', question }` asks the dialer back (`peer.request()`) and returns its answer;
- * - `{ op: 'count', n }` streams 1..n then `'done'`; `{ op: 'sum' }` sums the numbers the dialer
- *   streams; `{ op: 'push', words }` opens a stream to the dialer, writes the words, and returns
- *   the dialer's replies; `{ op: 'wait', ms }` answers `'waited'` after up to 2 s;
- * - in a room only: `{ op: 'say', topic, text }` broadcasts `{ from, text }` to the peers holding
- *   `topic:<topic>` and returns how many it reached, and `{ op: 'who' }` lists the users;
- * - `{ op: 'stats' }` returns the peer count and the asking peer's id, tags and user (in a room
- *   also which object instance answered and how many peers it restored when it woke up).
+ * Both serve the routes of one `Api` (api.ts), typed on both sides, through `routes`:
+ * - the hello `{ user, topics? }` (`onHello`) tags the peer `user:<user>` and `topic:<t>` for
+ *   each topic, keeps the user as the peer's `data`, and returns the welcome `{ user, peer, where }`;
+ * - `echo` answers `{ echo: value }`; `wait` answers `'waited'` after up to 2 s;
+ * - `ask` calls the dialer back (`peer.call('client.answer')`) and answers with what it said;
+ * - `count` streams 1..n then `'done'`; `sum` sums the numbers the dialer writes to it; `push`
+ *   opens `client.collect` on the dialer, writes the words to it, and answers with its replies;
+ * - in a room only: `say` broadcasts `{ from, text }` to the peers holding `topic:<topic>` and
+ *   answers how many it reached, and `who` lists the users;
+ * - `stats` answers with the peer count and the asking peer's id, tags and user (in a room also
+ *   which object instance answered and how many peers it restored when it woke up).
+ *
+ * A route neither acceptor serves is reset with `not_found`.
  *
  * Run it with `npx wrangler dev` in this folder; the tests run it in workerd (miniflare).
  *
@@ -37,9 +38,8 @@ import {
   type WorkersWebSocket,
 } from '../../lib/adapters/cloudflare.ts';
 import { muxws } from '../../lib/adapters/hono.ts';
-import { StreamError } from '../../lib/errors.ts';
-import type { Stream } from '../../lib/stream.ts';
-import type { WelcomeOf } from '../../lib/api.ts';
+import type { RouteContext, Routes } from '../../lib/api.ts';
+import type { Api, Collected, Hello, Welcome } from './api.ts';
 
 /** The part of a Durable Object namespace binding this Worker uses. */
 interface RoomNamespace {
@@ -53,27 +53,29 @@ export interface Env {
   ROOM: RoomNamespace;
 }
 
-type Operation = { op?: unknown; [field: string]: unknown };
-
-/** The hello every dialer sends: who it is, and the topics it follows. */
-interface HelloPayload {
-  op?: 'hello';
+/** What an acceptor keeps for each peer: the user its hello named (none before the hello). */
+interface Member {
   user?: string;
-  topics?: readonly string[];
 }
 
-/** The example's API: only the hello is typed; the other operations are `{ op, ... }` requests. */
-type Api = {
-  ':hello': { input: HelloPayload; output: { user: string; peer: string; where: string } };
-};
+/** The routes of one of the example's acceptors, typed from the `Api`. */
+type ExampleRoutes = Routes<Api, RouteContext<Peer<Api, Member>>>;
+
+/** What the answering acceptor adds to `stats`: its peer count, and in a room its instance. */
+interface Census {
+  peers: number;
+  instance?: string;
+  restored?: number;
+}
 
 /** The welcome: tags the peer `user:<user>` and `topic:<t>` for each topic it follows. */
 function welcome(
-  { payload }: PeerHello<HelloPayload>,
-  peer: Peer<Api>,
-  where: string,
-): WelcomeOf<Api> {
-  const user = String(payload?.user ?? 'anonymous');
+  { payload }: PeerHello<Hello>,
+  peer: Peer<Api, Member>,
+  where: Welcome['where'],
+): Welcome {
+  // A hello is what a dialer sent: it may lack what the type promises.
+  const user = typeof payload?.user === 'string' ? payload.user : 'anonymous';
   peer.data.user = user;
   peer.tags.add(`user:${user}`);
   for (const topic of Array.isArray(payload?.topics) ? payload.topics : []) {
@@ -82,74 +84,70 @@ function welcome(
   return { user, peer: peer.id, where };
 }
 
-/** Serves one request of the example protocol; `room` is set inside a Durable Object. */
-async function serve(
-  stream: Stream,
-  peer: Peer<Api>,
-  acceptor: Acceptor<Api>,
-  room?: Room,
-): Promise<unknown> {
-  const where = room ? 'room' : 'worker';
-  const request = (stream.payload ?? {}) as Operation;
-  switch (request.op) {
-    case 'echo':
-      return { echo: request.value };
-    case 'count': {
-      // A stream the acceptor writes to: 1..n, then 'done' with END.
-      for (let i = 1; i <= Number(request.n ?? 0); i++) await stream.write(i);
-      return 'done';
-    }
-    case 'sum': {
-      // A stream the dialer writes to: the sum of every number it sends, once it ends.
+/** Resolves after `ms` milliseconds. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The routes both acceptors serve; `census` says what the answering one knows for `stats`. */
+function sharedRoutes(where: Welcome['where'], census: () => Census): ExampleRoutes {
+  return {
+    echo: ({ value }) => ({ echo: value }),
+    // A stream the acceptor writes to: 1..n, then 'done'; it ends once the generator returns.
+    async *count({ n }) {
+      for (let i = 1; i <= n; i++) yield i;
+      yield 'done';
+    },
+    // A stream the dialer writes to: the sum of every number it sends, once it ends.
+    async *sum(_input, { stream }) {
       let sum = 0;
       for await (const value of stream) sum += Number(value);
-      return sum;
-    }
-    case 'push': {
-      // A stream the acceptor opens to the dialer, writes to and ends; the dialer's reply comes
-      // back as the answer.
-      const down = peer.open({ op: 'push' });
-      for (const word of Array.isArray(request.words) ? request.words : []) await down.write(word);
+      yield sum;
+    },
+    // A stream the acceptor opens on the dialer's `client.collect`, writes to and ends; what the
+    // dialer answers comes back as this route's answer.
+    async push({ words }, { peer }) {
+      const down = peer.stream('client.collect', undefined);
+      for (const word of words) await down.write(word);
       await down.end();
-      const replies: unknown[] = [];
+      const replies: Collected[] = [];
       for await (const reply of down) replies.push(reply);
       return { replies };
-    }
-    case 'wait':
-      // Keeps a stream in flight for a while (at most 2 s): something for a drain to wait for.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(Number(request.ms) || 0, 2000)));
+    },
+    // Keeps a stream in flight for a while (at most 2 s): something for a drain to wait for.
+    async wait({ ms }): Promise<'waited'> {
+      await sleep(Math.min(ms, 2000));
       return 'waited';
-    case 'ask':
-      return { answer: await peer.request({ question: request.question }, { timeoutMs: 5000 }) };
-    case 'stats':
-      return {
-        where,
-        peers: acceptor.stats.peers,
-        you: { id: peer.id, tags: [...peer.tags].sort(), user: peer.data.user ?? null },
-        ...room?.info(),
-      };
-  }
-  if (room) return await room.serve(request, peer);
-  throw new StreamError('unknown_op', `Unknown operation ${JSON.stringify(request.op)}`);
+    },
+    ask: async ({ question }, { peer }) => ({
+      answer: await peer.call('client.answer', { question }, { timeoutMs: 5000 }),
+    }),
+    stats: (_input, { peer }) => ({
+      where,
+      ...census(),
+      you: { id: peer.id, tags: [...peer.tags].sort(), user: peer.data.user ?? null },
+    }),
+  };
 }
 
 /** The plain Worker's acceptor: made on first use (nothing may be drawn at module load). */
-let echoAcceptor: Acceptor<Api> | undefined;
+let echoAcceptor: Acceptor<Api, Member> | undefined;
 
-function echo(): Acceptor<Api> {
-  // idleTimeoutMs: 0, since a sweep timer would belong to one request of this isolate.
-  echoAcceptor ??= new Acceptor<Api>({
+function echo(): Acceptor<Api, Member> {
+  if (echoAcceptor) return echoAcceptor;
+  const acceptor: Acceptor<Api, Member> = new Acceptor<Api, Member>({
+    // idleTimeoutMs: 0, since a sweep timer would belong to one request of this isolate.
     idleTimeoutMs: 0,
     onHello: (hello, peer) => welcome(hello, peer, 'worker'),
-    onStream: (stream, peer) => serve(stream, peer, echoAcceptor!),
+    routes: sharedRoutes('worker', () => ({ peers: acceptor.stats.peers })),
   });
-  return echoAcceptor;
+  return echoAcceptor = acceptor;
 }
 
 /** A chat room: one Durable Object per room name. */
 export class Room {
   readonly #state: DurableObjectStateLike;
-  #acceptor!: Acceptor<Api>;
+  #acceptor!: Acceptor<Api, Member>;
   #muxws!: DurableObjectAcceptor;
   /** Changes every time the runtime constructs the object, i.e. after each hibernation. */
   readonly #instance: string = crypto.randomUUID();
@@ -161,11 +159,20 @@ export class Room {
   }
 
   #open(): void {
-    const acceptor: Acceptor<Api> = new Acceptor<Api>({
+    const acceptor: Acceptor<Api, Member> = new Acceptor<Api, Member>({
       // No idle sweep: a pending timer would keep the object from hibernating.
       idleTimeoutMs: 0,
       onHello: (hello, peer) => welcome(hello, peer, 'room'),
-      onStream: (stream, peer) => serve(stream, peer, acceptor, this),
+      routes: {
+        ...sharedRoutes('room', () => ({ peers: acceptor.stats.peers, ...this.info() })),
+        say: async ({ topic, text }, { peer }) => ({
+          delivered: await acceptor.broadcast(`topic:${topic}`, {
+            from: peer.data.user ?? null,
+            text,
+          }),
+        }),
+        who: () => [...acceptor.peers('room')].map((p) => p.data.user ?? null).sort(),
+      },
     });
     this.#acceptor = acceptor;
     this.#muxws = new DurableObjectAcceptor(this.#state, acceptor);
@@ -204,22 +211,6 @@ export class Room {
   /** Which object instance this is, and how many peers it restored when it was constructed. */
   info(): { instance: string; restored: number } {
     return { instance: this.#instance, restored: this.#muxws.restored };
-  }
-
-  /** The room's own operations. */
-  async serve(request: Operation, peer: Peer<Api>): Promise<unknown> {
-    switch (request.op) {
-      case 'say': {
-        const delivered = await this.#acceptor.broadcast(`topic:${request.topic}`, {
-          from: peer.data.user,
-          text: request.text,
-        });
-        return { delivered };
-      }
-      case 'who':
-        return [...this.#acceptor.peers('room')].map((p) => p.data.user ?? null).sort();
-    }
-    throw new StreamError('unknown_op', `Unknown operation ${JSON.stringify(request.op)}`);
   }
 }
 

@@ -1,6 +1,6 @@
 // The Cloudflare adapter in a real workerd (miniflare): examples/cloudflare/worker.ts bundled with
 // esbuild, a plain Worker on /echo and the Durable Object `Room` on /room/<name>, dialled by the
-// project's connect() (the built package) over the `ws` package on 127.0.0.1.
+// project's connect<Api>() over the `ws` package on 127.0.0.1, calling the example's routes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
@@ -11,9 +11,10 @@ import type {
   DialerSocketConstructor,
   OpenInfo,
 } from '../../lib/dialer.ts';
-import { ConnectError, NotConnectedError } from '../../lib/errors.ts';
+import { ConnectError, NotConnectedError, StreamResetError } from '../../lib/errors.ts';
 import type { PublishMessage, Stream } from '../../lib/stream.ts';
 import { msgpackCodec } from '../../lib/msgpack.ts';
+import type { Api, Stats } from '../../examples/cloudflare/api.ts';
 import {
   bundleWorker,
   bundleWorkerSource,
@@ -64,7 +65,7 @@ function socketClass(
 }
 
 interface Dialed {
-  connection: Connection;
+  connection: Connection<Api>;
   published: PublishMessage[];
   closes: CloseInfo[];
   opens: OpenInfo[];
@@ -75,7 +76,7 @@ async function dial(
   path: string,
   user: string,
   topics: string[] = [],
-  options: ConnectOptions & {
+  options: ConnectOptions<Api> & {
     traffic?: Traffic;
     protocols?: string[];
     contexts?: DialContext[];
@@ -90,22 +91,24 @@ async function dial(
     contexts?.push(ctx);
     return { url, protocols: protocols ?? [] };
   };
-  const connection = await connect(target, {
+  const connection = await connect<Api>(target, {
     WebSocket: socketClass({ traffic }),
-    hello: { payload: { op: 'hello', user, topics }, timeoutMs: 5000 },
+    hello: { payload: { user, topics }, timeoutMs: 5000 },
     reconnect: false,
     heartbeat: false,
     handshakeTimeoutMs: 5000,
     onPublish: (message) => void published.push(message),
     onClose: (info) => void closes.push(info),
     onOpen: (info) => void opens.push(info),
-    onStream: async (stream) => {
-      if ((stream.payload as { op?: string })?.op !== 'push') {
-        return { from: user, heard: stream.payload };
-      }
-      const got: unknown[] = [];
-      for await (const word of stream) got.push(word);
-      return { got };
+    // The routes the acceptors call back: `ask` calls `client.answer`, `push` streams words to
+    // `client.collect`.
+    routes: {
+      'client.answer': (heard) => ({ from: user, heard }),
+      async *'client.collect'(_input, { stream }) {
+        const got: string[] = [];
+        for await (const word of stream) got.push(String(word));
+        yield { got };
+      },
     },
     ...rest,
   });
@@ -143,16 +146,8 @@ function rawUpgrade(
   });
 }
 
-interface Stats {
-  where: string;
-  peers: number;
-  you: { id: string; tags: string[]; user: string | null };
-  instance?: string;
-  restored?: number;
-}
-
-function stats(connection: Connection): Promise<Stats> {
-  return connection.request({ op: 'stats' }, { timeoutMs: 5000 }) as Promise<Stats>;
+function stats(connection: Connection<Api>): Promise<Stats> {
+  return connection.call('stats', undefined, { timeoutMs: 5000 });
 }
 
 function sleep(ms: number): Promise<void> {
@@ -180,18 +175,18 @@ async function collect(stream: Stream, ms = 5000): Promise<unknown[]> {
 }
 
 /** Streams both ways: acceptor-written, dialer-written, and one the acceptor opens. */
-async function checkStreams(connection: Connection, label: string): Promise<void> {
+async function checkStreams(connection: Connection<Api>, label: string): Promise<void> {
   assert.deepEqual(
-    await collect(connection.open({ op: 'count', n: 3 }, { end: true })),
+    await collect(connection.stream('count', { n: 3 }, { end: true })),
     [1, 2, 3, 'done'],
     label,
   );
-  const upload = connection.open({ op: 'sum' });
+  const upload = connection.stream('sum', undefined);
   for (const n of [1, 2, 3, 4]) await upload.write(n);
   await upload.end(5);
   assert.deepEqual(await collect(upload), [15], label);
   assert.deepEqual(
-    await connection.request({ op: 'push', words: ['x', 'y', 'z'] }, { timeoutMs: 5000 }),
+    await connection.call('push', { words: ['x', 'y', 'z'] }, { timeoutMs: 5000 }),
     { replies: [{ got: ['x', 'y', 'z'] }] },
     label,
   );
@@ -212,10 +207,10 @@ test('WSM-ACC-003 a Worker upgrade in workerd (plain and through Hono) answers 1
     let ada: Dialed | undefined;
     try {
       ada = await dial(path, 'ada');
-      const welcome = ada.connection.welcome as { user: string; peer: string; where: string };
-      assert.equal(welcome.user, 'ada', path);
-      assert.equal(welcome.where, 'worker', path);
-      assert.match(welcome.peer, /^[0-9a-f-]{36}$/, path);
+      const welcome = ada.connection.welcome;
+      assert.equal(welcome?.user, 'ada', path);
+      assert.equal(welcome?.where, 'worker', path);
+      assert.match(welcome?.peer ?? '', /^[0-9a-f-]{36}$/, path);
       assert.equal(ada.connection.state, 'open', path);
     } finally {
       await closeAll(ada);
@@ -223,7 +218,7 @@ test('WSM-ACC-003 a Worker upgrade in workerd (plain and through Hono) answers 1
   }
 });
 
-test('WSM-STR-005 requests and streams work both ways between a dialer and a Worker in workerd (plain and through Hono)', async () => {
+test('WSM-APP-003 WSM-STR-005 routed calls and streams work both ways between a dialer and a Worker in workerd (plain and through Hono), and a room route is not found there', async () => {
   for (const path of WORKER_PATHS) await requestsAndStreams(path);
 });
 
@@ -232,17 +227,20 @@ async function requestsAndStreams(path: string): Promise<void> {
   try {
     ada = await dial(path, 'ada');
     assert.deepEqual(
-      await ada.connection.request({ op: 'echo', value: [1, 'two', { three: 3 }] }, {
-        timeoutMs: 5000,
-      }),
+      await ada.connection.call('echo', { value: [1, 'two', { three: 3 }] }, { timeoutMs: 5000 }),
       { echo: [1, 'two', { three: 3 }] },
     );
-    // The Worker asks the dialer back (peer.request) and returns what the dialer answered.
+    // The Worker calls the dialer back (peer.call) and returns what the dialer answered.
     assert.deepEqual(
-      await ada.connection.request({ op: 'ask', question: 'who?' }, { timeoutMs: 5000 }),
+      await ada.connection.call('ask', { question: 'who?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'who?' } } },
     );
     await checkStreams(ada.connection, path);
+    // The room's own routes are not the plain Worker's.
+    await assert.rejects(
+      ada.connection.call('who', undefined, { timeoutMs: 5000 }),
+      (error) => error instanceof StreamResetError && error.code === 'not_found',
+    );
   } finally {
     await closeAll(ada);
   }
@@ -305,8 +303,8 @@ test('WSM-ACC-004 a Durable Object peer holds its upgrade tags plus the tags its
     ada = await dial('/room/tags', 'ada', ['x', 'y']);
     const you = (await stats(ada.connection)).you;
     assert.deepEqual(you.tags, ['room', 'topic:x', 'topic:y', 'user:ada']);
-    assert.equal(you.id, (ada.connection.welcome as { peer: string }).peer);
-    assert.deepEqual(await ada.connection.request({ op: 'who' }, { timeoutMs: 5000 }), ['ada']);
+    assert.equal(you.id, ada.connection.welcome?.peer);
+    assert.deepEqual(await ada.connection.call('who', undefined, { timeoutMs: 5000 }), ['ada']);
   } finally {
     await closeAll(ada);
   }
@@ -320,12 +318,12 @@ test('WSM-ACC-005 a broadcast in a Durable Object reaches exactly the peers hold
     ada = await dial('/room/chat', 'ada', ['x']);
     bob = await dial('/room/chat', 'bob', ['x', 'y']);
     cy = await dial('/room/chat', 'cy', ['y']);
-    assert.deepEqual(await ada.connection.request({ op: 'who' }, { timeoutMs: 5000 }), [
+    assert.deepEqual(await ada.connection.call('who', undefined, { timeoutMs: 5000 }), [
       'ada',
       'bob',
       'cy',
     ]);
-    const said = await ada.connection.request({ op: 'say', topic: 'x', text: 'hi x' }, {
+    const said = await ada.connection.call('say', { topic: 'x', text: 'hi x' }, {
       timeoutMs: 5000,
     });
     assert.deepEqual(said, { delivered: 2 });
@@ -340,16 +338,16 @@ test('WSM-ACC-005 a broadcast in a Durable Object reaches exactly the peers hold
   }
 });
 
-test('WSM-STR-005 requests and streams work both ways between a dialer and a Durable Object', async () => {
+test('WSM-APP-003 WSM-STR-005 routed calls and streams work both ways between a dialer and a Durable Object', async () => {
   let ada: Dialed | undefined;
   try {
     ada = await dial('/room/ask', 'ada');
     assert.deepEqual(
-      await ada.connection.request({ op: 'echo', value: 'ping?' }, { timeoutMs: 5000 }),
+      await ada.connection.call('echo', { value: 'ping?' }, { timeoutMs: 5000 }),
       { echo: 'ping?' },
     );
     assert.deepEqual(
-      await ada.connection.request({ op: 'ask', question: 'name?' }, { timeoutMs: 5000 }),
+      await ada.connection.call('ask', { question: 'name?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'name?' } } },
     );
     await checkStreams(ada.connection, 'Durable Object');
@@ -372,7 +370,7 @@ test('WSM-WIRE-003 WSM-WIRE-004 PING is answered by the runtime, so a Durable Ob
     const bobId = (await stats(bob.connection)).you.id;
     // The object opens a stream to ada before it sleeps (WSM-WIRE-004: ada has now seen id 2).
     assert.deepEqual(
-      await ada.connection.request({ op: 'ask', question: 'asleep?' }, { timeoutMs: 5000 }),
+      await ada.connection.call('ask', { question: 'asleep?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'asleep?' } } },
     );
     const pingsBefore = traffic.sent.filter((m) => m === '[6]').length;
@@ -399,15 +397,13 @@ test('WSM-WIRE-003 WSM-WIRE-004 PING is answered by the runtime, so a Durable Ob
     // After the wake the object's next stream to ada takes an id above the ones ada has seen
     // (restored from the attachment), so ada answers it instead of dropping it as reused.
     assert.deepEqual(
-      await ada.connection.request({ op: 'ask', question: 'awake?' }, { timeoutMs: 5000 }),
+      await ada.connection.call('ask', { question: 'awake?' }, { timeoutMs: 5000 }),
       { answer: { from: 'ada', heard: { question: 'awake?' } } },
     );
 
     // The restored peers keep their hello's tags: the broadcast reaches bob alone.
     assert.deepEqual(
-      await ada.connection.request({ op: 'say', topic: 'y', text: 'awake?' }, {
-        timeoutMs: 5000,
-      }),
+      await ada.connection.call('say', { topic: 'y', text: 'awake?' }, { timeoutMs: 5000 }),
       { delivered: 1 },
     );
     await stats(bob.connection);
@@ -449,7 +445,7 @@ test('WSM-WIRE-009 a close from the dialer is answered with a close frame by the
   let cy: Dialed | undefined;
   try {
     cy = await dial('/room/bye', 'cy');
-    assert.deepEqual(await cy.connection.request({ op: 'who' }, { timeoutMs: 5000 }), ['cy']);
+    assert.deepEqual(await cy.connection.call('who', undefined, { timeoutMs: 5000 }), ['cy']);
   } finally {
     await closeAll(cy);
   }
@@ -464,15 +460,15 @@ test("WSM-ACC-008 a Durable Object's acceptor.close() drains with GOAWAY and the
       serviceRestartDelayMs: 50,
       reconnect: { initialDelayMs: 100, maxAttempts: 10 },
     });
-    const firstPeer = (ada.connection.welcome as { peer: string }).peer;
-    const inFlight = ada.connection.request({ op: 'wait', ms: 400 }, { timeoutMs: 5000 });
+    const firstPeer = ada.connection.welcome?.peer;
+    const inFlight = ada.connection.call('wait', { ms: 400 }, { timeoutMs: 5000 });
     await sleep(50); // the OPEN reaches the room before the restart does
     const startedAt = Date.now();
     const restart = fetch(worker.httpUrl('/room/deploy/restart'), { method: 'POST' });
     // The GOAWAY reaches the dialer: it refuses new streams itself (WSM-DIAL-006).
     for (let refused = false; !refused;) {
       assert.ok(Date.now() - startedAt < 5000, 'no GOAWAY within 5000 ms');
-      refused = await ada.connection.request({ op: 'echo' }, { timeoutMs: 5000 }).then(
+      refused = await ada.connection.call('echo', { value: null }, { timeoutMs: 5000 }).then(
         () => false,
         (error) => error instanceof NotConnectedError,
       );
