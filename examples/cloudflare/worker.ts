@@ -12,7 +12,8 @@
  *
  * Both serve the routes of one `Api` (api.ts), typed on both sides, through `routes`:
  * - the hello `{ user, topics? }` (`onHello`) tags the peer `user:<user>` and `topic:<t>` for
- *   each topic, keeps the user as the peer's `data`, and returns the welcome `{ user, peer, where }`;
+ *   each topic, keeps the user in the peer's `data`, and returns the welcome
+ *   `{ user, peer, where }`;
  * - `echo` answers `{ echo: value }`; `wait` answers `'waited'` after up to 2 s;
  * - `ask` calls the dialer back (`peer.call('client.answer')`) and answers with what it said;
  * - `count` streams 1..n then `'done'`; `sum` sums the numbers the dialer writes to it; `push`
