@@ -7,23 +7,15 @@
  *
  * Serves the project's `Acceptor` with `Deno.serve` and the `./deno` adapter on 127.0.0.1:`port`
  * (0 for an ephemeral one), allowing pages of `origin`; prints `listening <port>` once it is.
- * The hello (`{ client }`) is answered with `{ generation, hello: client }`, any other request
- * with `{ echo: payload, generation }`. On SIGTERM or SIGINT it restarts gracefully: GOAWAY to
- * every peer (200 ms spread), drain (at most 2 s), close with 1012, then exits.
+ * The acceptor is the example's (examples/browser/acceptor.ts), named `generation <generation>`.
+ * On SIGTERM or SIGINT it restarts gracefully: GOAWAY to every peer (200 ms spread), drain (at
+ * most 2 s), close with 1012, then exits.
  */
-import { Acceptor } from '../lib/acceptor.ts';
 import { upgrade } from '../lib/adapters/deno.ts';
+import { createAcceptor } from '../examples/browser/acceptor.ts';
 
-const [portArg, generationArg, origin] = Deno.args;
-const generation = Number(generationArg);
-const acceptor = new Acceptor({
-  origins: [origin],
-  onStream: (stream) => {
-    const payload = stream.payload as { client?: string } | null;
-    if (payload?.client) return { generation, hello: payload.client };
-    return { echo: stream.payload, generation };
-  },
-});
+const [portArg, generation, origin] = Deno.args;
+const acceptor = createAcceptor({ server: `generation ${generation}`, origins: [origin] });
 const server = Deno.serve({
   hostname: '127.0.0.1',
   port: Number(portArg),

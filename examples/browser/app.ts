@@ -1,34 +1,43 @@
 /**
- * The browser page's module (see index.html): dials an acceptor with the muxws dialer, makes a
- * request every 200 ms, and shows what happens live: the connection's state, each redial (attempt,
- * delay, whether the last close was a service restart), and requests that succeeded or failed.
+ * The browser page's module (see index.html): dials an acceptor with the muxws dialer, calls its
+ * `echo` route every 200 ms (typed by the shared `Api` of api.ts), and shows what happens live:
+ * the connection's state, each redial (attempt, delay, whether the last close was a service
+ * restart), and calls that succeeded or failed.
  *
  * Everything it shows is also on `globalThis.muxwsPage` (a {@linkcode PageState}), so a test
- * driving the page can read it, and `globalThis.muxwsRequest(payload)` sends one request.
+ * driving the page can read it, and `globalThis.muxwsEcho(ping)` makes one call.
  *
- * The acceptor is `?ws=<url>` of the page's address, by default `ws(s)://<host>/ws`. Its hello
- * handler's welcome is shown as is.
+ * The acceptor (acceptor.ts) is `?ws=<url>` of the page's address, by default
+ * `ws(s)://<host>/ws`. Its welcome is shown as is.
  *
  * @module
  */
-import { type CloseInfo, connect, type ConnectionState } from '../../mod.ts';
+import {
+  type CloseInfo,
+  connect,
+  type Connection,
+  type ConnectionState,
+  type OutputOf,
+  type WelcomeOf,
+} from '../../mod.ts';
+import type { Api, Ping } from './api.ts';
 
 /** What the page shows, kept on `globalThis.muxwsPage`. */
 export interface PageState {
   /** The connection's state, `loading` before `connect()` settles, `failed` if it rejected. */
   state: ConnectionState | 'loading' | 'failed';
   /** The acceptor's welcome on the current (or last) connection. */
-  welcome: unknown;
+  welcome: WelcomeOf<Api> | undefined;
   /** Establishments: 1 after the first connection, +1 after each redial. */
   opens: number;
   /** Whether the latest establishment was a redial. */
   reconnected: boolean;
-  /** Requests answered. */
+  /** Calls answered. */
   ok: number;
-  /** Requests that failed (not connected, reset, timed out). */
+  /** Calls that failed (not connected, reset, timed out). */
   failed: number;
   /** The last answer. */
-  last: unknown;
+  last: OutputOf<Api, 'echo'> | undefined;
   /** Close codes seen, in order. */
   closes: number[];
   /** Timeline lines, newest last. */
@@ -61,7 +70,7 @@ function render(): void {
     if (element) element.textContent = value;
   };
   text('state', view.state);
-  text('counts', `requests ok ${view.ok}, failed ${view.failed}; connections ${view.opens}`);
+  text('counts', `calls ok ${view.ok}, failed ${view.failed}; connections ${view.opens}`);
   text('log', view.log.join('\n'));
 }
 
@@ -81,8 +90,10 @@ const url = new URLSearchParams(location.search).get('ws') ??
   `${scheme}//${location.host}/ws`;
 
 note(`dialling ${url}`);
+/** Set once `connect()` resolved; `onOpen` reads the welcome from it after each redial. */
+let dialled: Connection<Api> | undefined;
 try {
-  const connection = await connect((ctx) => {
+  const connection = await connect<Api>((ctx) => {
     if (ctx.reason === 'reconnect') {
       const why = ctx.resumedFromServiceRestart ? ', after a service restart' : '';
       note(`redialling (${ctx.attempt} failed so far${why})`);
@@ -94,7 +105,7 @@ try {
       view.state = 'open';
       view.opens++;
       view.reconnected = reconnected;
-      view.welcome = welcome;
+      view.welcome = dialled?.welcome;
       note(`${reconnected ? 'reconnected' : 'connected'}, welcome ${JSON.stringify(welcome)}`);
     },
     onClose: (info) => {
@@ -107,14 +118,15 @@ try {
       note(`next dial in ${Math.round(delayMs)} ms (${attempt} failed so far)`);
     },
   });
+  dialled = connection;
   view.state = connection.state;
   view.welcome = connection.welcome;
   render();
 
   let n = 0;
-  const request = async (payload: unknown): Promise<unknown> => {
+  const echo = async (ping: Ping): Promise<OutputOf<Api, 'echo'>> => {
     try {
-      const answer = await connection.request(payload, { timeoutMs: 2000 });
+      const answer = await connection.call('echo', ping, { timeoutMs: 2000 });
       view.ok++;
       view.last = answer;
       return answer;
@@ -125,9 +137,9 @@ try {
       render();
     }
   };
-  Object.assign(globalThis, { muxwsRequest: request });
+  Object.assign(globalThis, { muxwsEcho: echo });
   setInterval(() => {
-    request({ n: ++n }).catch(() => {});
+    echo({ from: 'page', n: ++n }).catch(() => {});
   }, 200);
 } catch (error) {
   view.state = 'failed';

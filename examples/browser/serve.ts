@@ -1,7 +1,7 @@
 /**
  * Serves the browser example on Deno: the page, its module (app.ts bundled with esbuild on
- * start), and an acceptor on `/ws` of the same origin, so the default Origin policy admits the
- * page. Each request is answered with its payload and a running count.
+ * start), and its acceptor (acceptor.ts) on `/ws` of the same origin, so the default Origin
+ * policy admits the page. Each `echo` call is answered with its ping and the acceptor's name.
  *
  * ```sh
  * deno run -A examples/browser/serve.ts      # then open http://127.0.0.1:8080/
@@ -14,8 +14,8 @@
  */
 import * as esbuild from 'esbuild';
 import { fileURLToPath } from 'node:url';
-import { Acceptor } from '../../lib/acceptor.ts';
 import { upgrade } from '../../lib/adapters/deno.ts';
+import { createAcceptor } from './acceptor.ts';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 const built = await esbuild.build({
@@ -31,15 +31,7 @@ await esbuild.stop();
 const script = built.outputFiles[0].text;
 const html = await Deno.readTextFile(here('./index.html'));
 
-/** The page's hello names the client; the welcome says who answered. */
-type Api = { ':hello': { input: { client: string }; output: { hello: string; server: string } } };
-
-let answered = 0;
-const acceptor = new Acceptor<Api>({
-  onHello: ({ payload }) => ({ hello: payload.client, server: 'deno' }),
-  // The page's requests carry no route: each is answered with its payload and a running count.
-  onStream: (stream) => ({ echo: stream.payload, answered: ++answered }),
-});
+const acceptor = createAcceptor({ server: `deno ${Deno.pid}` });
 
 const server = Deno.serve({
   hostname: '127.0.0.1',

@@ -1,10 +1,10 @@
 // The dialer in a real browser: Debian's Chromium (playwright-core) loads examples/browser/ from a
 // local static server; its module (the dialer, bundled from the sources with esbuild) connects
-// to the project's Acceptor (on another port, so the acceptor allows the page's origin), makes a
-// request every 200 ms, and survives an acceptor restart: GOAWAY + 1012, a second of downtime,
-// then a new acceptor on the same port. The test reads the page's state. The acceptor is run on
-// Deno (`Deno.serve` + ./deno, a child process: tests/_browser_acceptor_deno.ts) and on Node
-// (`ws` + accept(), in this process).
+// to the example's acceptor (examples/browser/acceptor.ts, on another port, so it allows the
+// page's origin), calls its `echo` route every 200 ms, and survives an acceptor restart: GOAWAY +
+// 1012, a second of downtime, then a new acceptor on the same port. The test reads the page's
+// state. The acceptor is run on Deno (`Deno.serve` + ./deno, a child process:
+// tests/_browser_acceptor_deno.ts) and on Node (`ws` + accept(), in this process).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -12,7 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { Acceptor } from '../../lib/acceptor.ts';
+import type { Ping } from '../../examples/browser/api.ts';
+import { createAcceptor } from '../../examples/browser/acceptor.ts';
 import { bundleForBrowser, launchBrowser, readRepoFile } from '../_browser.ts';
 import { repoRoot } from '../_repo.ts';
 import { serveWs } from './_serve.ts';
@@ -20,7 +21,7 @@ import { serveWs } from './_serve.ts';
 /** The page's state (examples/browser/app.ts `PageState`), as read from the page. */
 interface PageState {
   state: string;
-  welcome: { generation?: number } | undefined;
+  welcome: { hello: string; server: string } | undefined;
   opens: number;
   reconnected: boolean;
   ok: number;
@@ -54,7 +55,7 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Starts an acceptor for the page on `port` (0: ephemeral), answering with `generation`. */
+/** Starts an acceptor for the page on `port` (0: ephemeral), named `generation <generation>`. */
 type AcceptorFactory = (
   port: number,
   generation: number,
@@ -129,14 +130,7 @@ async function startNodeAcceptor(
   generation: number,
   pageOrigin: string,
 ): Promise<AcceptorServer> {
-  const acceptor = new Acceptor({
-    origins: [pageOrigin],
-    onStream: (stream) => {
-      const payload = stream.payload as { client?: string };
-      if (payload?.client) return { generation, hello: payload.client };
-      return { echo: stream.payload, generation };
-    },
-  });
+  const acceptor = createAcceptor({ server: `generation ${generation}`, origins: [pageOrigin] });
   const { server, wss, port: bound } = await serveWs(acceptor, port);
   const stop = async (graceMs = 0) => {
     // Let closing handshakes finish (at most graceMs) before cutting what is left.
@@ -203,7 +197,7 @@ async function restartScenario(startAcceptor: AcceptorFactory): Promise<void> {
     await page.goto(`${site.origin}/?ws=ws://127.0.0.1:${first.port}/ws`, { timeout: 10_000 });
     await waitFor('globalThis.muxwsPage?.state === "open" && globalThis.muxwsPage.ok >= 3', 10_000);
     const before = await read();
-    assert.deepEqual(before.welcome, { generation: 1, hello: 'browser' });
+    assert.deepEqual(before.welcome, { hello: 'browser', server: 'generation 1' });
     assert.equal(before.opens, 1);
     assert.equal(before.failed, 0);
     assert.equal(await page.textContent('#state'), 'open');
@@ -221,7 +215,8 @@ async function restartScenario(startAcceptor: AcceptorFactory): Promise<void> {
 
     second = await startAcceptor(port, 2, site.origin);
     await waitFor(
-      `globalThis.muxwsPage.state === "open" && globalThis.muxwsPage.welcome?.generation === 2 ` +
+      `globalThis.muxwsPage.state === "open" ` +
+        `&& globalThis.muxwsPage.welcome?.server === "generation 2" ` +
         `&& globalThis.muxwsPage.ok >= ${down.ok + 3}`,
       15_000,
     );
@@ -233,12 +228,12 @@ async function restartScenario(startAcceptor: AcceptorFactory): Promise<void> {
       after.log.some((line) => line.includes('after a service restart')),
       `the first redial was not marked as after a service restart:\n${after.log.join('\n')}`,
     );
-    // A request sent from the test through the page's connection reaches the new acceptor.
+    // A call made from the test through the page's connection reaches the new acceptor.
     const answer = await page.evaluate(() =>
-      (globalThis as unknown as { muxwsRequest(p: unknown): Promise<unknown> })
-        .muxwsRequest({ from: 'test' })
+      (globalThis as unknown as { muxwsEcho(ping: Ping): Promise<unknown> })
+        .muxwsEcho({ from: 'test', n: 0 })
     );
-    assert.deepEqual(answer, { echo: { from: 'test' }, generation: 2 });
+    assert.deepEqual(answer, { echo: { from: 'test', n: 0 }, server: 'generation 2' });
     assert.equal(await page.textContent('#state'), 'open');
   } finally {
     await browser?.close();
@@ -248,10 +243,10 @@ async function restartScenario(startAcceptor: AcceptorFactory): Promise<void> {
   }
 }
 
-test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials through a Deno acceptor restart (GOAWAY + 1012)', async () => {
+test('WSM-RCN-020 WSM-APP-003 the browser dialer in Chromium calls a route and redials through a Deno acceptor restart (GOAWAY + 1012)', async () => {
   await restartScenario(startDenoAcceptor);
 });
 
-test('WSM-RCN-020 the browser dialer in Chromium makes requests and redials through a Node acceptor restart (GOAWAY + 1012)', async () => {
+test('WSM-RCN-020 WSM-APP-003 the browser dialer in Chromium calls a route and redials through a Node acceptor restart (GOAWAY + 1012)', async () => {
   await restartScenario(startNodeAcceptor);
 });
