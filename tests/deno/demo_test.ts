@@ -1,6 +1,6 @@
 // The README's quick start and the chat example it condenses, run as they stand: the first
-// ```ts block under "## Quick start" is written to a temporary file and run with this
-// repository's deno.json (whose import map resolves `muxws`), and examples/chat.ts is run as
+// ```ts block under "## Quick start" is written to a temporary file, type-checked and run with
+// this repository's deno.json (whose import map resolves `muxws`), and examples/chat.ts is run as
 // its header says. Each run is a child Deno process bounded at 30 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,16 +36,17 @@ async function quickStart(): Promise<string> {
   return block[1];
 }
 
-test('WSM-ACC-005 the README quick start is the chat in under 25 lines, and running it broadcasts to both peers in the room', async () => {
+test('WSM-ACC-005 WSM-APP-003 the README quick start is the chat in under 30 lines, typed with no non-null assertion, and running it broadcasts to both peers in the room', async () => {
   const code = await quickStart();
   const lines = code.trimEnd().split('\n');
-  assert(lines.length < 25, `the quick start has ${lines.length} lines`);
+  assert(lines.length < 30, `the quick start has ${lines.length} lines`);
   assert.match(code, /from 'muxws\/acceptor'/);
+  assert.doesNotMatch(code, /!\./, 'the quick start needs no non-null assertion');
   const dir = await Deno.makeTempDir({ prefix: 'muxws-quick-start-' });
   try {
     const file = `${dir}/chat.ts`;
     await Deno.writeTextFile(file, code);
-    const run = await denoRun('--config', new URL('deno.json', root).pathname, file);
+    const run = await denoRun('--check', '--config', new URL('deno.json', root).pathname, file);
     assert.equal(run.code, 0, run.stderr);
     // ada's own screen shows the message before her request is answered (one socket, in order);
     // bob's arrives on another socket, so its place among the lines is not fixed.
