@@ -3,7 +3,7 @@
 //
 // An acceptor listens on 127.0.0.1 (an ephemeral port; `node:http` with `attach()` of muxws/node
 // and the `ws` package's dialer socket, so it runs on Node 20, which has no global WebSocket), and
-// a dialer makes a request every 200 ms.
+// a dialer calls its `echo` route every 200 ms (a request; the summary counts them as such).
 //   - at 4 s the acceptor restarts: a new acceptor takes over the port's upgrades and the old one
 //     runs `close()` (GOAWAY with a 1000 ms spread, drain, close 1012). The dialer redials on the
 //     fast path: no attempt consumed, `resumedFromServiceRestart` set on the redial's context;
@@ -73,17 +73,21 @@ function line(event: string): void {
 
 // ---- the acceptor side -------------------------------------------------------------------------
 
+/** The demo's API: the welcome names the acceptor; `echo` answers with `n` and who answered. */
+type Api = {
+  ':hello': { input: { client: string }; output: string };
+  echo: { input: { n: number }; output: { n: number; by: string } };
+};
+
 let generation = 0;
 /** The acceptor that takes new upgrades; replaced on a restart. */
-let acceptor: Acceptor = newAcceptor();
+let acceptor: Acceptor<Api> = newAcceptor();
 
-function newAcceptor(): Acceptor {
+function newAcceptor(): Acceptor<Api> {
   const name = `acceptor #${++generation}`;
-  return new Acceptor({
-    onStream(stream) {
-      if (stream.id === 1) return name; // the hello: the welcome names the acceptor
-      return { n: (stream.payload as { n: number }).n, by: name };
-    },
+  return new Acceptor<Api>({
+    onHello: () => name,
+    routes: { echo: ({ n }) => ({ n, by: name }) },
     onError: (error) => line(`${name} reported: ${String(error)}`),
   });
 }
@@ -104,7 +108,7 @@ function listen(port: number): Promise<Server> {
 }
 
 /** Hands the server's new upgrades to `next`; the current acceptor keeps its open peers. */
-function takeOver(target: Server, next: Acceptor): void {
+function takeOver(target: Server, next: Acceptor<Api>): void {
   attachments.at(-1)?.close();
   acceptor = next;
   attachments.push(attach(target, next));
@@ -160,7 +164,7 @@ let server = await listen(0);
 const port = (server.address() as AddressInfo).port;
 line(`acceptor #1 listening on 127.0.0.1:${port}`);
 
-const connection = await connect((ctx: DialContext) => {
+const connection = await connect<Api>((ctx: DialContext) => {
   dials.push({
     at: elapsed(),
     reason: ctx.reason,
@@ -240,7 +244,7 @@ function describe(error: unknown): string {
 let n = 0;
 const pending = new Set<Promise<void>>();
 function tick(): void {
-  const request = connection.request({ n: ++n }, { timeoutMs: 1000 }).then(
+  const request = connection.call('echo', { n: ++n }, { timeoutMs: 1000 }).then(
     () => {
       ok++;
     },
