@@ -117,14 +117,17 @@ export interface HeartbeatOptions {
   timeoutMs?: number;
 }
 
-/** What {@linkcode ConnectOptions.onOpen} receives on every establishment. */
-export interface OpenInfo {
+/**
+ * What {@linkcode ConnectOptions.onOpen} receives on every establishment; `Welcome` is the
+ * `':hello'` output of the `Api` given to `connect<Api>()` (`WelcomeOf<Api>`).
+ */
+export interface OpenInfo<Welcome = unknown> {
   /** False for the first connection of `connect()`, true after a redial. */
   reconnected: boolean;
   /** How many attempts had failed before this establishment. */
   attempts: number;
   /** The value the acceptor's hello handler returned (undefined without one). */
-  welcome: unknown;
+  welcome: Welcome | undefined;
 }
 
 /** What {@linkcode ConnectOptions.onClose} (and {@linkcode Connection.closed}) receives. */
@@ -437,7 +440,7 @@ export interface ConnectOptions<Api = ApiSpec> {
   /** PUBLISH frames. */
   onPublish?: (message: PublishMessage) => unknown;
   /** Every establishment. */
-  onOpen?: (info: OpenInfo) => unknown;
+  onOpen?: (info: OpenInfo<WelcomeOf<Api>>) => unknown;
   /** The loss of an established connection, giving up, and `close()`. */
   onClose?: (info: CloseInfo) => unknown;
   /** Before each scheduled redial. */

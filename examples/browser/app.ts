@@ -15,7 +15,6 @@
 import {
   type CloseInfo,
   connect,
-  type Connection,
   type ConnectionState,
   type OutputOf,
   type WelcomeOf,
@@ -90,8 +89,6 @@ const url = new URLSearchParams(location.search).get('ws') ??
   `${scheme}//${location.host}/ws`;
 
 note(`dialling ${url}`);
-/** Set once `connect()` resolved; `onOpen` reads the welcome from it after each redial. */
-let dialled: Connection<Api> | undefined;
 try {
   const connection = await connect<Api>((ctx) => {
     if (ctx.reason === 'reconnect') {
@@ -105,7 +102,7 @@ try {
       view.state = 'open';
       view.opens++;
       view.reconnected = reconnected;
-      view.welcome = dialled?.welcome;
+      view.welcome = welcome;
       note(`${reconnected ? 'reconnected' : 'connected'}, welcome ${JSON.stringify(welcome)}`);
     },
     onClose: (info) => {
@@ -118,7 +115,6 @@ try {
       note(`next dial in ${Math.round(delayMs)} ms (${attempt} failed so far)`);
     },
   });
-  dialled = connection;
   view.state = connection.state;
   view.welcome = connection.welcome;
   render();

@@ -23,6 +23,7 @@ export async function dialer(): Promise<void> {
   const connection = await connect<Api>('wss://example.com/ws', {
     hello: { payload: { room: 'lobby' } },
     routes: { 'client.locale': (_input, { peer }) => peer.state === 'open' ? 'en-GB' : 'en' },
+    onOpen: ({ welcome }) => expectType<Equal<typeof welcome, { motd: string } | undefined>>(),
   });
   expectType<Equal<typeof connection, Connection<Api>>>();
   const { delivered } = await connection.call('chat.say', { text: 'hi' }, { timeoutMs: 5000 });
