@@ -41,10 +41,16 @@ export function identify(data: string | Uint8Array): readonly [number, number] |
 
 /**
  * The JSON codec as a plain object: the same wire and functions as `jsonCodec`, which is this
- * made callable. The default codec of `connect()`. (Typed by inference: `lib/codec.ts` imports
+ * made callable. The default codec of `connect()`. (Typed by its shape: `lib/codec.ts` imports
  * this file, so this one does not import the `Codec` type back.)
  */
-export const JSON_CODEC = /* @__PURE__ */ Object.freeze({
+export const JSON_CODEC: Readonly<{
+  name: string;
+  binary: boolean;
+  encode: typeof encode;
+  decode: typeof decode;
+  identify: typeof identify;
+}> = /* @__PURE__ */ Object.freeze({
   name: 'json',
   binary: false,
   encode,
