@@ -52,7 +52,16 @@ function gzipped(code: Uint8Array): number {
   return gzipSync(code, { level: 9 }).byteLength;
 }
 
-function esbuildRun(esbuild: string, root: string, source: string, extra: string[] = []) {
+/**
+ * Bundles `source` (entry text, resolved from `root`) with the esbuild binary at `esbuild`, with
+ * the flags every entry is measured with; `extra` flags are added. Returns the bundle's bytes.
+ */
+export function esbuildRun(
+  esbuild: string,
+  root: string,
+  source: string,
+  extra: string[] = [],
+): Uint8Array {
   const result = spawnSync(esbuild, [...FLAGS, ...extra], {
     cwd: root,
     input: source,

@@ -13,7 +13,7 @@ import { type Codec, subprotocol } from './codec.ts';
 import type { DialContext } from './dialer_types.ts';
 import { HelloRejectedError, ProtocolError, StreamResetError, TimeoutError } from './errors.ts';
 import { Hello } from './hello.ts';
-import type { Session } from './_session.ts';
+import type { SessionCore } from './_session.ts';
 import type { Stream } from './stream.ts';
 import { CloseCode } from './_codes.ts';
 import {
@@ -29,7 +29,7 @@ import type { CloseFields, OpenReport, Refusal, Transport, Wire } from './_trans
 
 /** What the attempt needs of the link its host builds over an open wire. */
 export interface AttemptLink {
-  readonly session: Session;
+  readonly session: SessionCore;
   /** `hello` until established, `open` after, `done` once the session ended. */
   phase: 'hello' | 'open' | 'done';
   /** How the session ended, once it did. */

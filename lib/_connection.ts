@@ -41,13 +41,12 @@ import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
-import type { ServedRoutes } from './_routes.ts';
 import {
   callRoute,
-  checkedRoutes,
+  makerOf,
   openRoute,
   routeSubscribeOptions,
-  streamHandler,
+  unroutedHandler,
 } from './_route_streams.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
@@ -97,7 +96,6 @@ function message(error: unknown): string {
  */
 class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   readonly #options: ConnectOptions;
-  readonly #routes: ServedRoutes | undefined;
   readonly #o: DialOptions;
   readonly #transport: Transport;
   readonly #now: () => number;
@@ -134,12 +132,13 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     now: () => number,
   ) {
     this.#o = resolveOptions(target, options, transport === undefined);
-    this.#routes = checkedRoutes(options.routes, 'connect');
     this.#transport = transport ?? webSocketTransport(this.#o.WebSocket!, now);
     this.#limits = this.#o.limits;
     this.#options = options;
     this.#now = now;
-    const onStream = streamHandler(this.#routes, options.onStream, this as unknown as Connection);
+    // Route serving is reached only through what serve() returned: a bundle without it has none.
+    const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
+    const onStream = make(options.onStream, this as unknown as Connection);
     this.#linkHost = {
       codec: this.#o.codec,
       limits: () => this.#limits,

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { type Codec, jsonCodec } from './codec.ts';
+import type { Codec } from './codec.ts';
+import { JSON_CODEC } from './_json.ts';
 import type {
   ConnectOptions,
   DialContext,
@@ -140,7 +141,7 @@ export function resolveOptions(
   if (options === null || typeof options !== 'object') {
     throw optionError('options', 'an object', options);
   }
-  const codec = options.codec ?? jsonCodec;
+  const codec = options.codec ?? JSON_CODEC;
   if (
     // An object or a function (`jsonCodec` is both) with these properties.
     typeof codec?.name !== 'string' || typeof codec.encode !== 'function' ||

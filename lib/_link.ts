@@ -11,7 +11,7 @@ import type { Codec } from './codec.ts';
 import { ProtocolError } from './errors.ts';
 import type { Limits } from './limits.ts';
 import type { PublishMessage, Stream } from './stream.ts';
-import { type GoAway, Session } from './_session.ts';
+import { type GoAway, SessionCore, sharedLimits } from './_session.ts';
 import { CloseCode } from './_codes.ts';
 import type { AttemptLink } from './_attempt.ts';
 import { Heartbeat } from './_heartbeat.ts';
@@ -45,7 +45,7 @@ export interface LinkHost {
 }
 
 /**
- * Makes the link over an open wire: a dialer `Session` whose sends feed the heartbeat, whose
+ * Makes the link over an open wire: a dialer `SessionCore` whose sends feed the heartbeat, whose
  * streams count in flight, and whose end detaches the wire and tells the host. While the attempt
  * waits for the hello (`protocolError` set), a protocol error fails it instead of being reported.
  */
@@ -58,35 +58,40 @@ export function openLink(wire: Wire, host: LinkHost): Link {
     if (fail !== undefined && error instanceof ProtocolError) fail(error);
     else host.report(error);
   };
-  const session = new Session({
-    send: (data: string | Uint8Array) => {
-      wire.send(data);
-      link.heartbeat?.sent();
+  const session = new SessionCore(
+    {
+      send: (data: string | Uint8Array) => {
+        wire.send(data);
+        link.heartbeat?.sent();
+      },
+      close: (code: number, reason: string) => wire.close(code, reason),
+      get bufferedAmount(): number {
+        return wire.bufferedAmount;
+      },
     },
-    close: (code: number, reason: string) => wire.close(code, reason),
-    get bufferedAmount(): number {
-      return wire.bufferedAmount;
+    {
+      side: 'dialer',
+      codec: host.codec,
+      now: host.now,
+      onStream: onStream === undefined ? undefined : (stream: Stream) => {
+        track(link, stream.closed);
+        return onStream(stream);
+      },
+      onPublish: (message: PublishMessage) => host.publish(message),
+      onGoAway: (goAway: GoAway) => goneAway(link, goAway, host.now()),
+      onError,
+      onClose: (info: { code: number; reason: string; local: boolean }) => {
+        link.phase = 'done';
+        link.endedWith = info;
+        detach();
+        host.lost(link, info);
+      },
+      // The options were checked by the dialer's own; the limits are checked here, once.
     },
-  }, {
-    side: 'dialer',
-    codec: host.codec,
-    limits: host.limits(),
-    now: host.now,
-    onStream: onStream === undefined ? undefined : (stream: Stream) => {
-      track(link, stream.closed);
-      return onStream(stream);
-    },
-    onPublish: (message: PublishMessage) => host.publish(message),
-    onGoAway: (goAway: GoAway) => goneAway(link, goAway, host.now()),
-    onError,
-    onClose: (info: { code: number; reason: string; local: boolean }) => {
-      link.phase = 'done';
-      link.endedWith = info;
-      detach();
-      host.lost(link, info);
-    },
-  });
-  (link as { session: Session }).session = session;
+    sharedLimits(host.limits()),
+    1,
+  );
+  (link as { session: SessionCore }).session = session;
   const detach = wire.listen({
     message: (data) => {
       session.receive(data);

@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { type Codec, jsonCodec } from './codec.ts';
+import type { Codec } from './codec.ts';
+import { decode as jsonDecode } from './_json.ts';
 import { ProtocolError } from './errors.ts';
 import { type ProvokedResetCode, ResetCode, SESSION_CLOSE } from './_codes.ts';
 import { describe } from './_describe.ts';
@@ -387,5 +388,5 @@ export class Receiver extends SessionStreams {
  * encoding.
  */
 function depthSkipOf(codec: Codec, maxDepth: number): number {
-  return codec.decode === jsonCodec.decode ? 2 * maxDepth : 0;
+  return codec.decode === jsonDecode ? 2 * maxDepth : 0;
 }

@@ -34,6 +34,62 @@ export function checkedRoutes(routes: unknown, what: string): ServedRoutes | und
   return routes;
 }
 
+/**
+ * The key under which a value of the dialer's `serve()` carries the maker of its stream handler,
+ * so that `connect()` reaches the serving code only through a value the application built.
+ */
+export const SERVE: unique symbol = /* @__PURE__ */ Symbol('muxws.serve');
+
+/** Makes a side's stream handler from its `onStream` option and the handlers' `peer`. */
+export type HandlerMaker<P> = (
+  onStream: ((stream: Stream, peer: P) => unknown) | undefined,
+  peer: P,
+) => ((stream: Stream) => unknown) | undefined;
+
+/**
+ * The dialer's served routes, as `serve()` returns them: the routes, checked, and under
+ * {@linkcode SERVE} the maker of their stream handler ({@linkcode streamHandler}).
+ *
+ * @param routes The routes given to `serve()`.
+ * @throws {TypeError} As {@linkcode checkedRoutes} does, for `serve routes`.
+ */
+export function servedRoutes<P>(
+  routes: unknown,
+): { readonly routes: unknown; readonly [SERVE]: HandlerMaker<P> } {
+  const checked = checkedRoutes(routes, 'serve routes');
+  return Object.freeze({
+    routes: checked,
+    [SERVE]: (onStream: Parameters<HandlerMaker<P>>[0], peer: P) =>
+      streamHandler(checked, onStream, peer),
+  });
+}
+
+/**
+ * The maker of the stream handler a dialer's `routes` option carries: undefined without the
+ * option, {@linkcode unroutedHandler} being the dialer's then.
+ *
+ * @param routes The option's value: undefined, or what `serve()` returned.
+ * @throws {TypeError} When `routes` is anything else (a plain object of handlers, say).
+ */
+export function makerOf<P>(routes: unknown): HandlerMaker<P> | undefined {
+  if (routes === undefined) return undefined;
+  const make = (routes as { [SERVE]?: unknown } | null)?.[SERVE];
+  if (typeof make !== 'function') {
+    throw new TypeError(
+      mustBe('connect', 'routes', 'what serve() returns (routes: serve({ ... }))', routes),
+    );
+  }
+  return make as HandlerMaker<P>;
+}
+
+/** Without routes: `onStream`, handed `peer` as its second argument; undefined without one. */
+export function unroutedHandler<P>(
+  onStream: ((stream: Stream, peer: P) => unknown) | undefined,
+  peer: P,
+): ((stream: Stream) => unknown) | undefined {
+  return onStream === undefined ? undefined : (stream) => onStream(stream, peer);
+}
+
 /** Why an unrouted stream is refused when only `routes` are served. */
 const NO_HANDLER = 'No stream handler';
 
@@ -54,9 +110,7 @@ export function streamHandler<P>(
   onStream: ((stream: Stream, peer: P) => unknown) | undefined,
   peer: P,
 ): ((stream: Stream) => unknown) | undefined {
-  if (routes === undefined) {
-    return onStream === undefined ? undefined : (stream) => onStream(stream, peer);
-  }
+  if (routes === undefined) return unroutedHandler(onStream, peer);
   return (stream) => {
     if (routeOf(stream.headers) === undefined) {
       if (onStream !== undefined) return onStream(stream, peer);

@@ -78,57 +78,22 @@ export function sessionLimits(limits?: Partial<Limits>): Readonly<Limits> {
 }
 
 /** The limits a session keeps: one {@linkcode sessionLimits} made as it is, else a checked copy. */
-function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
+export function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
   return limits !== undefined && RESOLVED.has(limits)
     ? limits as Readonly<Limits>
     : sessionLimits(limits);
 }
 
 /**
- * One connection's multiplexer (see the module doc and docs/design/session.md). It extends
+ * The multiplexer both sides run (see the module doc and docs/design/session.md). It extends
  * {@linkcode Receiver} (receiving and dispatching), which extends `SessionStreams` (the stream
- * table and the socket), and adds the API that opens streams and sends PING and GOAWAY. Its
- * streams hold the session itself as their host.
+ * table and the socket), and adds the API that opens streams and sends PING. Its streams hold
+ * the session itself as their host. It checks nothing its constructor is handed (the parameters
+ * are `Receiver`'s: the sink, the options, the resolved limits and the first stream id): the
+ * dialer builds one from options it checked itself, so a `connect` bundle carries neither the
+ * checks nor the acceptor's API of {@linkcode Session}.
  */
-export class Session extends Receiver {
-  /**
-   * Creates the session over an open transport.
-   *
-   * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
-   */
-  constructor(sink: SessionSink, options: SessionOptions) {
-    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
-      throw new TypeError(
-        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
-      );
-    }
-    const codec: Codec = options.codec;
-    if (
-      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
-      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
-    ) {
-      throw new TypeError(
-        mustBe('create Session', 'codec', 'a Codec', codec),
-      );
-    }
-    const limits = sharedLimits(options.limits);
-    const parity = options.side === 'dialer' ? 1 : 0;
-    const first = options.firstStreamId ?? 2 - parity;
-    if (!isStreamId(first) || first % 2 !== parity) {
-      throw new RangeError(
-        mustBe(
-          'create Session',
-          'firstStreamId',
-          `a positive safe integer of the ${options.side}'s parity (${
-            parity === 1 ? 'odd' : 'even'
-          })`,
-          first,
-        ),
-      );
-    }
-    super(sink, options, limits, first);
-  }
-
+export class SessionCore extends Receiver {
   /**
    * The transport closed. Every open stream fails with `connection_lost`; `onClose` fires. A
    * code of 0 or none (some runtimes report a failed connection so) counts as 1006
@@ -267,6 +232,50 @@ export class Session extends Receiver {
   /** Sends PING. A received PING is always answered with PONG by the session. */
   ping(): void {
     this.send(this.codec.encode([PING]));
+  }
+}
+
+/**
+ * One connection's multiplexer as the acceptor (and a test) makes it: {@linkcode SessionCore}
+ * with its options checked, and the acceptor's API, GOAWAY and a PUBLISH encoded once.
+ */
+export class Session extends SessionCore {
+  /**
+   * Creates the session over an open transport.
+   *
+   * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
+   */
+  constructor(sink: SessionSink, options: SessionOptions) {
+    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
+      throw new TypeError(
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
+      );
+    }
+    const codec: Codec = options.codec;
+    if (
+      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
+      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
+    ) {
+      throw new TypeError(
+        mustBe('create Session', 'codec', 'a Codec', codec),
+      );
+    }
+    const limits = sharedLimits(options.limits);
+    const parity = options.side === 'dialer' ? 1 : 0;
+    const first = options.firstStreamId ?? 2 - parity;
+    if (!isStreamId(first) || first % 2 !== parity) {
+      throw new RangeError(
+        mustBe(
+          'create Session',
+          'firstStreamId',
+          `a positive safe integer of the ${options.side}'s parity (${
+            parity === 1 ? 'odd' : 'even'
+          })`,
+          first,
+        ),
+      );
+    }
+    super(sink, options, limits, first);
   }
 
   /**

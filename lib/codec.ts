@@ -9,6 +9,7 @@
  */
 import { mustBe } from './_describe.ts';
 import { failsWith, unencodable } from './_value_path.ts';
+import { decode, encode, identify } from './_json.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -50,18 +51,6 @@ export interface Codec {
   identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
 }
 
-/**
- * The beginning of an OPEN or DATA frame in JSON: `[`, the kind 1 or 2, `,`, the id in plain
- * decimal (no sign, leading zero, fraction or exponent), `,`, with JSON whitespace (space, tab,
- * line feed, carriage return) allowed around each token, within the first {@linkcode PREFIX_UNITS}
- * characters (docs/protocol.md, "Undecodable messages").
- */
-const PREFIX = /^[ \t\n\r]*\[[ \t\n\r]*([12])[ \t\n\r]*,[ \t\n\r]*([1-9][0-9]{0,15})[ \t\n\r]*,/;
-/** How much of a damaged message `identify` reads. */
-const PREFIX_UNITS = 64;
-const decoder = new TextDecoder('utf-8', { fatal: true });
-const prefixDecoder = new TextDecoder('utf-8');
-
 /** The options of {@linkcode jsonCodec} called as a function. */
 export interface JsonCodecOptions {
   /**
@@ -83,20 +72,6 @@ export interface JsonCodec extends Codec {
    * @throws {TypeError} When `strict` is neither a boolean nor absent.
    */
   (options?: JsonCodecOptions): Codec;
-}
-
-function decode(data: string | Uint8Array): unknown {
-  return JSON.parse(typeof data === 'string' ? data : decoder.decode(data));
-}
-
-function identify(data: string | Uint8Array): readonly [number, number] | undefined {
-  const head = typeof data === 'string'
-    ? data.slice(0, PREFIX_UNITS)
-    : prefixDecoder.decode(data.subarray(0, PREFIX_UNITS));
-  const match = PREFIX.exec(head);
-  if (match === null) return undefined;
-  const id = Number(match[2]);
-  return Number.isSafeInteger(id) ? [Number(match[1]), id] : undefined;
 }
 
 /**
@@ -186,27 +161,40 @@ function strictEncode(frame: readonly unknown[]): string {
  * // connect(url, { codec: jsonCodec({ strict: true }) }); the acceptor may use either
  * ```
  */
-export const jsonCodec: JsonCodec = Object.freeze(Object.defineProperty(
-  Object.assign((options?: JsonCodecOptions): Codec => {
-    const on = options?.strict;
-    if (on !== undefined && typeof on !== 'boolean') {
-      throw new TypeError(mustBe('create a JSON codec', 'strict', 'a boolean', on));
-    }
-    return on ? strict : jsonCodec;
-  }, {
-    binary: false,
-    encode: (frame: readonly unknown[]): string => JSON.stringify(frame),
-    decode,
-    identify,
-  }),
-  // A function's own `name` is read-only, so defined rather than assigned; being the function's
-  // first own property, it stays first among the codec's keys.
-  'name',
-  { value: 'json', enumerable: true },
-) as JsonCodec);
+export const jsonCodec: JsonCodec = /* @__PURE__ */ Object.freeze(
+  /* @__PURE__ */ Object.defineProperty(
+    /* @__PURE__ */ Object.assign((options?: JsonCodecOptions): Codec => {
+      const on = options?.strict;
+      if (on !== undefined && typeof on !== 'boolean') {
+        throw new TypeError(mustBe('create a JSON codec', 'strict', 'a boolean', on));
+      }
+      return on ? strict : jsonCodec;
+    }, {
+      binary: false,
+      encode,
+      decode,
+      identify,
+    }),
+    // A function's own `name` is read-only, so defined rather than assigned; being the function's
+    // first own property, it stays first among the codec's keys.
+    'name',
+    { value: 'json', enumerable: true },
+  ) as JsonCodec,
+);
 
-/** The strict JSON codec, `jsonCodec({ strict: true })`: the JSON codec with a strict `encode`. */
-const strict: Codec = Object.freeze({ ...jsonCodec, encode: strictEncode });
+/**
+ * The strict JSON codec, `jsonCodec({ strict: true })`: the JSON codec with a strict `encode`.
+ * Written out rather than spread from `jsonCodec` (the same keys, in the same order), and both
+ * marked pure, so a bundle that never imports `jsonCodec` (a dialer on the default codec) leaves
+ * both out.
+ */
+const strict: Codec = /* @__PURE__ */ Object.freeze({
+  name: 'json',
+  binary: false,
+  encode: strictEncode,
+  decode,
+  identify,
+});
 
 /**
  * The subprotocol a codec travels under: `muxws.v1.` followed by the codec's name

@@ -7,10 +7,17 @@
  *
  * @module
  */
-import type { CloseCodes, Connection, ConnectOptions, DialTargetInput } from './dialer_types.ts';
+import type {
+  CloseCodes,
+  Connection,
+  ConnectOptions,
+  DialerRoutes,
+  DialTargetInput,
+} from './dialer_types.ts';
 import { DEFAULT_SERVICE_RESTART, DEFAULT_TERMINAL } from './_codes.ts';
 import { connectOver } from './_connection.ts';
-import type { ApiSpec } from './api.ts';
+import type { ApiSpec, RouteContext, Routes } from './api.ts';
+import { servedRoutes } from './_route_streams.ts';
 
 export * from './dialer_types.ts';
 
@@ -103,4 +110,43 @@ export async function connect<Api = ApiSpec>(
   // The connection is untyped inside: `Api` types only what the caller sees.
   const connection = await connectOver(undefined, target, options as unknown as ConnectOptions);
   return connection as unknown as Connection<Api>;
+}
+
+/**
+ * The routes a dialer serves for the acceptor's `peer.call()` and `peer.stream()` (WSM-APP-003),
+ * for `connect()`'s `routes` option: `routes: serve({ ... })`. The handlers take the same shapes
+ * as the acceptor's `routes` (a function, or `{ input, handler }` with a Standard Schema), with
+ * `ctx.peer` being the connection. Route serving is reached only through this function, so the
+ * bundle of an application that never calls it carries no serving code.
+ *
+ * @param routes The route handlers, by route name.
+ * @returns The value of the `routes` option.
+ * @throws {TypeError} When `routes` is not an object of route handlers, naming the route and the
+ * value found.
+ *
+ * @example Serve a route the acceptor calls with `peer.call()`
+ * ```ts ignore
+ * import { connect, serve } from 'muxws';
+ *
+ * type Api = { 'client.locale': { input: { fallback: string }; output: string } };
+ * await using connection = await connect<Api>('wss://example.com/ws', {
+ *   routes: serve({ 'client.locale': ({ fallback }) => navigator.language ?? fallback }),
+ * });
+ * ```
+ *
+ * @example A bad handler is refused at once
+ * ```ts
+ * import { serve } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * assert.throws(() => serve({ 'client.locale': 5 } as never), {
+ *   name: 'TypeError',
+ *   message: /routes\["client\.locale"\]/,
+ * });
+ * ```
+ */
+export function serve<Api = ApiSpec>(
+  routes: Routes<Api, RouteContext<Connection<Api>>>,
+): DialerRoutes<Api> {
+  return servedRoutes<Connection<Api>>(routes) as unknown as DialerRoutes<Api>;
 }

@@ -25,6 +25,25 @@ import type {
   WelcomeOf,
 } from './api.ts';
 
+/**
+ * The routes a dialer serves, as {@linkcode serve} returns them: the value of `connect()`'s
+ * `routes` option.
+ *
+ * @example
+ * ```ts
+ * import { type DialerRoutes, serve } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { 'client.locale': { input: { fallback: string }; output: string } };
+ * const routes: DialerRoutes<Api> = serve<Api>({ 'client.locale': ({ fallback }) => fallback });
+ * assert.equal(typeof routes.routes['client.locale'], 'function');
+ * ```
+ */
+export interface DialerRoutes<Api = ApiSpec> {
+  /** The routes given to {@linkcode serve}, checked. */
+  readonly routes: Routes<Api, RouteContext<Connection<Api>>>;
+}
+
 /** The states of a {@linkcode Connection} (WSM-DIAL-005). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
@@ -432,11 +451,13 @@ export interface ConnectOptions<Api = ApiSpec> {
   onStream?: (stream: Stream, connection: Connection<Api>) => unknown;
   /**
    * The routes this dialer serves for the acceptor's `peer.call()` and `peer.stream()`
-   * (WSM-APP-003), the same handler shapes as the acceptor's `routes`, `ctx.peer` being this
-   * connection. A `:route` naming none is reset with `not_found`. Checked by `connect()`
-   * (`TypeError`).
+   * (WSM-APP-003), as {@linkcode serve} makes them (`routes: serve({ ... })`): the same handler
+   * shapes as the acceptor's `routes`, `ctx.peer` being this connection. A `:route` naming none
+   * is reset with `not_found`. Anything but `serve()`'s value is refused by `connect()`
+   * (`TypeError`). Taking it from `serve()` keeps the serving code out of the bundle of an
+   * application that serves no routes.
    */
-  routes?: Routes<Api, RouteContext<Connection<Api>>>;
+  routes?: DialerRoutes<Api>;
   /** PUBLISH frames. */
   onPublish?: (message: PublishMessage) => unknown;
   /** Every establishment. */

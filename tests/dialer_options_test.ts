@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkClose, resolveOptions } from '../lib/_dial_options.ts';
 import { checkSubscribeOptions } from '../lib/_subscriptions.ts';
+import { JSON_CODEC } from '../lib/_json.ts';
 import type { ConnectOptions, SubscribeOptions } from '../lib/dialer.ts';
 import { DEFAULT_CLOSE_CODES, Hello, jsonCodec, Reconnect, uniform } from '../mod.ts';
 
@@ -144,7 +145,10 @@ for (const [name, target, message] of badTargets) {
 test('resolveOptions() fills in every default (WSM-DIAL-012)', () => {
   const o = resolveOptions(new URL(URL_), { WebSocket }, true);
   assert.deepEqual(o.target, { url: URL_, protocols: [] });
-  assert.equal(o.codec, jsonCodec);
+  // The JSON codec as a plain object: jsonCodec's wire, without the callable that reaches the
+  // strict codec (so a connect bundle that never imports jsonCodec leaves that out).
+  assert.equal(o.codec, JSON_CODEC);
+  assert.deepEqual({ ...o.codec }, { ...jsonCodec });
   assert(o.hello instanceof Hello && !o.hello.configured);
   assert(o.reconnect instanceof Reconnect);
   assert.equal(o.draw, uniform);

@@ -3,7 +3,7 @@
 // routed `subscribe()`, typed from one `Api`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type ConnectOptions } from '../lib/dialer.ts';
+import { connect, type Connection, type ConnectOptions, serve } from '../lib/dialer.ts';
 import { StreamResetError } from '../lib/errors.ts';
 import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor.ts';
 import type { StandardSchemaV1 } from '../lib/api.ts';
@@ -226,12 +226,12 @@ test('a routed subscribe() naming a route with no handler is refused with not_fo
 test("peer.call() reaches the dialer's routes handler, whose ctx.peer is the connection (WSM-APP-003)", async () => {
   let ctxPeer: unknown;
   const p = await pair({}, {
-    routes: {
+    routes: serve({
       'client.locale': ({ fallback }, { peer }) => {
         ctxPeer = peer;
         return `en-GB (${fallback})`;
       },
-    },
+    }),
   });
   try {
     const locale: string = await p.peers[0].call('client.locale', { fallback: 'en' });
@@ -308,18 +308,34 @@ test('a reserved header or a bad route name passed by the application is a TypeE
   }
 });
 
-test('the routes option is checked when the acceptor is created and when connect() is called (WSM-APP-003)', async () => {
+test('the routes option is checked when the acceptor is created, and the dialer routes when serve() is called (WSM-APP-003)', () => {
   assert.throws(
     () => new Acceptor({ routes: { 'chat.say': 5 } as never }),
     { name: 'TypeError', message: /routes\["chat\.say"\]/ },
   );
+  assert.throws(() => serve({ ':x': () => 1 } as never), {
+    name: 'TypeError',
+    message: /^Cannot serve routes with route ":x" as the route name must be/,
+  });
+  assert.throws(() => serve(5 as never), {
+    name: 'TypeError',
+    message:
+      'Cannot serve routes as "routes" must be an object of route handlers: current value is 5',
+  });
+});
+
+test("connect() refuses a routes option that is not serve()'s value, before any dial (WSM-APP-003)", async () => {
   const server = new FakeServer();
   await assert.rejects(
     connect('ws://muxws.test/ws', {
       WebSocket: server.WebSocket,
-      routes: { ':x': () => 1 } as never,
+      routes: { 'client.locale': () => 'en' } as never,
     }),
-    TypeError,
+    {
+      name: 'TypeError',
+      message:
+        'Cannot connect as "routes" must be what serve() returns (routes: serve({ ... })): current value is {}',
+    },
   );
   assert.equal(server.connections.length, 0);
 });

@@ -2,7 +2,7 @@
 // What must NOT type-check, end to end: each wrong use sits on the line after a
 // `@ts-expect-error`, so this file checks only while every one of them is an error.
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
-import { connect } from '../../lib/dialer.ts';
+import { connect, serve } from '../../lib/dialer.ts';
 import { Acceptor, type Peer } from '../../lib/acceptor.ts';
 
 type Api = {
@@ -33,6 +33,10 @@ export async function dialer(): Promise<void> {
   connection.welcome.motd;
   // @ts-expect-error the hello payload has a string `room`
   await connect<Api>('wss://example.com/ws', { hello: { payload: { room: 1 } } });
+  // @ts-expect-error client.locale, served by the dialer, answers a string
+  await connect<Api>('wss://example.com/ws', { routes: serve({ 'client.locale': () => 1 }) });
+  // @ts-expect-error routes are what serve() returns, not a plain object
+  await connect<Api>('wss://example.com/ws', { routes: { 'client.locale': () => 'en' } });
 }
 
 export const wrongOutput = new Acceptor<Api, PeerData>({

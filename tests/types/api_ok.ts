@@ -1,7 +1,7 @@
 // What must type-check: both sides typed end to end from one Api, through `connect<Api>()` and
 // `new Acceptor<Api, PeerData>()`. Checked by tests/types_test.ts with `deno check`; nothing
 // here runs.
-import { connect, type Connection, type Stream } from 'muxws';
+import { connect, type Connection, serve, type Stream } from 'muxws';
 import { Acceptor, type Peer } from 'muxws/acceptor';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
@@ -22,7 +22,9 @@ type PeerData = { user: string; room: string };
 export async function dialer(): Promise<void> {
   const connection = await connect<Api>('wss://example.com/ws', {
     hello: { payload: { room: 'lobby' } },
-    routes: { 'client.locale': (_input, { peer }) => peer.state === 'open' ? 'en-GB' : 'en' },
+    routes: serve({
+      'client.locale': (_input, { peer }) => peer.state === 'open' ? 'en-GB' : 'en',
+    }),
     onOpen: ({ welcome }) => expectType<Equal<typeof welcome, { motd: string } | undefined>>(),
   });
   expectType<Equal<typeof connection, Connection<Api>>>();

@@ -1,0 +1,59 @@
+/**
+ * The JSON wire's parts, without the callable `jsonCodec` of `lib/codec.ts`: `decode`,
+ * `identify`, and {@linkcode JSON_CODEC}, the plain codec the dialer uses when the
+ * application names none. A bundle that never imports `jsonCodec` thereby leaves out the strict
+ * codec that `jsonCodec({ strict: true })` reaches. Internal: imported from `lib/` only.
+ *
+ * @module
+ */
+/**
+ * The beginning of an OPEN or DATA frame in JSON: `[`, the kind 1 or 2, `,`, the id in plain
+ * decimal (no sign, leading zero, fraction or exponent), `,`, with JSON whitespace (space, tab,
+ * line feed, carriage return) allowed around each token, within the first {@linkcode PREFIX_UNITS}
+ * characters (docs/protocol.md, "Undecodable messages").
+ */
+const PREFIX = /^[ \t\n\r]*\[[ \t\n\r]*([12])[ \t\n\r]*,[ \t\n\r]*([1-9][0-9]{0,15})[ \t\n\r]*,/;
+/** How much of a damaged message `identify` reads. */
+const PREFIX_UNITS = 64;
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const prefixDecoder = new TextDecoder('utf-8');
+
+/** The JSON codec's `encode`: one frame, one text message. */
+export function encode(frame: readonly unknown[]): string {
+  return JSON.stringify(frame);
+}
+
+/** The JSON codec's `decode`: text as it is, bytes as UTF-8 (refusing invalid UTF-8). */
+export function decode(data: string | Uint8Array): unknown {
+  return JSON.parse(typeof data === 'string' ? data : decoder.decode(data));
+}
+
+/** The JSON codec's `identify`: the kind and id at the start of a damaged message. */
+export function identify(data: string | Uint8Array): readonly [number, number] | undefined {
+  const head = typeof data === 'string'
+    ? data.slice(0, PREFIX_UNITS)
+    : prefixDecoder.decode(data.subarray(0, PREFIX_UNITS));
+  const match = PREFIX.exec(head);
+  if (match === null) return undefined;
+  const id = Number(match[2]);
+  return Number.isSafeInteger(id) ? [Number(match[1]), id] : undefined;
+}
+
+/**
+ * The JSON codec as a plain object: the same wire and functions as `jsonCodec`, which is this
+ * made callable. The default codec of `connect()`. (Typed by its shape: `lib/codec.ts` imports
+ * this file, so this one does not import the `Codec` type back.)
+ */
+export const JSON_CODEC: Readonly<{
+  name: string;
+  binary: boolean;
+  encode: typeof encode;
+  decode: typeof decode;
+  identify: typeof identify;
+}> = /* @__PURE__ */ Object.freeze({
+  name: 'json',
+  binary: false,
+  encode,
+  decode,
+  identify,
+});

@@ -1,0 +1,46 @@
+// The connect bundle's budget: `export { connect } from './mod.ts'`, bundled as bench/bundle.ts
+// bundles it (esbuild minified for the browser, gzip -9, the sum of the file shares it prints),
+// stays at or under CONNECT_BUDGET_BYTES, and leaves out what an application that imports only
+// `connect` does not use. The figures are Deno's node:zlib (Node's and Bun's differ by tens of
+// bytes, docs/design/bundle-size.md), so the budget is checked on Deno only. No SPEC rule covers
+// the bundle, so the names cite no rule id.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { bundleBreakdown, esbuildRun } from '../bench/bundle.ts';
+import { repoRoot } from './_repo.ts';
+
+/** The budget: the figure of docs/design/bundle-size.md rounded up to the next 100 B. */
+const CONNECT_BUDGET_BYTES = 17_400;
+
+const root = repoRoot();
+const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
+const CONNECT = "export { connect } from './mod.ts';";
+
+test('the connect bundle stays within its min+gzip budget', {
+  skip: 'Deno' in globalThis ? false : "the budget is Deno's node:zlib figure",
+}, () => {
+  const shares = bundleBreakdown(esbuild, root, CONNECT);
+  const gzipped = shares.reduce((sum, share) => sum + share.gzipped, 0);
+  const largest = [...shares].sort((a, b) => b.gzipped - a.gzipped).slice(0, 3)
+    .map((share) => `${share.file} ${share.gzipped} B`).join(', ');
+  assert.ok(
+    gzipped <= CONNECT_BUDGET_BYTES,
+    `Expected the connect bundle to be at most ${CONNECT_BUDGET_BYTES} B min+gzip: found ${gzipped} B (largest: ${largest}; deno run -A bench/bundle.ts shows every file)`,
+  );
+});
+
+test('the connect bundle leaves out the strict codec, route serving and the acceptor-only session API', () => {
+  const code = new TextDecoder().decode(esbuildRun(esbuild, root, CONNECT));
+  for (
+    const [what, text] of [
+      ['the strict codec', 'as strict JSON'],
+      ['route serving', 'No route '],
+      ['Standard Schema issue summaries', 'Invalid input'],
+      ['GOAWAY sending', 'Cannot send GOAWAY'],
+      ["the Session constructor's checks", 'create Session'],
+    ]
+  ) {
+    assert.ok(!code.includes(text), `Expected ${what} out of the connect bundle: found ${text}`);
+  }
+});
