@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { connect, type Connection, type ConnectOptions } from '../../lib/dialer.ts';
+import { connect, type Connection, type ConnectOptions, serve } from '../../lib/dialer.ts';
 import type {
   CloseInfo,
   DialContext,
@@ -102,14 +102,14 @@ async function dial(
     onOpen: (info) => void opens.push(info),
     // The routes the acceptors call back: `ask` calls `client.answer`, `push` streams words to
     // `client.collect`.
-    routes: {
+    routes: serve<Api>({
       'client.answer': (heard) => ({ from: user, heard }),
       async *'client.collect'(_input, { stream }) {
         const got: string[] = [];
         for await (const word of stream) got.push(String(word));
         yield { got };
       },
-    },
+    }),
     ...rest,
   });
   return { connection, published, closes, opens };
