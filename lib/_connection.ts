@@ -41,6 +41,7 @@ import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
+import { Positions } from './_resume.ts';
 import {
   callRoute,
   makerOf,
@@ -124,6 +125,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   #removeSignal: (() => void) | undefined;
   readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
   readonly #linkHost: LinkHost;
+  /** Per tag, the last broadcast delivered: at-most-once delivery and the redial's `:resume`. */
+  readonly #positions: Positions;
 
   constructor(
     transport: Transport | undefined,
@@ -139,12 +142,16 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     // Route serving is reached only through what serve() returned: a bundle without it has none.
     const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
     const onStream = make(options.onStream, this as unknown as Connection);
+    const positions = this.#positions = new Positions(
+      (message) => callContained(this.#report, options.onPublish, message),
+      (info) => callContained(this.#report, options.onRecovered, info),
+    );
     this.#linkHost = {
       codec: this.#o.codec,
       limits: () => this.#limits,
       now,
       onStream,
-      publish: (message) => callContained(this.#report, options.onPublish, message),
+      publish: (message) => positions.receive(message),
       report: this.#report,
       lost: (link, info) => this.#lost(link, info),
     };
@@ -292,6 +299,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       },
       closeRequest: () => this.#closeRequest,
       welcome: (value) => this.#welcome = value,
+      resume: () => this.#positions.resume(reason === 'reconnect'),
     });
   }
 

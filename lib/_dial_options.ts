@@ -204,6 +204,7 @@ export function resolveOptions(
     const name of [
       'onStream',
       'onPublish',
+      'onRecovered',
       'onOpen',
       'onClose',
       'onReconnecting',

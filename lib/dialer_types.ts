@@ -137,6 +137,31 @@ export interface HeartbeatOptions {
 }
 
 /**
+ * What {@linkcode ConnectOptions.onRecovered} receives for each tag a redial resumed, once the
+ * acceptor replayed what the dialer missed of it.
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredInfo } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const info: RecoveredInfo = { tag: 'room:lobby', replayed: 3, gap: false };
+ * assert.equal(info.gap ? 'some were lost' : 'nothing was lost', 'nothing was lost');
+ * ```
+ */
+export interface RecoveredInfo {
+  /** The tag. */
+  readonly tag: string;
+  /** How many missed broadcasts were replayed (and handed to `onPublish`, unless seen). */
+  readonly replayed: number;
+  /**
+   * True when some broadcasts the dialer missed were no longer in the acceptor's log (the
+   * outage outlasted its retention, or the store lost its log): they are lost.
+   */
+  readonly gap: boolean;
+}
+
+/**
  * What {@linkcode ConnectOptions.onOpen} receives on every establishment; `Welcome` is the
  * `':hello'` output of the `Api` given to `connect<Api>()` (`WelcomeOf<Api>`).
  */
@@ -458,8 +483,17 @@ export interface ConnectOptions<Api = ApiSpec> {
    * application that serves no routes.
    */
   routes?: DialerRoutes<Api>;
-  /** PUBLISH frames. */
+  /**
+   * PUBLISH frames. With an acceptor that keeps a `history`, each broadcast is handed over at
+   * most once across reconnects, and what was missed while reconnecting first.
+   */
   onPublish?: (message: PublishMessage) => unknown;
+  /**
+   * After a redial, once per tag it resumed, when the acceptor has replayed what this dialer
+   * missed of it: how many, and whether some were lost (`gap`). Only with an acceptor that
+   * keeps a `history`.
+   */
+  onRecovered?: (info: RecoveredInfo) => unknown;
   /** Every establishment. */
   onOpen?: (info: OpenInfo<WelcomeOf<Api>>) => unknown;
   /** The loss of an established connection, giving up, and `close()`. */
