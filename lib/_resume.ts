@@ -93,6 +93,10 @@ export class Positions {
     if (RECOVERED in headers!) {
       if (early === undefined) return;
       resuming!.delete(tag);
+      // What waited for its turn is handed on first: after a gap the whole replay waits here,
+      // since its first entry is not the one after the position.
+      early.sort((a, b) => a.seq - b.seq);
+      for (const item of early) this.#take(tag, item.seq, item.message);
       const info = headers![RECOVERED];
       if (typeof info === 'object' && info !== null) {
         // The marker sets the position, even below the last delivered: a store that lost its
@@ -105,8 +109,6 @@ export class Positions {
           gap: gap === true,
         });
       }
-      early.sort((a, b) => a.seq - b.seq);
-      for (const item of early) this.#take(tag, item.seq, item.message);
       return;
     }
     const delivered: PublishMessage = {
