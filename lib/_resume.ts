@@ -42,6 +42,8 @@ export class Positions {
    * arrived ahead of its turn meanwhile.
    */
   #resuming: Map<string, Early[]> | undefined;
+  /** The positions the current wire's hello resumed from. */
+  readonly #from = new Map<string, number>();
   readonly #deliver: (message: PublishMessage) => void;
   readonly #recovered: (info: RecoveredInfo) => void;
 
@@ -63,11 +65,13 @@ export class Positions {
    */
   resume(redial: boolean): Record<string, number> | undefined {
     this.#resuming = undefined;
+    this.#from.clear();
     if (!redial || this.#last.size === 0) return undefined;
     const resume: Record<string, number> = {};
     const resuming = new Map<string, Early[]>();
     for (const [tag, seq] of this.#last) {
       resume[tag] = seq;
+      this.#from.set(tag, seq);
       resuming.set(tag, []);
     }
     this.#resuming = resuming;
@@ -93,15 +97,15 @@ export class Positions {
     if (RECOVERED in headers!) {
       if (early === undefined) return;
       resuming!.delete(tag);
-      // What waited for its turn is handed on first: after a gap the whole replay waits here,
-      // since its first entry is not the one after the position.
+      // What waited for its turn (a replay that began after a gap) goes first, in order.
       early.sort((a, b) => a.seq - b.seq);
       for (const item of early) this.#take(tag, item.seq, item.message);
       const info = headers![RECOVERED];
       if (typeof info === 'object' && info !== null) {
-        // The marker sets the position, even below the last delivered: a store that lost its
-        // log numbers again from 1.
-        this.#last.set(tag, seq);
+        // A marker below the position resumed from means the store lost its log and numbers
+        // again from 1: it sets the position, so the broadcasts that follow are not dropped.
+        const last = this.#last.get(tag) ?? 0;
+        if (seq < this.#from.get(tag)! || seq > last) this.#last.set(tag, seq);
         const { replayed, gap } = info as { replayed?: unknown; gap?: unknown };
         this.#recovered({
           tag,

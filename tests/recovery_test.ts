@@ -13,6 +13,7 @@ import {
 } from '../lib/acceptor.ts';
 import { connect, type ConnectOptions, type RecoveredInfo } from '../lib/dialer.ts';
 import type { PublishMessage } from '../lib/stream.ts';
+import { Positions } from '../lib/_resume.ts';
 import { fakeTime } from './_fake_time.ts';
 import { FakeServer, type FakeSocket } from './_socket_pair.ts';
 
@@ -415,4 +416,33 @@ test('the dialer hands a sequence number on at most once (WSM-REC-004)', async (
   await settle();
   assert.deepEqual(seen.map((m) => m.payload), ['a', 'b', 'other tag', 'no seq']);
   await connection.close();
+});
+
+test('while a tag is resumed, broadcasts ahead of the replay wait for their turn and a stale position is ignored (WSM-REC-003)', () => {
+  const seen: unknown[] = [];
+  const recovered: RecoveredInfo[] = [];
+  const positions = new Positions((m) => seen.push(m.payload), (info) => recovered.push(info));
+  positions.receive({ tag: 't', headers: { ':seq': 0, ':position': true }, payload: null });
+  positions.receive({ tag: 't', headers: { ':seq': 1 }, payload: 1 });
+  assert.equal(positions.resume(false), undefined, 'the first connect resumes nothing');
+  assert.deepEqual(positions.resume(true), { t: 1 });
+  const send = (headers: Record<string, unknown>, payload: unknown = null) =>
+    positions.receive({ tag: 't', headers, payload });
+  send({ ':seq': 4, ':position': true }); // the new peer's position, before its hello arrived
+  send({ ':seq': 5 }, 5); // live, before the replay
+  send({ ':seq': 2 }, 2);
+  send({ ':seq': 3 }, 3);
+  send({ ':seq': 4 }, 4);
+  send({ ':seq': 5 }, 5); // the replay sends it too
+  send({ ':seq': 5, ':recovered': { replayed: 4, gap: false } });
+  send({ ':seq': 6 }, 6);
+  assert.deepEqual(seen, [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(recovered, [{ tag: 't', replayed: 4, gap: false }]);
+  // A replay that starts after a gap is handed on in order at its marker.
+  positions.resume(true);
+  send({ ':seq': 9 }, 9);
+  send({ ':seq': 10 }, 10);
+  send({ ':seq': 10, ':recovered': { replayed: 2, gap: true } });
+  assert.deepEqual(seen.slice(6), [9, 10]);
+  assert.deepEqual(recovered[1], { tag: 't', replayed: 2, gap: true });
 });
