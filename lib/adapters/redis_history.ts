@@ -158,10 +158,9 @@ local log, counter = KEYS[1], KEYS[2]
 local head = headOf(log, counter)
 local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local reset = after > head
-local from = reset and 0 or after
-from = math.max(from, head - tonumber(ARGV[4]))
+local from = math.max(after, head - tonumber(ARGV[4]))
 local reply = { head, redis.call('HGET', counter, 'epoch') or '', 0 }
-local fresh = firstFresh(log, from + 1, tonumber(ARGV[3]))
+local fresh = not reset and firstFresh(log, from + 1, tonumber(ARGV[3]))
 local firstSeq = nil
 if fresh then
   local entries = redis.call('XRANGE', log, string.format('%d-0', fresh), '+', 'COUNT', limit)
@@ -211,8 +210,9 @@ function checkInteger(what: string, name: string, value: unknown, min: number): 
  *
  * `range(tag, after, limit)` reports `gap: true` when the first entry after `after` is gone
  * while `after` is below the head, and when `after` is above the head: the counter was lost
- * (Redis restarted without persistence) and started again at 1, so the entries returned are the
- * oldest of the new log, and its `epoch` differs from the one read before. With persistence
+ * (Redis restarted without persistence) and started again at 1; then no entries are returned
+ * (as `memoryHistory()` does: the head is the caller's position now), and the `epoch` differs
+ * from the one read before. With persistence
  * (`appendonly yes`), a restart keeps the counter and sequence numbers continue above the old
  * ones.
  *
