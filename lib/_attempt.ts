@@ -24,6 +24,7 @@ import {
   type HelloFunction,
 } from './_dial_options.ts';
 import { describe } from './_describe.ts';
+import { RESUME } from './_resume.ts';
 import { timerDelay } from './_delay.ts';
 import type { CloseFields, OpenReport, Refusal, Transport, Wire } from './_transport.ts';
 
@@ -54,6 +55,12 @@ export interface AttemptHost<L extends AttemptLink> {
   closeRequest(): { code: number; reason: string } | undefined;
   /** The welcome: undefined once the wire opened, the acknowledgement's value once it came. */
   welcome(value: unknown): void;
+  /**
+   * The wire opened: the `:resume` map its hello carries (a redial with positions to resume),
+   * if any. With one, a hello is sent even when none is configured: a null payload and only
+   * `:resume` (docs/recovery.md).
+   */
+  resume?(): Record<string, number> | undefined;
 }
 
 /** One attempt in progress, and after it failed, what its wire said. */
@@ -210,7 +217,8 @@ async function run<L extends AttemptLink>(
     }
     link = host.link(wire);
     host.welcome(undefined);
-    if (hello.configured) {
+    const resume = host.resume?.();
+    if (hello.configured || resume !== undefined) {
       const timeoutMs = hello.timeoutMs;
       const helloTimeout = new Promise<never>((_, reject) => {
         helloTimer = setTimeout(() => {
@@ -220,8 +228,9 @@ async function run<L extends AttemptLink>(
       const broken = new Promise<never>((_, reject) => link!.protocolError = reject);
       try {
         const helloStream = link.session.openHello(
-          hello.payloadForWire(),
-          hello.headersForWire() ?? null,
+          hello.configured ? hello.payloadForWire() : null,
+          hello.configured ? hello.headersForWire() ?? null : null,
+          resume === undefined ? undefined : { [RESUME]: resume },
         );
         host.welcome(await race([lastMessage(helloStream), helloTimeout, broken, aborted]));
       } catch (error) {

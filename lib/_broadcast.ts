@@ -14,6 +14,7 @@ import { type Backplane, BackplaneError, type BackplaneMessage } from './backpla
 import { encodePublish } from './_session.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
+import { type Recovery, SEQ } from './_recovery.ts';
 
 /** An empty `except` list, shared. */
 const NO_TAGS: string[] = [];
@@ -39,6 +40,8 @@ export class Broadcaster {
   readonly #peers: ReadonlySet<PeerImpl>;
   readonly #backplane: Backplane | undefined;
   readonly #nodeId: string;
+  /** Sequence numbers, positions and replays: only with a `history` store. */
+  readonly #recovery: Recovery | undefined;
   readonly #byTag = new Map<string, Set<PeerImpl>>();
   #unsubscribe: (() => void) | undefined;
   #delivered = 0;
@@ -51,14 +54,17 @@ export class Broadcaster {
    * @param peers The acceptor's live peers, read as they change (`broadcastAll` reaches them).
    * @param backplane Where broadcasts go to and come from the other nodes, if anywhere.
    * @param nodeId This node's id in backplane messages (its own come back and are skipped).
+   * @param recovery The acceptor's recovery, when it has a `history` store.
    */
   constructor(
     host: BroadcastHost,
     peers: ReadonlySet<PeerImpl>,
     backplane: Backplane | undefined,
     nodeId: string,
+    recovery?: Recovery,
   ) {
     this.#host = host;
+    this.#recovery = recovery;
     this.#peers = peers;
     this.#backplane = backplane;
     this.#nodeId = nodeId;
@@ -106,11 +112,19 @@ export class Broadcaster {
    * then to the other nodes. `tag` is already checked; `options.tag` and `except` are checked
    * here.
    *
+   * With recovery, a broadcast to a tag is appended to its log first and sent with its sequence
+   * number once the store answered (a promise then; a store failure rejects it, and nothing is
+   * sent).
+   *
    * @returns How many local peers it was handed to.
    * @throws {TypeError} For an invalid `options.tag` or `except` tag, or an `except` entry that
    * is neither a tag nor a peer. An encode failure throws too, and nothing is sent anywhere.
    */
-  broadcast(tag: string | undefined, payload: unknown, options: BroadcastAllOptions): number {
+  broadcast(
+    tag: string | undefined,
+    payload: unknown,
+    options: BroadcastAllOptions,
+  ): number | Promise<number> {
     const what = 'Cannot broadcast';
     const shown = tag ?? checkTag(what, options.tag ?? '*');
     let except: string[] = NO_TAGS;
@@ -124,6 +138,25 @@ export class Broadcaster {
         if (except === NO_TAGS) except = [];
         except.push(checkTag(what, entry));
       }
+    }
+    const recovery = this.#recovery;
+    if (recovery !== undefined && tag !== undefined) {
+      const headers = options.headers ?? null;
+      const frame = encodePublish(this.#host.codec, tag, payload, headers, 'broadcast()');
+      return recovery.broadcast(tag, frame, payload, headers, (encoded, seq, wire) => {
+        const count = this.#deliver(this.#byTag.get(tag), encoded, except, exceptPeers, tag, seq);
+        if (this.#backplane) {
+          this.#publish({
+            tag,
+            headers: wire,
+            payload: encoded,
+            except,
+            origin: this.#nodeId,
+            codec: this.#host.codec.name,
+          });
+        }
+        return count;
+      });
     }
     const targets = tag === undefined ? this.#peers : this.#byTag.get(tag);
     // Other nodes may hold the tag, so only a node without a backplane may skip encoding.
@@ -170,25 +203,45 @@ export class Broadcaster {
       );
       return;
     }
-    const targets = message.tag === BROADCAST_ALL_TAG ? this.#peers : this.#byTag.get(message.tag);
-    this.#deliver(targets, message.payload, message.except ?? NO_TAGS, undefined);
+    if (message.tag === BROADCAST_ALL_TAG) {
+      this.#deliver(this.#peers, message.payload, message.except ?? NO_TAGS, undefined);
+      return;
+    }
+    const seq = message.headers?.[SEQ];
+    this.#deliver(
+      this.#byTag.get(message.tag),
+      message.payload,
+      message.except ?? NO_TAGS,
+      undefined,
+      message.tag,
+      typeof seq === 'number' ? seq : undefined,
+    );
   }
 
   /**
    * Hands one encoded PUBLISH to every live peer of `targets` that is not in `exceptPeers` and
-   * holds no `except` tag.
+   * holds no `except` tag. A peer whose `tag` waits for its position or replay (recovery) holds
+   * it to send after, in order.
    */
   #deliver(
     targets: ReadonlySet<PeerImpl> | undefined,
     encoded: string | Uint8Array,
     except: readonly string[],
     exceptPeers: ReadonlySet<Peer> | undefined,
+    tag?: string,
+    seq?: number,
   ): number {
     if (!targets || targets.size === 0) return 0;
+    const recovery = tag === undefined ? undefined : this.#recovery;
     let count = 0;
     for (const peer of [...targets]) {
       if (peer.isClosed || exceptPeers?.has(peer)) continue;
       if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
+      if (recovery !== undefined && recovery.hold(peer, tag!, encoded, seq)) {
+        count++;
+        this.#delivered++;
+        continue;
+      }
       let sent = false;
       try {
         sent = peer.session.sendEncoded(encoded);

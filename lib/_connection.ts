@@ -41,6 +41,7 @@ import { WaitingRequests } from './_waiting.ts';
 import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
+import { Positions } from './_resume.ts';
 import type { ServedRoutes } from './_routes.ts';
 import {
   callRoute,
@@ -126,6 +127,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   #removeSignal: (() => void) | undefined;
   readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
   readonly #linkHost: LinkHost;
+  /** Per tag, the last broadcast delivered: at-most-once delivery and the redial's `:resume`. */
+  readonly #positions: Positions;
 
   constructor(
     transport: Transport | undefined,
@@ -140,12 +143,16 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#options = options;
     this.#now = now;
     const onStream = streamHandler(this.#routes, options.onStream, this as unknown as Connection);
+    const positions = this.#positions = new Positions(
+      (message) => callContained(this.#report, options.onPublish, message),
+      (info) => callContained(this.#report, options.onRecovered, info),
+    );
     this.#linkHost = {
       codec: this.#o.codec,
       limits: () => this.#limits,
       now,
       onStream,
-      publish: (message) => callContained(this.#report, options.onPublish, message),
+      publish: (message) => positions.receive(message),
       report: this.#report,
       lost: (link, info) => this.#lost(link, info),
     };
@@ -293,6 +300,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       },
       closeRequest: () => this.#closeRequest,
       welcome: (value) => this.#welcome = value,
+      resume: () => this.#positions.resume(reason === 'reconnect'),
     });
   }
 

@@ -203,6 +203,7 @@ export function resolveOptions(
     const name of [
       'onStream',
       'onPublish',
+      'onRecovered',
       'onOpen',
       'onClose',
       'onReconnecting',

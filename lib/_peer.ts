@@ -31,6 +31,16 @@ import type { ApiSpec, MessageOf, OutputOf } from './api.ts';
 import type { ServedRoutes } from './_routes.ts';
 import { callRoute, openRoute, streamHandler } from './_route_streams.ts';
 
+/** What the hello of a peer tells recovery (`lib/_recovery.ts`), when the acceptor has history. */
+export interface HelloRecovery {
+  /** The hello arrived, before `onHello` runs. */
+  arrived(peer: PeerImpl, headers: Readonly<Record<string, unknown>> | null): void;
+  /** The hello was acknowledged: the peer's tags are restored. */
+  acknowledged(peer: PeerImpl): void;
+  /** The hello was refused. */
+  refused(peer: PeerImpl): void;
+}
+
 /** What a peer needs of its acceptor; the acceptor holds one for all its peers. */
 export interface PeerHost {
   /** The codec of every peer. */
@@ -45,6 +55,8 @@ export interface PeerHost {
   readonly onPeer: ((peer: Peer) => void) | undefined;
   /** The acceptor's `onHello`, if set. */
   readonly onHello: ((hello: PeerHello, peer: Peer) => unknown) | undefined;
+  /** Recovery, when the acceptor has a `history` store. */
+  readonly recovery?: HelloRecovery | undefined;
   /** Whether a hello is required (`requireHello`, which needs `onHello`). */
   readonly requireHello: boolean;
   /** How long a peer may take to send the required hello. */
@@ -341,9 +353,53 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     return this.#host.requireHello && this.peer.hello === undefined;
   }
 
-  /** The session's handler of the dialer's hello: `onHello` bound to the peer, if set. */
+  /**
+   * The session's handler of the dialer's hello: `onHello` bound to the peer, if set. With
+   * recovery, a hello carrying only `:resume` (a null payload, no other header) is muxws's own:
+   * acknowledged without reaching `onHello` (unless `requireHello`) or `onStream`.
+   */
   get onHello(): ((stream: Stream) => unknown) | undefined {
-    return this.#host.onHello === undefined ? undefined : (stream) => this.#hello(stream);
+    const host = this.#host;
+    if (host.recovery !== undefined && !host.requireHello) {
+      return (stream) => this.#resumeHello(stream, host.recovery!);
+    }
+    return host.onHello === undefined ? undefined : (stream) => this.#hello(stream);
+  }
+
+  /**
+   * A hello with recovery and no required hello: muxws's own when it carries only `:resume`,
+   * else `onHello`'s or (without it) `onStream`'s as before; the replay starts once it is
+   * answered.
+   */
+  #resumeHello(stream: Stream, recovery: HelloRecovery): unknown {
+    const headers = stream.headers;
+    const only = stream.payload === null || stream.payload === undefined
+      ? headers === null || Object.keys(headers).every((key) => key.charCodeAt(0) === 58)
+      : false;
+    if (!only && this.#host.onHello !== undefined) return this.#hello(stream);
+    const peer = this.peer;
+    recovery.arrived(peer, headers);
+    const handler = only ? undefined : this.onStream;
+    if (handler === undefined) {
+      recovery.acknowledged(peer);
+      return undefined;
+    }
+    let result: unknown;
+    try {
+      result = handler(stream);
+    } catch (error) {
+      recovery.acknowledged(peer);
+      throw error;
+    }
+    if (
+      result !== null && (typeof result === 'object' || typeof result === 'function') &&
+      typeof (result as PromiseLike<unknown>).then === 'function'
+    ) {
+      const done = () => recovery.acknowledged(peer);
+      return Promise.resolve(result as PromiseLike<unknown>).finally(done);
+    }
+    recovery.acknowledged(peer);
+    return result;
   }
 
   /**
@@ -355,11 +411,15 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     this.clearHelloTimer();
     const peer = this.peer;
     const hello = helloOf(stream);
+    const recovery = this.#host.recovery;
+    recovery?.arrived(peer, hello.headers);
     const accept = (welcome: unknown) => {
       peer.hello = hello;
+      recovery?.acknowledged(peer);
       return welcome;
     };
     const refuse = (error: unknown) => {
+      recovery?.refused(peer);
       if (error instanceof StreamError) {
         stream.reset(error.code, error.message);
         return;

@@ -153,10 +153,18 @@ export class Session extends Receiver {
 
   /**
    * Opens the dialer's hello: stream 1 with END and the HELLO flag (WSM-APP-001), as
-   * {@linkcode Session.open} does otherwise.
+   * {@linkcode Session.open} does otherwise; `reserved` headers (a redial's `:resume`) are
+   * muxws's own, sent with the application's.
    */
-  openHello(payload: unknown, headers: Record<string, unknown> | null): Stream {
-    return this.#open(payload, { headers }, true, 'the hello', FLAG_HELLO);
+  openHello(
+    payload: unknown,
+    headers: Record<string, unknown> | null,
+    reserved?: Readonly<Record<string, unknown>>,
+  ): Stream {
+    const options: WithMuxws<OpenOptions> = reserved === undefined
+      ? { headers }
+      : { headers, [MUXWS]: { headers: reserved } };
+    return this.#open(payload, options, true, 'the hello', FLAG_HELLO);
   }
 
   #open(

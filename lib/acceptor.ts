@@ -76,11 +76,16 @@ import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import type { ApiSpec } from './api.ts';
 import { checkedRoutes } from './_route_streams.ts';
 import { Broadcaster, type BroadcastHost } from './_broadcast.ts';
+import { Recovery } from './_recovery.ts';
+import type { History } from './history.ts';
+import { describe } from './_describe.ts';
 
 // The public types live apart so the acceptor's parts can import them; the entry shows them here.
 export * from './acceptor_types.ts';
 // A server needs the backplane beside the acceptor: one import serves both.
 export * from './backplane.ts';
+// And the broadcast history recovery keeps (the Redis store is in `./redis`).
+export * from './history.ts';
 
 /**
  * What the acceptor's parts read of it (the peers, the upgrade check, the broadcaster), one object
@@ -145,6 +150,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   readonly #peers = new Set<PeerImpl>();
   /** The tag index, broadcasts and the backplane bridge. */
   readonly #broadcaster: Broadcaster;
+  /** Sequence numbers, positions and replays: only with a `history` store. */
+  readonly #recovery: Recovery | undefined;
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
   #accepted = 0;
@@ -178,6 +185,10 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const onStream: ((stream: Stream, peer: Peer) => unknown) | undefined = o.onStream;
     const onPeer: ((peer: Peer) => void) | undefined = o.onPeer;
     const onHello: ((hello: PeerHello, peer: Peer) => unknown) | undefined = o.onHello;
+    const history = checkHistory(o.history);
+    const report = (error: unknown, peer?: Peer) => this.#report(error, peer);
+    const recovery = history === undefined ? undefined : new Recovery({ codec, report }, history);
+    this.#recovery = recovery;
     this.#host = {
       codec,
       limits,
@@ -192,14 +203,15 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       closing: false,
       closeCode: undefined,
       closeSpreadMs: 0,
-      report: (error: unknown, peer?: Peer) => this.#report(error, peer),
-      index: (peer, tag) => this.#broadcaster.index(peer, tag),
+      report,
+      recovery,
+      index: (peer, tag) => this.#index(peer, tag),
       unindex: (peer, tag) => this.#broadcaster.unindex(peer, tag),
       ended: (peer, info) => this.#ended(peer, info),
     };
     const backplane = o.backplane;
     const nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
-    this.#broadcaster = new Broadcaster(this.#host, this.#peers, backplane, nodeId);
+    this.#broadcaster = new Broadcaster(this.#host, this.#peers, backplane, nodeId, recovery);
   }
 
   /** Counters: live peers, accepted, refused, idle-closed, delivered and dropped broadcasts. */
@@ -492,11 +504,17 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const peer = link.peer;
     this.#accepted++;
     this.#peers.add(peer);
-    for (const tag of peer.tags) this.#broadcaster.index(peer, tag);
+    for (const tag of peer.tags) this.#index(peer, tag);
     peer.tags.bind(link);
     this.#armSweep();
     if (open) link.announce();
     return link;
+  }
+
+  /** `peer` holds `tag`: index it, and with recovery tell the peer the tag's position. */
+  #index(peer: PeerImpl, tag: string): void {
+    this.#broadcaster.index(peer, tag);
+    this.#recovery?.gained(peer, tag);
   }
 
   #ended(peer: PeerImpl, info: PeerCloseInfo): void {
@@ -541,4 +559,21 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   #report(error: unknown, peer?: Peer): void {
     reportTo(this.#onError, error, peer);
   }
+}
+
+/** The `history` option: undefined, or an object with `append()`, `head()` and `range()`. */
+function checkHistory(history: unknown): History | undefined {
+  if (history === undefined) return undefined;
+  const h = history as Partial<History> | null;
+  if (
+    h === null || typeof h !== 'object' || typeof h.append !== 'function' ||
+    typeof h.head !== 'function' || typeof h.range !== 'function'
+  ) {
+    throw new TypeError(
+      `Cannot create Acceptor as "history" must have append(), head() and range(): current value is ${
+        describe(history)
+      }`,
+    );
+  }
+  return h as History;
 }

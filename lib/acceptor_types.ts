@@ -10,6 +10,7 @@ import type { Codec } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
 import type { Backplane } from './backplane.ts';
+import type { History } from './history.ts';
 import type {
   ApiSpec,
   CallOptions,
@@ -184,6 +185,15 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * @default {crypto.randomUUID()} drawn in the constructor when a backplane is set
    */
   nodeId?: string;
+  /**
+   * The broadcast log that lets a dialer recover what it missed while reconnecting (SPEC §11,
+   * docs/recovery.md): every broadcast to a tag is appended first and carries the tag's
+   * sequence number; a peer that gains a tag is told its position; a redialled peer whose
+   * hello names its positions is replayed what came after them before any live broadcast of
+   * those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
+   * shared by every node. Without it nothing of this happens or costs anything.
+   */
+  history?: History;
 }
 
 /**

@@ -117,6 +117,31 @@ export interface HeartbeatOptions {
   timeoutMs?: number;
 }
 
+/**
+ * What {@linkcode ConnectOptions.onRecovered} receives for each tag a redial resumed, once the
+ * acceptor replayed what the dialer missed of it (SPEC §11, docs/recovery.md).
+ *
+ * @example
+ * ```ts
+ * import type { RecoveredInfo } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const info: RecoveredInfo = { tag: 'room:lobby', replayed: 3, gap: false };
+ * assert.equal(info.gap ? 'some were lost' : 'nothing was lost', 'nothing was lost');
+ * ```
+ */
+export interface RecoveredInfo {
+  /** The tag. */
+  readonly tag: string;
+  /** How many missed broadcasts were replayed (and handed to `onPublish`, unless seen). */
+  readonly replayed: number;
+  /**
+   * True when some broadcasts the dialer missed were no longer in the acceptor's log (the
+   * outage outlasted its retention, or the store lost its log): they are lost.
+   */
+  readonly gap: boolean;
+}
+
 /** What {@linkcode ConnectOptions.onOpen} receives on every establishment. */
 export interface OpenInfo {
   /** False for the first connection of `connect()`, true after a redial. */
@@ -434,8 +459,17 @@ export interface ConnectOptions<Api = ApiSpec> {
    * (`TypeError`).
    */
   routes?: Routes<Api, RouteContext<Connection<Api>>>;
-  /** PUBLISH frames. */
+  /**
+   * PUBLISH frames. With an acceptor that keeps a `history`, each broadcast is handed over at
+   * most once across reconnects, and what was missed while reconnecting first (SPEC §11).
+   */
   onPublish?: (message: PublishMessage) => unknown;
+  /**
+   * After a redial, once per tag it resumed, when the acceptor has replayed what this dialer
+   * missed of it: how many, and whether some were lost (`gap`). Only with an acceptor that
+   * keeps a `history`.
+   */
+  onRecovered?: (info: RecoveredInfo) => unknown;
   /** Every establishment. */
   onOpen?: (info: OpenInfo) => unknown;
   /** The loss of an established connection, giving up, and `close()`. */

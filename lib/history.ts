@@ -51,3 +51,117 @@ export interface History {
   /** Resolves with up to `limit` entries of `tag` whose sequence number is above `after`. */
   range(tag: string, after: number, limit: number): Promise<HistoryRange>;
 }
+
+/** What {@linkcode memoryHistory} takes: the retention and the clock it is measured on. */
+export interface MemoryHistoryOptions extends HistoryRetention {
+  /** The clock the age of an entry is measured on, epoch ms. @default {Date.now} */
+  readonly now?: () => number;
+}
+
+/** The log of one tag in a {@linkcode memoryHistory}: a ring from `start` on. */
+interface TagLog {
+  /** The last sequence number given. */
+  seq: number;
+  /** Entries, oldest first; those before `start` are trimmed. */
+  entries: Array<{ seq: number; data: string | Uint8Array; at: number }>;
+  start: number;
+}
+
+/** Checks a retention option: a positive integer, or undefined for the default. */
+function retention(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(
+      `Cannot create memoryHistory as "${name}" must be a positive integer: current value is ${
+        typeof value === 'number' ? value : typeof value
+      }`,
+    );
+  }
+  return value;
+}
+
+/**
+ * A {@linkcode History} in this process's memory, for one acceptor node: per tag, a ring of at
+ * most `maxEntries` entries (default 10000), from which entries older than `maxAgeMs` (default
+ * 120000, on the `now` clock) are trimmed as the tag is written or read. Sequence numbers start
+ * at 1 per tag and are never reused while the store lives; the log is lost with the process, so
+ * a new store starts every tag again at 1 (which a dialer's recovery reports as a gap).
+ *
+ * @param options `maxEntries`, `maxAgeMs` and `now`.
+ * @returns The store, to pass as the acceptor's `history` option.
+ * @throws {RangeError} When `maxEntries` or `maxAgeMs` is not a positive integer.
+ *
+ * @example Appending and reading back what came after a position
+ * ```ts
+ * import { memoryHistory } from 'muxws/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * let now = 0;
+ * const history = memoryHistory({ maxEntries: 2, now: () => now });
+ * assert.equal(await history.append('room', 'a'), 1);
+ * assert.equal(await history.append('room', 'b'), 2);
+ * assert.equal(await history.append('room', 'c'), 3); // "a" is trimmed: at most 2 kept
+ * assert.deepEqual(await history.range('room', 1, 10), {
+ *   entries: [{ seq: 2, data: 'b' }, { seq: 3, data: 'c' }],
+ *   gap: false,
+ *   head: 3,
+ * });
+ * assert.equal((await history.range('room', 0, 10)).gap, true); // seq 1 is gone
+ * now += 120_001; // older than maxAgeMs
+ * assert.deepEqual(await history.range('room', 3, 10), { entries: [], gap: false, head: 3 });
+ * assert.equal(await history.head('room'), 3);
+ * ```
+ */
+export function memoryHistory(options: MemoryHistoryOptions = {}): History {
+  const maxEntries = retention('maxEntries', options.maxEntries, 10_000);
+  const maxAgeMs = retention('maxAgeMs', options.maxAgeMs, 120_000);
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') {
+    throw new TypeError(
+      `Cannot create memoryHistory as "now" must be a function: current value is ${typeof now}`,
+    );
+  }
+  const logs = new Map<string, TagLog>();
+  /** Trims `log` by age and count; compacts the ring once half of it is trimmed. */
+  const trim = (log: TagLog): void => {
+    const oldest = now() - maxAgeMs;
+    const entries = log.entries;
+    let start = Math.max(log.start, entries.length - maxEntries);
+    while (start < entries.length && entries[start].at < oldest) start++;
+    if (start > 1024 && start * 2 > entries.length) {
+      log.entries = entries.slice(start);
+      start = 0;
+    }
+    log.start = start;
+  };
+  return {
+    append(tag: string, data: string | Uint8Array): Promise<number> {
+      let log = logs.get(tag);
+      if (log === undefined) logs.set(tag, log = { seq: 0, entries: [], start: 0 });
+      const seq = ++log.seq;
+      log.entries.push({ seq, data, at: now() });
+      trim(log);
+      return Promise.resolve(seq);
+    },
+    head(tag: string): Promise<number> {
+      return Promise.resolve(logs.get(tag)?.seq ?? 0);
+    },
+    range(tag: string, after: number, limit: number): Promise<HistoryRange> {
+      const log = logs.get(tag);
+      if (log === undefined) return Promise.resolve({ entries: [], gap: after > 0, head: 0 });
+      trim(log);
+      const head = log.seq;
+      const { entries, start } = log;
+      // The entries held are seqs first..head, one apart.
+      const first = start < entries.length ? entries[start].seq : head + 1;
+      const from = Math.max(start, start + Math.floor(after) + 1 - first);
+      const picked: HistoryEntry[] = [];
+      for (let i = from; i < entries.length && picked.length < limit; i++) {
+        picked.push({ seq: entries[i].seq, data: entries[i].data });
+      }
+      // Gone: seqs after `after` before the first one held; or the counter is behind `after`.
+      const gap = after > head || (after < head && first > after + 1);
+      return Promise.resolve({ entries: picked, gap, head });
+    },
+  };
+}

@@ -91,10 +91,18 @@ export interface RequestOptions {
 export interface PublishMessage {
   /** The tag the acceptor broadcast to. */
   tag: string;
-  /** The headers sent with it, or `null`. */
+  /**
+   * The headers sent with it, or `null`. The reserved ones (keys starting with `:`, such as
+   * `:seq`) are muxws's and are left out.
+   */
   headers: Record<string, unknown> | null;
   /** The payload. */
   payload: unknown;
+  /**
+   * The tag's sequence number of this broadcast when the acceptor keeps a `history` (SPEC §11):
+   * increasing per tag, across every node sharing the store; absent otherwise.
+   */
+  readonly seq?: number;
 }
 
 /**
