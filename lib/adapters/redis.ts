@@ -472,7 +472,6 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
   };
 }
 
-export type { History, HistoryEntry, HistoryRange, HistoryRetention } from '../history.ts';
 export {
   type RedisHistory,
   redisHistory,
