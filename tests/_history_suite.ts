@@ -227,17 +227,16 @@ export function historySuite(
     },
   );
 
-  test(`${name} reports a gap with the log from its start when asked past the head (WSM-REC-001)`, {
+  test(`${name} reports a gap, no entries and its head when asked past the head (WSM-REC-001)`, {
     timeout,
   }, async () => {
     await withStores({}, async ([a, b]) => {
       await a.append('room', 'one');
       await a.append('room', 'two');
       // A dialer that knew seq 50 of a log that was lost and started again.
+      // Its entries are not the ones after 50 the dialer missed; the head is its position now.
       const past = await b.range('room', 50, 100);
-      assert.deepEqual(seqs(past), [1, 2]);
-      assert.equal(past.gap, true);
-      assert.equal(past.head, 2);
+      assert.deepEqual(past, { ...past, entries: [], gap: true, head: 2 });
       const never = await b.range('never', 7, 100);
       assert.deepEqual(never, { ...never, entries: [], gap: true, head: 0 });
     });

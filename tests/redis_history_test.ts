@@ -19,12 +19,8 @@ import { historySuite, within } from './_history_suite.ts';
 import { startRedis } from './_redis.ts';
 import { fakeTime } from './_fake_time.ts';
 
-async function connectClient(url: string, { disableOfflineQueue = false } = {}) {
-  const client = createClient({
-    url,
-    disableOfflineQueue,
-    socket: { reconnectStrategy: () => 100 },
-  });
+async function connectClient(url: string) {
+  const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
   client.on('error', () => {}); // the history reports failures through its calls
   await within(client.connect(), 5000, 'the Redis client to connect');
   return client;
@@ -178,6 +174,9 @@ test(
       for (let i = 1; i <= 3; i++) await history.append('room', `m${i}`);
       const before = await history.range('room', 0, 10);
       await redis.stop();
+      // Right after the stop, node-redis may not have seen the connection die yet: then it
+      // queues the append, the history times it out, and the client sends it after the
+      // reconnect, where it must not be applied. Once it has seen it, the append fails at once.
       const started = Date.now();
       await assert.rejects(within(history.append('room', 'lost'), 3000, 'the append to fail'), (
         error: Error,
@@ -190,11 +189,12 @@ test(
       await redis.start();
       await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
       assert.equal(await history.append('room', 'after'), 1);
-      // A dialer at seq 3 asks: the counter is below it, so the log is given from its start.
+      // A dialer at seq 3 asks: the counter is below it, so a gap, and the head to go back to.
       const after = await history.range('room', 3, 10);
-      assert.deepEqual(after.entries, [{ seq: 1, data: 'after' }]);
+      assert.deepEqual(after.entries, []);
       assert.equal(after.gap, true);
       assert.equal(after.head, 1);
+      assert.deepEqual((await history.range('room', 0, 10)).entries, [{ seq: 1, data: 'after' }]);
       assert.notEqual(after.epoch, before.epoch);
     } finally {
       destroy(client);
@@ -229,6 +229,51 @@ test(
       destroy(client);
       await redis.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'redisHistory() never applies an append that timed out, even when Redis runs it later (WSM-REC-005)',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const redis = await startRedis();
+    let client: Client | undefined;
+    try {
+      const real = client = await connectClient(redis.url);
+      // A client that holds calls back while `held` is set, as node-redis does with a command it
+      // queued on a connection it has not yet seen die, and sends after the reconnect.
+      let held: Promise<void> | undefined;
+      let sent: Promise<unknown> = Promise.resolve();
+      const delaying: RedisScriptClient = {
+        eval(script, options) {
+          const wait = held;
+          sent = (async () => {
+            await wait;
+            return await real.eval(script, options);
+          })();
+          return sent;
+        },
+      };
+      const history = redisHistory({ client: delaying, commandTimeoutMs: 200 });
+      assert.equal(await history.append('room', 'first'), 1);
+      let release = () => {};
+      held = new Promise((resolve) => (release = resolve));
+      await assert.rejects(
+        within(history.append('room', 'late'), 5000, 'the append to time out'),
+        TimeoutError,
+      );
+      held = undefined;
+      release();
+      await within(sent, 5000, 'Redis to run the late append');
+      assert.equal(await history.append('room', 'next'), 2);
+      const { entries } = await history.range('room', 0, 10);
+      assert.deepEqual(entries.map((entry) => entry.data), ['first', 'next']);
+    } finally {
+      destroy(client);
+      await redis.stop();
     }
   },
 );

@@ -1,5 +1,8 @@
 /**
- * The production multi-node backplane: Redis pub/sub (WSM-BP-003), as `redisBackplane`.
+ * The production multi-node backplane: Redis pub/sub (WSM-BP-003), as `redisBackplane`; and
+ * the broadcast history on Redis Streams (WSM-REC-005), as `redisHistory`, so a dialer whose
+ * node died recovers what it missed on another node (it needs one client with `eval`, typed the
+ * same way; see {@linkcode redisHistory}).
  *
  * It takes two connected clients of the `redis` npm package (node-redis) — one publishes, one
  * subscribes, since a subscribed connection cannot publish — and one Redis channel. The clients

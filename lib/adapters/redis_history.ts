@@ -127,9 +127,17 @@ local function headOf(log, counter)
 end
 `;
 
-/** KEYS: log, counter. ARGV: now, maxEntries, maxAgeMs, epoch if new, kind, data. */
+/**
+ * KEYS: log, counter. ARGV: now, maxEntries, maxAgeMs, epoch if new, kind, data, and the Redis
+ * time after which the append must not be applied (0: none). Replies the seq (0: not applied, too
+ * late) and Redis's time in milliseconds.
+ */
 const APPEND_SCRIPT = `${SCRIPT_HELPERS}
 local log, counter = KEYS[1], KEYS[2]
+local clock = redis.call('TIME')
+local redisMs = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expiresAt = tonumber(ARGV[7])
+if expiresAt > 0 and redisMs > expiresAt then return { 0, redisMs } end
 local seq, newest = headOf(log, counter)
 local time = tonumber(ARGV[1])
 if newest then time = math.max(time, timeOf(newest)) end
@@ -141,7 +149,7 @@ redis.call('HSETNX', counter, 'epoch', ARGV[4])
 local fresh = firstFresh(log, 0, tonumber(ARGV[1]) - tonumber(ARGV[3]))
 if fresh then redis.call('XTRIM', log, 'MINID', string.format('%d-0', fresh)) end
 redis.call('PEXPIRE', log, ARGV[3])
-return seq
+return { seq, redisMs }
 `;
 
 /** KEYS: log, counter. ARGV: after, limit, cutoff time, maxEntries. Replies head, epoch, gap, entries. */
@@ -150,10 +158,9 @@ local log, counter = KEYS[1], KEYS[2]
 local head = headOf(log, counter)
 local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local reset = after > head
-local from = reset and 0 or after
-from = math.max(from, head - tonumber(ARGV[4]))
+local from = math.max(after, head - tonumber(ARGV[4]))
 local reply = { head, redis.call('HGET', counter, 'epoch') or '', 0 }
-local fresh = firstFresh(log, from + 1, tonumber(ARGV[3]))
+local fresh = not reset and firstFresh(log, from + 1, tonumber(ARGV[3]))
 local firstSeq = nil
 if fresh then
   local entries = redis.call('XRANGE', log, string.format('%d-0', fresh), '+', 'COUNT', limit)
@@ -203,17 +210,21 @@ function checkInteger(what: string, name: string, value: unknown, min: number): 
  *
  * `range(tag, after, limit)` reports `gap: true` when the first entry after `after` is gone
  * while `after` is below the head, and when `after` is above the head: the counter was lost
- * (Redis restarted without persistence) and started again at 1, so the entries returned are the
- * oldest of the new log, and its `epoch` differs from the one read before. With persistence
+ * (Redis restarted without persistence) and started again at 1; then no entries are returned
+ * (as `memoryHistory()` does: the head is the caller's position now), and the `epoch` differs
+ * from the one read before. With persistence
  * (`appendonly yes`), a restart keeps the counter and sequence numbers continue above the old
  * ones.
  *
  * Data round-trips exactly: text is stored as given, bytes as base64 (a text of lone UTF-16
  * surrogates cannot cross Redis; JSON codecs never produce one). Each call rejects with a
  * `MuxwsError` naming the tag and what Redis said when a command fails, with a `TimeoutError`
- * after `commandTimeoutMs`, and at once when the client's `isReady` is false. A call that timed
- * out may still be applied by Redis later, when the client delivers it; create the client with
- * `disableOfflineQueue: true` so it fails at once instead.
+ * after `commandTimeoutMs`, and at once when the client's `isReady` is false. An append that
+ * timed out is never applied later, when the client delivers it after a reconnect: the script
+ * compares Redis's clock with the deadline the append was sent with (Redis's clock is estimated
+ * from each append's answer, so the first append of a store is not fenced). With node-redis,
+ * `disableOfflineQueue: true` makes calls fail at once while the client knows it is
+ * disconnected instead of waiting for the timeout.
  *
  * @param options The client, the key prefix, the retention, the clock and the command timeout.
  * @returns The store, to pass as the acceptor's `history`.
@@ -285,6 +296,16 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
   checkInteger(what, 'maxEntries', maxEntries, 1);
   checkInteger(what, 'commandTimeoutMs', commandTimeoutMs, 1);
 
+  /**
+   * Redis's clock minus `performance.now()`, estimated from the last append's reply (halfway
+   * between sending and answer). It turns "commandTimeoutMs after sending" into a Redis time, so
+   * an append that timed out here and reached Redis later (a client sends what it queued on a
+   * connection it had not yet seen die once it reconnects) is never applied: its broadcast was
+   * reported as not logged, and a late entry would be replayed to peers that had it live.
+   * Unknown until the first append answers; re-estimated from every answer, so clock steps heal.
+   */
+  let redisOffsetMs: number | undefined;
+
   function keys(tag: string): string[] {
     return [`${prefix}{${tag}}:log`, `${prefix}{${tag}}:seq`];
   }
@@ -347,6 +368,10 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
           }`,
         );
       }
+      const sentAt = performance.now();
+      const expiresAt = redisOffsetMs === undefined
+        ? 0
+        : Math.floor(sentAt + redisOffsetMs + commandTimeoutMs);
       const reply = await run(cannot, tag, APPEND_SCRIPT, [
         String(Math.floor(now())),
         String(maxEntries),
@@ -354,11 +379,22 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         crypto.randomUUID(),
         binary ? BYTES : TEXT,
         binary ? toBase64(data) : data,
+        String(expiresAt),
       ]);
-      if (typeof reply !== 'number' || !Number.isSafeInteger(reply) || reply < 1) {
+      if (
+        !Array.isArray(reply) || reply.length !== 2 || !Number.isSafeInteger(reply[0]) ||
+        reply[0] < 0 || typeof reply[1] !== 'number'
+      ) {
         throw unexpected(cannot, tag, reply);
       }
-      return reply;
+      const [seq, redisMs] = reply as [number, number];
+      redisOffsetMs = redisMs - (sentAt + performance.now()) / 2;
+      if (seq === 0) {
+        throw new MuxwsError(
+          `${cannot} of tag "${tag}" in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
+        );
+      }
+      return seq;
     },
     async head(tag: string): Promise<number> {
       const cannot = 'Cannot read the head';
