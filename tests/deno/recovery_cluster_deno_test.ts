@@ -267,7 +267,7 @@ test(
 );
 
 test(
-  'an outage longer than the retention recovers with a gap: what is still in the log arrives, nothing twice (WSM-REC-001 WSM-REC-004)',
+  'an outage longer than the retention by age recovers with a gap: what is still in the log arrives, nothing twice (WSM-REC-001 WSM-REC-004)',
   { timeout: 90_000 },
   async () => {
     const c = await cluster({ maxAgeMs: 60_000 });
@@ -289,6 +289,32 @@ test(
       assert.deepEqual(d.ns('room:1'), [...range(1, 5), ...range(56, 66)]);
       assertIncreasing(d, 'room:1');
       assert.deepEqual(d.recovered, [{ tag: 'room:1', replayed: 10, gap: true, after: 15 }]);
+    } finally {
+      await c.finish();
+    }
+  },
+);
+
+test(
+  'an outage that outlasts the retention by count recovers with a gap: the last maxEntries arrive, nothing twice (WSM-REC-001 WSM-REC-004)',
+  { timeout: 90_000 },
+  async () => {
+    const c = await cluster({ maxEntries: 20 });
+    try {
+      const d = await c.add(['room:1']);
+      await sent(c.a, 'room:1', 1, 5);
+      await waitFor(() => d.ns('room:1').length === 5, 10_000, 'the first 5 on node a');
+
+      await c.killA(d);
+      await sent(c.b, 'room:1', 6, 100);
+      c.heal();
+      await waitFor(() => d.recovered.length > 0, 15_000, 'the recovery on node b');
+      await sent(c.b, 'room:1', 106, 1);
+      await waitFor(() => d.ns('room:1').includes(106), 10_000, 'a live one after');
+
+      assert.deepEqual(d.ns('room:1'), [...range(1, 5), ...range(86, 106)]);
+      assertIncreasing(d, 'room:1');
+      assert.deepEqual(d.recovered, [{ tag: 'room:1', replayed: 20, gap: true, after: 25 }]);
     } finally {
       await c.finish();
     }
