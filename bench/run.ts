@@ -3,8 +3,10 @@
  * against the runtime's raw WebSocket and socket.io (and, for the reconnect herd, socket.io-client,
  * partysocket and reconnecting-websocket), client and server in separate processes on 127.0.0.1.
  *
- * Options: `--quick` (smaller counts, fewer rounds, at most 1 minute), `--runtimes deno,bun,node`,
- * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle`,
+ * Options: `--quick` (smaller counts, fewer rounds, at most 1 minute plus 30 s for `recovery`),
+ * `--runtimes deno,bun,node`,
+ * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery`
+ * (`recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`).
  *
@@ -14,7 +16,8 @@
  * muxws, and in the request/response scenarios `routed-vs-muxws` / `cpu-routed-vs-muxws` = muxws
  * routed ÷ muxws on throughput and on CPU per operation, near 1 when a route costs nothing),
  * `bench/results/latest.md` (the same tables in Markdown) and `bench/results/herd.json`
- * (the arrival histograms). The whole run is bounded: 8 minutes (1 with `--quick`), after which
+ * (the arrival histograms). The whole run is bounded: 8 minutes (1 with `--quick`), plus 50 s (30 s)
+ * when `recovery` is among the scenarios, after which
  * every child process is killed and what was measured so far is written.
  *
  * @module
@@ -26,6 +29,7 @@ import process from 'node:process';
 import { type Row, sleep } from './_common.ts';
 import { bundleSizes } from './bundle.ts';
 import { herdRuntimes, type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
+import { recoveryScenario } from './recovery.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const BIN = `${ROOT}/node_modules/.bin`;
@@ -44,9 +48,11 @@ const NODE_BUILD = `${ROOT}/bench/results/node-${Deno.pid}`;
 const runtimes = listOption('runtimes', 'deno,bun,node');
 const scenarios = listOption(
   'scenarios',
-  'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle',
+  'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery',
 );
-const BUDGET_MS = quick ? 60_000 : 480_000;
+/** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
+const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
+const BUDGET_MS = (quick ? 60_000 : 480_000) + RECOVERY_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 60_000;
 const REPS = quick ? 1 : 5;
@@ -186,7 +192,15 @@ function log(message: string): void {
 
 /** Bundles the process entries for Node (which runs no TypeScript), packages left external. */
 function buildForNode(): void {
-  const entries = ['_server', '_client', 'idle_memory', 'herd'].map((name) => `bench/${name}.ts`);
+  const entries = [
+    '_server',
+    '_client',
+    'idle_memory',
+    'herd',
+    '_recovery_server',
+    '_recovery_dialers',
+  ]
+    .map((name) => `bench/${name}.ts`);
   const proc = new Deno.Command(`${BIN}/esbuild`, {
     args: [
       ...entries,
@@ -431,6 +445,7 @@ function mainMetric(scenario: string): [string, boolean] {
   if (scenario === 'idle-memory') return ['rss-per-connection', true];
   if (scenario === 'bundle') return ['min+gzip', true];
   if (scenario.startsWith('herd')) return ['lumpiness', true];
+  if (scenario === 'recovery') return ['complete', false];
   return ['throughput', false];
 }
 
@@ -523,8 +538,9 @@ function tables(): string {
     '| scenario | runtime | metric | muxws | raw | socket.io | muxws ÷ raw | muxws ÷ socket.io |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   );
-  for (const scenario of [...SIDE_BY_SIDE, 'idle-memory']) {
+  for (const scenario of [...SIDE_BY_SIDE, 'idle-memory', 'recovery']) {
     for (const runtime of runtimes) {
+      if (!rows.some((r) => r.scenario === scenario && r.runtime === runtime)) continue;
       const [metric] = mainMetric(scenario);
       const metrics = scenario.startsWith('req-resp')
         ? [metric, 'cpu', 'p50', 'p99']
@@ -534,6 +550,21 @@ function tables(): string {
         ? [metric, 'cpu']
         : scenario === 'idle-memory'
         ? [metric, 'heap-per-connection']
+        : scenario === 'recovery'
+        ? [
+          metric,
+          'complete-node-died',
+          'complete-node-survived',
+          'recovered-node-died',
+          'recovered-node-survived',
+          'time-to-full-recovery',
+          'time-to-all-back',
+          'replayed-per-second',
+          'duplicates',
+          'missing',
+          'rss-growth',
+          'dialers',
+        ]
         : [metric];
       for (const m of metrics) {
         const unit = rows.find((r) => r.scenario === scenario && r.metric === m)?.unit;
@@ -695,6 +726,10 @@ async function main(): Promise<void> {
           log(`idle-memory on ${runtime} failed: ${(error as Error).message}`);
         }
       }
+    }
+    if (scenarios.includes('recovery')) {
+      if (left() < RECOVERY_MS) log('recovery skipped: out of time');
+      else rows.push(...await recoveryScenario({ runtime: runtimes[0], quick, start, log }));
     }
   } finally {
     clearTimeout(watchdog);

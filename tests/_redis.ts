@@ -1,6 +1,7 @@
 /**
  * A real `redis-server` for tests: its own process on a free 127.0.0.1 port, no persistence
- * (`--save ''`, `--appendonly no`), so no system service or shared instance is ever used.
+ * (`--save ''`, `--appendonly no`) unless `dir` asks for an append-only file, so no system
+ * service or shared instance is ever used.
  *
  * ```ts ignore
  * await using redis = await startRedis();
@@ -37,6 +38,12 @@ export interface RedisServer extends AsyncDisposable {
 export interface StartRedisOptions {
   /** How long to wait for PING to be answered. @default {10000} */
   startTimeoutMs?: number;
+  /**
+   * Persist to an append-only file in this directory (`--appendonly yes`, fsync on every write),
+   * so data survives `stop()` and `start()`. The caller creates and removes it. Absent: nothing
+   * persists.
+   */
+  dir?: string;
 }
 
 const STOP_TIMEOUT_MS = 5000;
@@ -109,8 +116,9 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       '127.0.0.1',
       '--save',
       '',
-      '--appendonly',
-      'no',
+      ...(options.dir === undefined
+        ? ['--appendonly', 'no']
+        : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.dir]),
       '--daemonize',
       'no',
       '--loglevel',

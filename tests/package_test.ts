@@ -130,6 +130,7 @@ test('STYLE layout: the libraries the benchmarks compare with are bench/ depende
       'socket.io',
       'socket.io-client',
       '@socket.io/redis-adapter',
+      '@socket.io/redis-streams-adapter',
       'partysocket',
       'reconnecting-websocket',
     ]

@@ -1,5 +1,8 @@
 /**
- * The production multi-node backplane: Redis pub/sub (WSM-BP-003), as `redisBackplane`.
+ * The production multi-node backplane: Redis pub/sub (WSM-BP-003), as `redisBackplane`; and
+ * the broadcast history on Redis Streams (WSM-REC-005), as `redisHistory`, so a dialer whose
+ * node died recovers what it missed on another node (it needs one client with `eval`, typed the
+ * same way; see {@linkcode redisHistory}).
  *
  * It takes two connected clients of the `redis` npm package (node-redis) — one publishes, one
  * subscribes, since a subscribed connection cannot publish — and one Redis channel. The clients
@@ -51,6 +54,7 @@ import {
   isBackplaneMessage,
 } from '../backplane.ts';
 import { describe } from '../_describe.ts';
+import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
 import { ClosedError } from '../errors.ts';
 
 /** The client events the backplane listens to. */
@@ -135,27 +139,6 @@ export interface RedisBackplane extends Backplane {
 
 /** The envelope version this code writes and reads. */
 const ENVELOPE_VERSION = 1;
-const BASE64_CHUNK = 0x8000;
-
-function messageOf(error: unknown): string {
-  // node-redis's TimeoutError has an empty message: its name says what happened.
-  return error instanceof Error ? error.message || error.name : String(error);
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += BASE64_CHUNK) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + BASE64_CHUNK));
-  }
-  return btoa(binary);
-}
-
-function fromBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
 
 /**
  * A backplane over one Redis pub/sub channel (WSM-BP-003), for acceptor nodes on any number of
@@ -488,3 +471,11 @@ export function redisBackplane(options: RedisBackplaneOptions): RedisBackplane {
     },
   };
 }
+
+export {
+  type RedisHistory,
+  redisHistory,
+  type RedisHistoryOptions,
+  type RedisHistoryRange,
+  type RedisScriptClient,
+} from './redis_history.ts';

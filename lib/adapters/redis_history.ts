@@ -1,0 +1,457 @@
+/**
+ * The broadcast history on Redis Streams, as `redisHistory`: the {@linkcode History} store that
+ * lets a dialer whose node died recover what it missed on another node (WSM-REC-005).
+ *
+ * Each tag has two keys, both holding the tag as a cluster hash tag so they share a slot:
+ * `<prefix>{<tag>}:log`, a stream whose entry ids are `<seq>-0`, and `<prefix>{<tag>}:seq`, a
+ * hash with the tag's last sequence number (`seq`) and the id of this counter's life (`epoch`).
+ * Every method is one Lua script (`EVAL`), so an append is atomic across nodes and a range reads
+ * the log and the counter at one instant. The layout is documented in `docs/backplane.md`.
+ *
+ * @module
+ */
+import type { History, HistoryEntry, HistoryRange, HistoryRetention } from '../history.ts';
+import { describe } from '../_describe.ts';
+import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
+import { MuxwsError, TimeoutError } from '../errors.ts';
+import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
+
+/**
+ * What the history needs of a Redis client: node-redis's `eval(script, { keys, arguments })`
+ * (a cluster client has it too and sends each call to the slot of its keys), and optionally its
+ * `isReady`.
+ */
+export interface RedisScriptClient {
+  /**
+   * Optional. True while the client is connected and can run commands (node-redis has it). When
+   * it is false, every call rejects at once instead of waiting in the client's offline queue.
+   */
+  readonly isReady?: boolean;
+  /** Runs a Lua script; resolves with its reply (arrays, integers and strings as node-redis reads them). */
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/** Options of {@linkcode redisHistory}. */
+export interface RedisHistoryOptions extends HistoryRetention {
+  /** A connected client; the history runs its scripts on it and never closes it. */
+  client: RedisScriptClient;
+  /**
+   * The start of every key, so that several applications can share one Redis.
+   *
+   * @default {'muxws:history:'}
+   */
+  prefix?: string;
+  /**
+   * The clock each entry's time is read from, in milliseconds since the epoch; injectable for
+   * tests.
+   *
+   * @default {Date.now}
+   */
+  now?: () => number;
+  /**
+   * How long a call waits for Redis before it rejects with a `TimeoutError`, so a Redis that is
+   * restarting or unreachable never makes the acceptor wait for long.
+   *
+   * @default {5000}
+   */
+  commandTimeoutMs?: number;
+}
+
+/** What {@linkcode RedisHistory.range} read: a {@linkcode HistoryRange} and the counter's epoch. */
+export interface RedisHistoryRange extends HistoryRange {
+  /**
+   * The id of the counter's life: drawn when the tag's counter is created, kept while it exists.
+   * A different epoch than before means the counter was lost (Redis restarted without
+   * persistence, or the key was deleted) and sequence numbers started again at 1. Empty when
+   * the tag has no counter.
+   */
+  readonly epoch: string;
+}
+
+/** The store {@linkcode redisHistory} returns. */
+export interface RedisHistory extends History {
+  /** The start of every key of this store. */
+  readonly prefix: string;
+  /** Resolves with up to `limit` entries of `tag` after `after`, with the counter's epoch. */
+  range(tag: string, after: number, limit: number): Promise<RedisHistoryRange>;
+}
+
+// The scripts. Each keeps the log contiguous: an entry is written before the counter moves, the
+// counter never goes below the log's last id, and trimming only ever removes the oldest entries.
+// Entry times never decrease along the log (an append stores the later of its clock and the last
+// entry's time), so "older than maxAgeMs" is always a prefix of the log, found by bisection.
+
+const SCRIPT_HELPERS = `
+local function field(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then return fields[i + 1] end
+  end
+  return nil
+end
+local function seqOf(id)
+  return tonumber(string.match(id, '^%d+'))
+end
+local function at(log, seq)
+  return redis.call('XRANGE', log, string.format('%d-0', seq), '+', 'COUNT', 1)[1]
+end
+local function timeOf(entry)
+  return tonumber(field(entry[2], 't'))
+end
+local function last(log)
+  return redis.call('XREVRANGE', log, '+', '-', 'COUNT', 1)[1]
+end
+-- The seq of the first entry at or after seq 'from' whose time is at least 'cutoff', or nil.
+local function firstFresh(log, from, cutoff)
+  local first = at(log, from)
+  if not first then return nil end
+  if timeOf(first) >= cutoff then return seqOf(first[1]) end
+  local newest = last(log)
+  if timeOf(newest) < cutoff then return nil end
+  -- The entry at or after lo is too old, the one at or after hi is not.
+  local lo, hi = seqOf(first[1]), seqOf(newest[1])
+  while hi - lo > 1 do
+    local mid = math.floor((lo + hi) / 2)
+    if timeOf(at(log, mid)) >= cutoff then hi = mid else lo = mid end
+  end
+  return seqOf(at(log, hi)[1])
+end
+-- The tag's head: the counter, or the log's last id when the counter is gone but the log is not.
+local function headOf(log, counter)
+  local seq = tonumber(redis.call('HGET', counter, 'seq')) or 0
+  local newest = last(log)
+  if newest then seq = math.max(seq, seqOf(newest[1])) end
+  if seq == 0 and redis.call('EXISTS', log) == 1 then
+    seq = seqOf(field(redis.call('XINFO', 'STREAM', log), 'last-generated-id'))
+  end
+  return seq, newest
+end
+`;
+
+/**
+ * KEYS: log, counter. ARGV: now, maxEntries, maxAgeMs, epoch if new, kind, data, and the Redis
+ * time after which the append must not be applied (0: none). Replies the seq (0: not applied, too
+ * late) and Redis's time in milliseconds.
+ */
+const APPEND_SCRIPT = `${SCRIPT_HELPERS}
+local log, counter = KEYS[1], KEYS[2]
+local clock = redis.call('TIME')
+local redisMs = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expiresAt = tonumber(ARGV[7])
+if expiresAt > 0 and redisMs > expiresAt then return { 0, redisMs } end
+local seq, newest = headOf(log, counter)
+local time = tonumber(ARGV[1])
+if newest then time = math.max(time, timeOf(newest)) end
+seq = seq + 1
+redis.call('XADD', log, 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq),
+  't', string.format('%d', time), 'k', ARGV[5], 'd', ARGV[6])
+redis.call('HSET', counter, 'seq', seq)
+redis.call('HSETNX', counter, 'epoch', ARGV[4])
+local fresh = firstFresh(log, 0, tonumber(ARGV[1]) - tonumber(ARGV[3]))
+if fresh then redis.call('XTRIM', log, 'MINID', string.format('%d-0', fresh)) end
+redis.call('PEXPIRE', log, ARGV[3])
+return { seq, redisMs }
+`;
+
+/** KEYS: log, counter. ARGV: after, limit, cutoff time, maxEntries. Replies head, epoch, gap, entries. */
+const RANGE_SCRIPT = `${SCRIPT_HELPERS}
+local log, counter = KEYS[1], KEYS[2]
+local head = headOf(log, counter)
+local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local reset = after > head
+local from = math.max(after, head - tonumber(ARGV[4]))
+local reply = { head, redis.call('HGET', counter, 'epoch') or '', 0 }
+local fresh = not reset and firstFresh(log, from + 1, tonumber(ARGV[3]))
+local firstSeq = nil
+if fresh then
+  local entries = redis.call('XRANGE', log, string.format('%d-0', fresh), '+', 'COUNT', limit)
+  for _, entry in ipairs(entries) do
+    local seq = seqOf(entry[1])
+    firstSeq = firstSeq or seq
+    reply[#reply + 1] = seq
+    reply[#reply + 1] = field(entry[2], 'k')
+    reply[#reply + 1] = field(entry[2], 'd')
+  end
+end
+if reset or (after < head and firstSeq ~= after + 1) then reply[3] = 1 end
+return reply
+`;
+
+/** KEYS: log, counter. */
+const HEAD_SCRIPT = `${SCRIPT_HELPERS}
+return (headOf(KEYS[1], KEYS[2]))
+`;
+
+/** The kind field of an entry: its data as given (text) or as base64 (bytes). */
+const TEXT = 's';
+const BYTES = 'b';
+
+/** Throws a `TypeError` for a non-number, a `RangeError` for a number that is not a safe integer of at least `min`. */
+function checkInteger(what: string, name: string, value: unknown, min: number): void {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return;
+  const message = `${what} as "${name}" must be an integer of at least ${min}: current value is ${
+    describe(value)
+  }`;
+  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
+}
+
+/**
+ * A {@linkcode History} on Redis Streams (WSM-REC-005), shared by every acceptor node that uses
+ * the same Redis and prefix: sequence numbers increase across nodes, and a dialer recovers on
+ * any of them.
+ *
+ * `append` is one script: it writes the entry with the id `<seq>-0` (so the stream is in
+ * sequence order), moves the counter, trims by count (`MAXLEN ~ maxEntries`) and by age (`XTRIM
+ * MINID` before the first entry younger than `maxAgeMs`), and sets the log to expire `maxAgeMs`
+ * after its last append. Redis trims by count in whole blocks, so it may hold somewhat more than
+ * `maxEntries`; `range` still never returns more than the last `maxEntries` nor anything older
+ * than `maxAgeMs` on `now`, and reports `gap` when what it skipped was asked for. The counter
+ * never expires (a dialer connected through a quiet spell keeps its position valid); delete both
+ * keys to forget a tag.
+ *
+ * `range(tag, after, limit)` reports `gap: true` when the first entry after `after` is gone
+ * while `after` is below the head, and when `after` is above the head: the counter was lost
+ * (Redis restarted without persistence) and started again at 1; then no entries are returned
+ * (as `memoryHistory()` does: the head is the caller's position now), and the `epoch` differs
+ * from the one read before. With persistence
+ * (`appendonly yes`), a restart keeps the counter and sequence numbers continue above the old
+ * ones.
+ *
+ * Data round-trips exactly: text is stored as given, bytes as base64 (a text of lone UTF-16
+ * surrogates cannot cross Redis; JSON codecs never produce one). Each call rejects with a
+ * `MuxwsError` naming the tag and what Redis said when a command fails, with a `TimeoutError`
+ * after `commandTimeoutMs`, and at once when the client's `isReady` is false. An append that
+ * timed out is never applied later, when the client delivers it after a reconnect: the script
+ * compares Redis's clock with the deadline the append was sent with (Redis's clock is estimated
+ * from each append's answer, so the first append of a store is not fenced). With node-redis,
+ * `disableOfflineQueue: true` makes calls fail at once while the client knows it is
+ * disconnected instead of waiting for the timeout.
+ *
+ * @param options The client, the key prefix, the retention, the clock and the command timeout.
+ * @returns The store, to pass as the acceptor's `history`.
+ * @throws {TypeError} When `client` has no `eval()` method, `prefix` is not a string, `now` is
+ * not a function, or a number option is not a number.
+ * @throws {RangeError} When `maxAgeMs`, `maxEntries` or `commandTimeoutMs` is not a positive
+ * integer.
+ *
+ * @example Two nodes share one log (needs a Redis server)
+ * ```ts ignore
+ * import { createClient } from 'redis';
+ * import { redisHistory } from 'muxws/redis';
+ * import assert from 'node:assert/strict';
+ *
+ * const a = createClient({ url: 'redis://127.0.0.1:6379', disableOfflineQueue: true });
+ * const b = a.duplicate();
+ * a.on('error', () => {});
+ * b.on('error', () => {});
+ * await Promise.all([a.connect(), b.connect()]);
+ *
+ * const nodeA = redisHistory({ client: a, maxAgeMs: 60_000 });
+ * const nodeB = redisHistory({ client: b, maxAgeMs: 60_000 });
+ * const first = await nodeA.append('room', '{"text":"hi"}');
+ * const second = await nodeB.append('room', new Uint8Array([1, 2, 3]));
+ * assert.equal(second, first + 1);
+ * const { entries, gap, head } = await nodeB.range('room', first - 1, 100);
+ * assert.deepEqual(entries.map((entry) => entry.seq), [first, second]);
+ * assert.deepEqual(entries[1].data, new Uint8Array([1, 2, 3]));
+ * assert.equal(head, second);
+ * // new Acceptor({ history: nodeA, ... }) on node A, nodeB on node B
+ * ```
+ */
+export function redisHistory(options: RedisHistoryOptions): RedisHistory {
+  const what = 'Cannot create redisHistory';
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(
+      `${what} as "options" must be an object: current value is ${describe(options)}`,
+    );
+  }
+  const {
+    client,
+    prefix = 'muxws:history:',
+    maxAgeMs = 120_000,
+    maxEntries = 10_000,
+    now = Date.now,
+    commandTimeoutMs = 5000,
+  } = options;
+  if (client === null || typeof client !== 'object') {
+    throw new TypeError(
+      `${what} as "client" must be a Redis client: current value is ${describe(client)}`,
+    );
+  }
+  if (typeof client.eval !== 'function') {
+    throw new TypeError(
+      `${what} as "client" must have an eval() method: current value is ${
+        describe((client as unknown as Record<string, unknown>).eval)
+      }`,
+    );
+  }
+  if (typeof prefix !== 'string') {
+    throw new TypeError(
+      `${what} as "prefix" must be a string: current value is ${describe(prefix)}`,
+    );
+  }
+  if (typeof now !== 'function') {
+    throw new TypeError(`${what} as "now" must be a function: current value is ${describe(now)}`);
+  }
+  checkInteger(what, 'maxAgeMs', maxAgeMs, 1);
+  checkInteger(what, 'maxEntries', maxEntries, 1);
+  checkInteger(what, 'commandTimeoutMs', commandTimeoutMs, 1);
+
+  /**
+   * Redis's clock minus `performance.now()`, estimated from the last append's reply (halfway
+   * between sending and answer). It turns "commandTimeoutMs after sending" into a Redis time, so
+   * an append that timed out here and reached Redis later (a client sends what it queued on a
+   * connection it had not yet seen die once it reconnects) is never applied: its broadcast was
+   * reported as not logged, and a late entry would be replayed to peers that had it live.
+   * Unknown until the first append answers; re-estimated from every answer, so clock steps heal.
+   */
+  let redisOffsetMs: number | undefined;
+
+  function keys(tag: string): string[] {
+    return [`${prefix}{${tag}}:log`, `${prefix}{${tag}}:seq`];
+  }
+
+  /** Runs one script for `tag`, bounded by the timeout; rejections say `cannot` and the tag. */
+  function run(cannot: string, tag: string, script: string, args: string[]): Promise<unknown> {
+    const failed = (detail: string, cause?: unknown) =>
+      new MuxwsError(`${cannot} of tag "${tag}" in Redis: ${detail}`, { cause });
+    if (client.isReady === false) {
+      return Promise.reject(failed('the client is not connected'));
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new TimeoutError(
+            `${cannot} of tag "${tag}" in Redis: no answer within ${commandTimeoutMs} ms`,
+          ),
+        );
+      }, commandTimeoutMs);
+    });
+    let call: Promise<unknown>;
+    try {
+      call = Promise.resolve(client.eval(script, { keys: keys(tag), arguments: args }));
+    } catch (cause) {
+      call = Promise.reject(cause);
+    }
+    const answer = call.then((reply) => reply, (cause) => {
+      throw failed(messageOf(cause), cause);
+    });
+    return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  function checkTag(cannot: string, tag: unknown): Error | undefined {
+    if (isTag(tag)) return undefined;
+    return new TypeError(
+      `${cannot} as the tag must be a string of 1 to ${MAX_TAG_LENGTH} characters: current value is ${
+        describe(tag)
+      }`,
+    );
+  }
+
+  function unexpected(cannot: string, tag: string, reply: unknown): MuxwsError {
+    return new MuxwsError(
+      `${cannot} of tag "${tag}" in Redis: expected the script's reply, found ${describe(reply)}`,
+    );
+  }
+
+  return {
+    prefix,
+    async append(tag: string, data: string | Uint8Array): Promise<number> {
+      const cannot = 'Cannot append to the history';
+      const bad = checkTag(cannot, tag);
+      if (bad) throw bad;
+      const binary = data instanceof Uint8Array;
+      if (!binary && typeof data !== 'string') {
+        throw new TypeError(
+          `${cannot} of tag "${tag}" as the data must be a string or a Uint8Array: current value is ${
+            describe(data)
+          }`,
+        );
+      }
+      const sentAt = performance.now();
+      const expiresAt = redisOffsetMs === undefined
+        ? 0
+        : Math.floor(sentAt + redisOffsetMs + commandTimeoutMs);
+      const reply = await run(cannot, tag, APPEND_SCRIPT, [
+        String(Math.floor(now())),
+        String(maxEntries),
+        String(maxAgeMs),
+        crypto.randomUUID(),
+        binary ? BYTES : TEXT,
+        binary ? toBase64(data) : data,
+        String(expiresAt),
+      ]);
+      if (
+        !Array.isArray(reply) || reply.length !== 2 || !Number.isSafeInteger(reply[0]) ||
+        reply[0] < 0 || typeof reply[1] !== 'number'
+      ) {
+        throw unexpected(cannot, tag, reply);
+      }
+      const [seq, redisMs] = reply as [number, number];
+      redisOffsetMs = redisMs - (sentAt + performance.now()) / 2;
+      if (seq === 0) {
+        throw new MuxwsError(
+          `${cannot} of tag "${tag}" in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
+        );
+      }
+      return seq;
+    },
+    async head(tag: string): Promise<number> {
+      const cannot = 'Cannot read the head';
+      const bad = checkTag(cannot, tag);
+      if (bad) throw bad;
+      const reply = await run(cannot, tag, HEAD_SCRIPT, []);
+      if (typeof reply !== 'number' || !Number.isSafeInteger(reply) || reply < 0) {
+        throw unexpected(cannot, tag, reply);
+      }
+      return reply;
+    },
+    async range(tag: string, after: number, limit: number): Promise<RedisHistoryRange> {
+      const cannot = 'Cannot read the history';
+      const bad = checkTag(cannot, tag);
+      if (bad) throw bad;
+      checkInteger(`${cannot} of tag "${tag}"`, 'after', after, 0);
+      checkInteger(`${cannot} of tag "${tag}"`, 'limit', limit, 1);
+      const reply = await run(cannot, tag, RANGE_SCRIPT, [
+        String(after),
+        String(limit),
+        String(Math.floor(now()) - maxAgeMs),
+        String(maxEntries),
+      ]);
+      if (
+        !Array.isArray(reply) || reply.length < 3 || (reply.length - 3) % 3 !== 0 ||
+        typeof reply[0] !== 'number' || typeof reply[1] !== 'string'
+      ) {
+        throw unexpected(cannot, tag, reply);
+      }
+      const entries: HistoryEntry[] = [];
+      for (let i = 3; i < reply.length; i += 3) {
+        const [seq, kind, text] = [reply[i], reply[i + 1], reply[i + 2]];
+        if (typeof seq !== 'number' || typeof text !== 'string') {
+          throw unexpected(cannot, tag, reply);
+        }
+        let data: string | Uint8Array;
+        if (kind === TEXT) {
+          data = text;
+        } else if (kind === BYTES) {
+          try {
+            data = fromBase64(text);
+          } catch (cause) {
+            throw new MuxwsError(
+              `${cannot} of tag "${tag}" in Redis: entry ${seq} holds bytes that are not base64`,
+              { cause },
+            );
+          }
+        } else {
+          throw new MuxwsError(
+            `${cannot} of tag "${tag}" in Redis: entry ${seq} has the kind ${
+              describe(kind)
+            }, expected "${TEXT}" or "${BYTES}"`,
+          );
+        }
+        entries.push({ seq, data });
+      }
+      return { entries, gap: reply[2] === 1, head: reply[0], epoch: reply[1] };
+    },
+  };
+}

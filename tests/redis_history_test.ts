@@ -1,0 +1,379 @@
+// redisHistory() against a real redis-server (tests/_redis.ts starts one per test on a loopback
+// port; CI installs redis-server, so these never skip): the conformance suite every History
+// passes, then what is Redis's own: the key layout, a lost counter, a Redis restart with and
+// without persistence, command failures and timeouts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import {
+  type RedisHistory,
+  redisHistory,
+  type RedisHistoryOptions,
+  type RedisScriptClient,
+} from '../lib/adapters/redis.ts';
+import { MuxwsError, TimeoutError } from '../lib/errors.ts';
+import { historySuite, within } from './_history_suite.ts';
+import { startRedis } from './_redis.ts';
+import { fakeTime } from './_fake_time.ts';
+
+async function connectClient(url: string) {
+  const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
+  client.on('error', () => {}); // the history reports failures through its calls
+  await within(client.connect(), 5000, 'the Redis client to connect');
+  return client;
+}
+
+type Client = Awaited<ReturnType<typeof connectClient>>;
+
+function destroy(client: Client | undefined): void {
+  try {
+    client?.destroy();
+  } catch {
+    // already closed
+  }
+}
+
+/** Resolves once `check()` holds, polling every 20 ms; rejects after `ms`. */
+async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+historySuite('redisHistory()', async (options) => {
+  const redis = await startRedis();
+  const clients: Client[] = [];
+  try {
+    clients.push(await connectClient(redis.url), await connectClient(redis.url));
+  } catch (error) {
+    clients.forEach(destroy);
+    await redis.stop();
+    throw error;
+  }
+  return {
+    stores: [
+      redisHistory({ client: clients[0], ...options }),
+      redisHistory({ client: clients[1], ...options }),
+    ],
+    async close() {
+      clients.forEach(destroy);
+      await redis.stop();
+    },
+  };
+});
+
+/** One Redis, one client, one store; all closed in `finally`. */
+async function withRedis(
+  options: Omit<RedisHistoryOptions, 'client'>,
+  body: (history: RedisHistory, client: Client) => Promise<void>,
+): Promise<void> {
+  const redis = await startRedis();
+  let client: Client | undefined;
+  try {
+    client = await connectClient(redis.url);
+    await body(redisHistory({ client, ...options }), client);
+  } finally {
+    destroy(client);
+    await redis.stop();
+  }
+}
+
+test(
+  'redisHistory() keeps a stream of <seq>-0 ids and a counter hash per tag under hash-tagged keys (WSM-REC-005)',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    await withRedis({ prefix: 'app:' }, async (history, client) => {
+      assert.equal(history.prefix, 'app:');
+      await history.append('room:1', 'hello');
+      await history.append('room:1', new Uint8Array([0, 255]));
+      assert.equal(await client.type('app:{room:1}:log'), 'stream');
+      assert.equal(await client.type('app:{room:1}:seq'), 'hash');
+      const log = (await client.xRange('app:{room:1}:log', '-', '+')) ?? [];
+      assert.deepEqual(log.map((entry) => entry.id), ['1-0', '2-0']);
+      assert.equal(log[0].message.k, 's');
+      assert.equal(log[0].message.d, 'hello');
+      assert.equal(log[1].message.k, 'b');
+      assert.equal(log[1].message.d, 'AP8=');
+      const counter = await client.hGetAll('app:{room:1}:seq');
+      assert.equal(counter.seq, '2');
+      assert.match(counter.epoch, /^[0-9a-f-]{36}$/);
+      const range = await history.range('room:1', 0, 10);
+      assert.equal(range.epoch, counter.epoch);
+      // The log expires maxAgeMs after its last append; the counter never does.
+      const logTtl = await client.pTTL('app:{room:1}:log');
+      assert.ok(logTtl > 0 && logTtl <= 120_000, `log TTL ${logTtl}`);
+      assert.equal(await client.pTTL('app:{room:1}:seq'), -1);
+    });
+  },
+);
+
+test(
+  'redisHistory() continues above the log when its counter was deleted, never going backwards (WSM-REC-005)',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    await withRedis({}, async (history, client) => {
+      for (let i = 1; i <= 5; i++) await history.append('room', `m${i}`);
+      await client.del('muxws:history:{room}:seq');
+      assert.equal(await history.head('room'), 5);
+      assert.equal(await history.append('room', 'm6'), 6);
+      // With every entry trimmed away too, the stream's last id still holds the count.
+      await client.del('muxws:history:{room}:seq');
+      await client.xTrim('muxws:history:{room}:log', 'MAXLEN', 0);
+      assert.equal(await history.head('room'), 6);
+      assert.equal(await history.append('room', 'm7'), 7);
+    });
+  },
+);
+
+test('redisHistory() rejects with the tag and what Redis said when a command fails (WSM-REC-005)', {
+  timeout: 30_000,
+}, async () => {
+  await withRedis({}, async (history, client) => {
+    await client.set('muxws:history:{room}:log', 'not a stream');
+    for (
+      const [call, start] of [
+        [
+          () => history.append('room', 'x'),
+          'Cannot append to the history of tag "room" in Redis: ',
+        ],
+        [() => history.range('room', 0, 10), 'Cannot read the history of tag "room" in Redis: '],
+        [() => history.head('room'), 'Cannot read the head of tag "room" in Redis: '],
+      ] as const
+    ) {
+      await assert.rejects(call(), (error: Error) => {
+        assert.ok(error instanceof MuxwsError, String(error));
+        assert.ok(error.message.startsWith(start), error.message);
+        assert.match(error.message, /WRONGTYPE/);
+        assert.ok(error.cause instanceof Error);
+        return true;
+      });
+    }
+  });
+});
+
+test(
+  'redisHistory() rejects during a Redis restart, then starts again at 1 with a gap and a new epoch when nothing persisted (WSM-REC-005)',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const redis = await startRedis();
+    let client: Client | undefined;
+    try {
+      client = await connectClient(redis.url);
+      const history = redisHistory({ client, commandTimeoutMs: 1000 });
+      for (let i = 1; i <= 3; i++) await history.append('room', `m${i}`);
+      const before = await history.range('room', 0, 10);
+      await redis.stop();
+      // Right after the stop, node-redis may not have seen the connection die yet: then it
+      // queues the append, the history times it out, and the client sends it after the
+      // reconnect, where it must not be applied. Once it has seen it, the append fails at once.
+      const started = Date.now();
+      await assert.rejects(within(history.append('room', 'lost'), 3000, 'the append to fail'), (
+        error: Error,
+      ) => {
+        assert.ok(error instanceof MuxwsError, String(error));
+        assert.match(error.message, /^Cannot append to the history of tag "room" in Redis: /);
+        return true;
+      });
+      assert.ok(Date.now() - started <= 1500, `rejected after ${Date.now() - started} ms`);
+      await redis.start();
+      await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
+      assert.equal(await history.append('room', 'after'), 1);
+      // A dialer at seq 3 asks: the counter is below it, so a gap, and the head to go back to.
+      const after = await history.range('room', 3, 10);
+      assert.deepEqual(after.entries, []);
+      assert.equal(after.gap, true);
+      assert.equal(after.head, 1);
+      assert.deepEqual((await history.range('room', 0, 10)).entries, [{ seq: 1, data: 'after' }]);
+      assert.notEqual(after.epoch, before.epoch);
+    } finally {
+      destroy(client);
+      await redis.stop();
+    }
+  },
+);
+
+test(
+  'redisHistory() continues above the old seqs after a restart of a Redis that persisted (WSM-REC-005)',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'muxws-redis-'));
+    const redis = await startRedis({ dir });
+    let client: Client | undefined;
+    try {
+      client = await connectClient(redis.url);
+      const history = redisHistory({ client });
+      for (let i = 1; i <= 3; i++) await history.append('room', `m${i}`);
+      const before = await history.range('room', 0, 10);
+      await redis.stop();
+      await redis.start();
+      await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
+      assert.equal(await history.append('room', 'm4'), 4);
+      const after = await history.range('room', 0, 10);
+      assert.deepEqual(after.entries.map((entry) => entry.data), ['m1', 'm2', 'm3', 'm4']);
+      assert.equal(after.gap, false);
+      assert.equal(after.epoch, before.epoch);
+    } finally {
+      destroy(client);
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'redisHistory() never applies an append that timed out, even when Redis runs it later (WSM-REC-005)',
+  {
+    timeout: 30_000,
+  },
+  async () => {
+    const redis = await startRedis();
+    let client: Client | undefined;
+    try {
+      const real = client = await connectClient(redis.url);
+      // A client that holds calls back while `held` is set, as node-redis does with a command it
+      // queued on a connection it has not yet seen die, and sends after the reconnect.
+      let held: Promise<void> | undefined;
+      let sent: Promise<unknown> = Promise.resolve();
+      const delaying: RedisScriptClient = {
+        eval(script, options) {
+          const wait = held;
+          sent = (async () => {
+            await wait;
+            return await real.eval(script, options);
+          })();
+          return sent;
+        },
+      };
+      const history = redisHistory({ client: delaying, commandTimeoutMs: 200 });
+      assert.equal(await history.append('room', 'first'), 1);
+      let release = () => {};
+      held = new Promise((resolve) => (release = resolve));
+      await assert.rejects(
+        within(history.append('room', 'late'), 5000, 'the append to time out'),
+        TimeoutError,
+      );
+      held = undefined;
+      release();
+      await within(sent, 5000, 'Redis to run the late append');
+      assert.equal(await history.append('room', 'next'), 2);
+      const { entries } = await history.range('room', 0, 10);
+      assert.deepEqual(entries.map((entry) => entry.data), ['first', 'next']);
+    } finally {
+      destroy(client);
+      await redis.stop();
+    }
+  },
+);
+
+test('redisHistory() rejects with a TimeoutError when Redis does not answer within commandTimeoutMs (WSM-REC-005)', async () => {
+  using clock = fakeTime();
+  const silent: RedisScriptClient = { eval: () => new Promise(() => {}) };
+  const history = redisHistory({ client: silent, commandTimeoutMs: 2000 });
+  const pending = history.append('room', 'x');
+  const seen: { outcome: unknown } = { outcome: 'pending' };
+  pending.then((value) => (seen.outcome = value), (error) => (seen.outcome = error));
+  await clock.tickAsync(1999);
+  assert.equal(String(seen.outcome), 'pending');
+  await clock.tickAsync(1);
+  assert.ok(seen.outcome instanceof TimeoutError, String(seen.outcome));
+  assert.equal(
+    seen.outcome.message,
+    'Cannot append to the history of tag "room" in Redis: no answer within 2000 ms',
+  );
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('redisHistory() rejects at once while the client is not ready, sending nothing (WSM-REC-005)', async () => {
+  let sent = 0;
+  const offline: RedisScriptClient = {
+    isReady: false,
+    eval: () => {
+      sent++;
+      return Promise.resolve(1);
+    },
+  };
+  const history = redisHistory({ client: offline });
+  await assert.rejects(history.head('room'), {
+    name: 'MuxwsError',
+    message: 'Cannot read the head of tag "room" in Redis: the client is not connected',
+  });
+  assert.equal(sent, 0);
+});
+
+test('redisHistory() rejects a bad tag, data, position or limit without sending a command (WSM-REC-005)', async () => {
+  let sent = 0;
+  const client: RedisScriptClient = {
+    eval: () => {
+      sent++;
+      return Promise.resolve(1);
+    },
+  };
+  const history = redisHistory({ client });
+  await assert.rejects(history.append('', 'x'), {
+    name: 'TypeError',
+    message:
+      'Cannot append to the history as the tag must be a string of 1 to 256 characters: current value is ""',
+  });
+  await assert.rejects(history.append('room', 5 as unknown as string), {
+    name: 'TypeError',
+    message:
+      'Cannot append to the history of tag "room" as the data must be a string or a Uint8Array: current value is 5',
+  });
+  await assert.rejects(history.range('room', -1, 10), {
+    name: 'RangeError',
+    message:
+      'Cannot read the history of tag "room" as "after" must be an integer of at least 0: current value is -1',
+  });
+  await assert.rejects(history.range('room', 0, 0), {
+    name: 'RangeError',
+    message:
+      'Cannot read the history of tag "room" as "limit" must be an integer of at least 1: current value is 0',
+  });
+  assert.equal(sent, 0);
+});
+
+test('redisHistory() validates its options at construction (WSM-REC-005)', () => {
+  const client: RedisScriptClient = { eval: () => Promise.resolve(0) };
+  assert.throws(
+    () => redisHistory({ client: {} as RedisScriptClient }),
+    {
+      name: 'TypeError',
+      message:
+        'Cannot create redisHistory as "client" must have an eval() method: current value is undefined',
+    },
+  );
+  assert.throws(
+    () => redisHistory(null as unknown as RedisHistoryOptions),
+    /"options" must be an object/,
+  );
+  assert.throws(() => redisHistory({ client, maxEntries: 0 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create redisHistory as "maxEntries" must be an integer of at least 1: current value is 0',
+  });
+  assert.throws(() => redisHistory({ client, maxAgeMs: '1' as unknown as number }), {
+    name: 'TypeError',
+  });
+  assert.throws(() => redisHistory({ client, commandTimeoutMs: 1.5 }), { name: 'RangeError' });
+  assert.throws(
+    () => redisHistory({ client, prefix: 1 as unknown as string }),
+    /"prefix" must be a string/,
+  );
+  assert.throws(
+    () => redisHistory({ client, now: 1 as unknown as () => number }),
+    /"now" must be a function/,
+  );
+});
