@@ -6,6 +6,14 @@
  * reads the acceptor's peers as a set and reports through a small {@linkcode BroadcastHost}, so
  * it knows nothing of the `Acceptor`. Internal.
  *
+ * Delivery takes the runtime's native path where one exists (`lib/_topics.ts`): a peer whose
+ * sink offers topics (Bun) is subscribed to one topic per tag it holds, kept in step as tags are
+ * added and deleted and as it ends, and a broadcast to a tag is one `publish` per server. The
+ * send loop (`#deliver`) takes every other case: `except` (tags or peers), `broadcastAll`, a peer
+ * without topics or held off them ({@linkcode Broadcaster.hold}), and a broadcast that finds
+ * any of its native peers over `highWaterMark`: a publish cannot leave one socket out, so the
+ * whole broadcast then goes through the loop, which skips that peer and counts it dropped.
+ *
  * @module
  */
 import type { Codec } from './codec.ts';
@@ -14,6 +22,7 @@ import { type Backplane, BackplaneError, type BackplaneMessage } from './backpla
 import { encodePublish } from './_session.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
+import { topicPrefix, type TopicPublisher, type TopicSink } from './_topics.ts';
 
 /** An empty `except` list, shared. */
 const NO_TAGS: string[] = [];
@@ -43,6 +52,12 @@ export class Broadcaster {
   #unsubscribe: (() => void) | undefined;
   #delivered = 0;
   #dropped = 0;
+  /** The start of this acceptor's topic names (`lib/_topics.ts`). */
+  readonly #topicPrefix: string = topicPrefix();
+  /** A peer with topics was indexed: broadcasts to a tag try the native path. */
+  #topics = false;
+  /** Peers held off the native path: off their topics, reached by the send loop. */
+  readonly #held = new Set<PeerImpl>();
 
   /**
    * Subscribes to `backplane`, when there is one, to deliver the other nodes' broadcasts.
@@ -80,19 +95,67 @@ export class Broadcaster {
     return this.#byTag.get(tag);
   }
 
-  /** `tag` was added to `peer` (or `peer` joined holding it). */
+  /** `tag` was added to `peer` (or `peer` joined holding it): it joins the tag's topic too. */
   index(peer: PeerImpl, tag: string): void {
     let set = this.#byTag.get(tag);
     if (!set) this.#byTag.set(tag, set = new Set());
     set.add(peer);
+    const topics = this.#native(peer);
+    if (topics !== undefined) {
+      this.#topics = true;
+      this.#join(peer, topics, tag, true);
+    }
   }
 
-  /** `tag` was deleted from `peer` (or `peer` ended holding it). */
+  /** `tag` was deleted from `peer` (or `peer` ended holding it): it leaves the tag's topic. */
   unindex(peer: PeerImpl, tag: string): void {
     const set = this.#byTag.get(tag);
     if (!set) return;
     set.delete(peer);
     if (set.size === 0) this.#byTag.delete(tag);
+    const topics = this.#native(peer);
+    if (topics !== undefined) this.#join(peer, topics, tag, false);
+  }
+
+  /**
+   * Holds `peer` off the native path: it leaves its tags' topics and every broadcast reaches it
+   * through the send loop, until {@linkcode Broadcaster.release}. For a peer whose live
+   * broadcasts must wait (a replay of what it missed).
+   */
+  hold(peer: PeerImpl): void {
+    if (peer.isClosed) return;
+    const topics = this.#native(peer);
+    this.#held.add(peer);
+    if (topics === undefined) return;
+    for (const tag of peer.tags) this.#join(peer, topics, tag, false);
+  }
+
+  /** Ends {@linkcode Broadcaster.hold}, and is called as `peer` ends: it rejoins its tags' topics. */
+  release(peer: PeerImpl): void {
+    if (!this.#held.delete(peer)) return;
+    const topics = this.#native(peer);
+    if (topics !== undefined && !peer.isClosed) {
+      for (const tag of peer.tags) this.#join(peer, topics, tag, true);
+    }
+  }
+
+  /**
+   * The one predicate of the native path: `peer`'s topics when it may take it (its sink has
+   * topics and it is not held), else `undefined`.
+   */
+  #native(peer: PeerImpl): TopicSink | undefined {
+    if (this.#held.size > 0 && this.#held.has(peer)) return undefined;
+    return peer.sink.topics;
+  }
+
+  /** Subscribes `peer` to `tag`'s topic, or unsubscribes it; a failure is reported. */
+  #join(peer: PeerImpl, topics: TopicSink, tag: string, join: boolean): void {
+    try {
+      if (join) topics.subscribe(this.#topicPrefix + tag);
+      else topics.unsubscribe(this.#topicPrefix + tag);
+    } catch (error) {
+      this.#host.report(error, peer);
+    }
   }
 
   /** Ends the backplane subscription: other nodes' broadcasts no longer arrive here. */
@@ -132,7 +195,9 @@ export class Broadcaster {
     const codec = this.#host.codec;
     // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
     const encoded = encodePublish(codec, shown, payload, headers, 'broadcast()');
-    const count = this.#deliver(targets, encoded, except, exceptPeers);
+    const count = tag !== undefined && except === NO_TAGS && exceptPeers === undefined
+      ? this.#deliverToTag(tag, targets, encoded)
+      : this.#deliver(targets, encoded, except, exceptPeers);
     if (this.#backplane) {
       this.#publish({
         tag: tag ?? BROADCAST_ALL_TAG,
@@ -170,8 +235,62 @@ export class Broadcaster {
       );
       return;
     }
-    const targets = message.tag === BROADCAST_ALL_TAG ? this.#peers : this.#byTag.get(message.tag);
-    this.#deliver(targets, message.payload, message.except ?? NO_TAGS, undefined);
+    if (message.tag === BROADCAST_ALL_TAG) {
+      this.#deliver(this.#peers, message.payload, message.except ?? NO_TAGS, undefined);
+      return;
+    }
+    const targets = this.#byTag.get(message.tag);
+    if (message.except === undefined || message.except.length === 0) {
+      this.#deliverToTag(message.tag, targets, message.payload);
+    } else {
+      this.#deliver(targets, message.payload, message.except, undefined);
+    }
+  }
+
+  /**
+   * Hands one encoded PUBLISH to every live peer of `targets`, `tag`'s peers: one publish to the
+   * tag's topic on each server for the peers that may take the native path, the send loop for
+   * the others; the send loop for all when any native peer is over `highWaterMark`.
+   */
+  #deliverToTag(
+    tag: string,
+    targets: ReadonlySet<PeerImpl> | undefined,
+    encoded: string | Uint8Array,
+  ): number {
+    if (!this.#topics || !targets || targets.size === 0) {
+      return this.#deliver(targets, encoded, NO_TAGS, undefined);
+    }
+    let native = 0;
+    let rest: PeerImpl[] | undefined;
+    let first: TopicPublisher | undefined;
+    let others: Set<TopicPublisher> | undefined;
+    for (const peer of targets) {
+      if (peer.isClosed) continue;
+      const publisher = this.#native(peer)?.publisher;
+      if (publisher === undefined || peer.session.isClosed) {
+        (rest ??= []).push(peer);
+        continue;
+      }
+      if (peer.session.congested()) return this.#deliver(targets, encoded, NO_TAGS, undefined);
+      if (first === undefined) first = publisher;
+      else if (publisher !== first) (others ??= new Set()).add(publisher);
+      native++;
+    }
+    if (first !== undefined) {
+      const topic = this.#topicPrefix + tag;
+      try {
+        first.publish(topic, encoded);
+        if (others !== undefined) {
+          for (const publisher of others) publisher.publish(topic, encoded);
+        }
+        this.#delivered += native;
+      } catch (error) {
+        this.#host.report(error);
+        this.#dropped += native;
+        native = 0;
+      }
+    }
+    return rest === undefined ? native : native + this.#deliver(rest, encoded, NO_TAGS, undefined);
   }
 
   /**
@@ -179,12 +298,12 @@ export class Broadcaster {
    * holds no `except` tag.
    */
   #deliver(
-    targets: ReadonlySet<PeerImpl> | undefined,
+    targets: ReadonlySet<PeerImpl> | readonly PeerImpl[] | undefined,
     encoded: string | Uint8Array,
     except: readonly string[],
     exceptPeers: ReadonlySet<Peer> | undefined,
   ): number {
-    if (!targets || targets.size === 0) return 0;
+    if (!targets || ('size' in targets ? targets.size : targets.length) === 0) return 0;
     let count = 0;
     for (const peer of [...targets]) {
       if (peer.isClosed || exceptPeers?.has(peer)) continue;

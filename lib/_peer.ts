@@ -27,6 +27,7 @@ import { callContained } from './_contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { cork } from './_node_ws.ts';
+import { type TopicSink, topicSinkOf } from './_topics.ts';
 import type { ApiSpec, MessageOf, OutputOf } from './api.ts';
 import type { ServedRoutes } from './_routes.ts';
 import { callRoute, openRoute, streamHandler } from './_route_streams.ts';
@@ -284,6 +285,11 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     } catch (error) {
       this.#host.report(error, this.peer);
     }
+  }
+
+  /** The publish/subscribe topics of attach()'s sink, when it offers them (Bun). */
+  get topics(): TopicSink | undefined {
+    return this.#isSocket ? undefined : topicSinkOf(this.#transport);
   }
 
   get bufferedAmount(): number | undefined {
