@@ -23,6 +23,7 @@ import { encodePublish } from './_session.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
 import { topicPrefix, type TopicPublisher, type TopicSink } from './_topics.ts';
+import { type TextBytes, textBytes } from './_node_ws.ts';
 
 /** An empty `except` list, shared. */
 const NO_TAGS: string[] = [];
@@ -295,7 +296,8 @@ export class Broadcaster {
 
   /**
    * Hands one encoded PUBLISH to every live peer of `targets` that is not in `exceptPeers` and
-   * holds no `except` tag.
+   * holds no `except` tag. A text frame goes to `ws` sockets (Node) as its UTF-8 bytes, encoded
+   * once for all of them rather than by `ws` once per peer.
    */
   #deliver(
     targets: ReadonlySet<PeerImpl> | readonly PeerImpl[] | undefined,
@@ -305,12 +307,16 @@ export class Broadcaster {
   ): number {
     if (!targets || ('size' in targets ? targets.size : targets.length) === 0) return 0;
     let count = 0;
+    let bytes: TextBytes | undefined;
     for (const peer of [...targets]) {
       if (peer.isClosed || exceptPeers?.has(peer)) continue;
       if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
       let sent = false;
       try {
-        sent = peer.session.sendEncoded(encoded);
+        const data = typeof encoded === 'string' && peer.sink.isWs
+          ? bytes ??= textBytes(encoded)
+          : encoded;
+        sent = peer.session.sendEncoded(data);
       } catch (error) {
         this.#host.report(error, peer);
         continue;

@@ -24,10 +24,11 @@ export interface BroadcastSuiteOptions {
   WebSocket?: SocketConstructor;
 }
 
-/** One peer: its socket and the payloads of the PUBLISH frames it received. */
+/** One peer: its socket, the payloads of the PUBLISH frames it received, how many were binary. */
 interface Client {
   socket: WebSocket;
   got: unknown[];
+  binary: number;
 }
 
 /** An acceptor whose peers take their tags and `data.name` from the upgrade's query. */
@@ -68,8 +69,9 @@ export function broadcastSuite(
   async function open(port: number, path: string, peer: string, tags: string[]): Promise<Client> {
     const url = `ws://127.0.0.1:${port}${path}?name=${peer}&tags=${tags.join(',')}`;
     const socket = new Socket(url, 'muxws.v1.json');
-    const client: Client = { socket, got: [] };
+    const client: Client = { socket, got: [], binary: 0 };
     socket.onmessage = (event: MessageEvent) => {
+      if (typeof event.data !== 'string') client.binary++;
       const frame = JSON.parse(String(event.data));
       if (Array.isArray(frame) && frame[0] === 9) client.got.push(frame[3]);
     };
@@ -84,7 +86,7 @@ export function broadcastSuite(
     return client;
   }
 
-  test(`${name}: a broadcast reaches exactly the peers holding the tag as tags change and peers leave, except leaves out whom it names, and delivered counts each (WSM-ACC-005, WSM-APP-005)`, async () => {
+  test(`${name}: a broadcast reaches exactly the peers holding the tag as tags change and peers leave, except leaves out whom it names, delivered counts each, and every frame is text (WSM-ACC-005, WSM-APP-005)`, async () => {
     const acceptor = taggingAcceptor();
     const server = await serve(acceptor);
     const clients: Client[] = [];
@@ -118,6 +120,7 @@ export function broadcastSuite(
       assert.deepEqual(a.got, [1, 2, 'end']);
       assert.deepEqual(b.got, [1, 3, 4, 6, 'end']);
       assert.deepEqual(c.got, [4, 5]);
+      assert.deepEqual(clients.map((client) => client.binary), [0, 0, 0], 'text frames only');
       assert.deepEqual([acceptor.stats.delivered, acceptor.stats.dropped], [10, 0]);
     } finally {
       for (const client of clients) client.socket.close();

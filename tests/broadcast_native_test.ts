@@ -1,9 +1,11 @@
-// The native path of the acceptor's broadcast on its own: peers whose sinks offer topics (Bun)
+// The native paths of the acceptor's broadcast on their own: peers whose sinks offer topics (Bun)
 // follow their tags' topics, a broadcast to a tag is one publish per server, and the send loop
-// takes every case a publish cannot express (WSM-ACC-005, WSM-APP-005).
+// takes every case a publish cannot express; `ws` sockets (Node) get a text frame's bytes,
+// encoded once (WSM-ACC-005, WSM-APP-005).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Broadcaster } from '../lib/_broadcast.ts';
+import { Acceptor, type ServerWebSocket } from '../lib/acceptor.ts';
 import { jsonCodec } from '../lib/codec.ts';
 import type { PeerImpl } from '../lib/_peer.ts';
 import type { TopicPublisher, TopicSink } from '../lib/_topics.ts';
@@ -204,4 +206,40 @@ test('a throwing publish is reported and its peers counted as dropped', () => {
   assert.equal(b.broadcast('room', 'hi', {}), 1);
   assert.equal(reported.length, 1);
   assert.deepEqual([b.delivered, b.dropped], [1, 1]);
+});
+
+/** A socket that passes for the `ws` package's: an EventEmitter with `terminate()`. */
+function fakeWs() {
+  const sent: [string | Uint8Array, unknown][] = [];
+  const socket = {
+    readyState: 1,
+    binaryType: 'nodebuffer',
+    bufferedAmount: 0,
+    sent,
+    on() {},
+    removeListener() {},
+    terminate() {},
+    addEventListener() {},
+    removeEventListener() {},
+    send(data: string | Uint8Array, options?: unknown) {
+      sent.push([data, options]);
+    },
+    close() {},
+  };
+  return socket;
+}
+
+test('a broadcast hands every ws socket the same UTF-8 bytes of its text frame, sent as text', async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+  const sockets = [fakeWs(), fakeWs()];
+  for (const socket of sockets) {
+    acceptor.accept(socket as unknown as ServerWebSocket, { tags: ['room'] });
+  }
+  assert.equal(await acceptor.broadcast('room', 'héllo'), 2);
+  const [[a, aOptions], [b, bOptions]] = sockets.map((s) => s.sent.at(-1)!);
+  assert.ok(a instanceof Uint8Array, 'bytes, not a string');
+  assert.equal(a, b, 'encoded once');
+  assert.deepEqual([aOptions, bOptions], [{ binary: false }, { binary: false }]);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(a)), [9, 'room', null, 'héllo']);
+  await acceptor.close({ drainMs: 0, spreadMs: 0 });
 });
