@@ -8,7 +8,9 @@
  *
  * Delivery takes the runtime's native path where one exists (`lib/_topics.ts`): a peer whose
  * sink offers topics (Bun) is subscribed to one topic per tag it holds, kept in step as tags are
- * added and deleted and as it ends, and a broadcast to a tag is one `publish` per server. The
+ * added and deleted and as it ends, and a broadcast to a tag is one `publish` per server. A tag's
+ * topic comes into use at its first broadcast, which subscribes its peers then, so a tag nothing
+ * is broadcast to costs no subscription (a subscribed socket holds a few hundred bytes more). The
  * send loop (`#deliver`) takes every other case: `except` (tags or peers), `broadcastAll`, a peer
  * without topics or held off them ({@linkcode Broadcaster.hold}), and a broadcast that finds
  * any of its native peers over `highWaterMark`: a publish cannot leave one socket out, so the
@@ -59,6 +61,8 @@ export class Broadcaster {
   #topics = false;
   /** Peers held off the native path: off their topics, reached by the send loop. */
   readonly #held = new Set<PeerImpl>();
+  /** The tags whose topic is in use: broadcast to natively since a peer last held them. */
+  readonly #live = new Set<string>();
 
   /**
    * Subscribes to `backplane`, when there is one, to deliver the other nodes' broadcasts.
@@ -113,9 +117,11 @@ export class Broadcaster {
     const set = this.#byTag.get(tag);
     if (!set) return;
     set.delete(peer);
-    if (set.size === 0) this.#byTag.delete(tag);
     const topics = this.#native(peer);
     if (topics !== undefined) this.#join(peer, topics, tag, false);
+    if (set.size > 0) return;
+    this.#byTag.delete(tag);
+    this.#live.delete(tag);
   }
 
   /**
@@ -146,11 +152,16 @@ export class Broadcaster {
    */
   #native(peer: PeerImpl): TopicSink | undefined {
     if (this.#held.size > 0 && this.#held.has(peer)) return undefined;
-    return peer.sink.topics;
+    const topics = peer.sink.topics;
+    return topics?.publisher === undefined ? undefined : topics;
   }
 
-  /** Subscribes `peer` to `tag`'s topic, or unsubscribes it; a failure is reported. */
+  /**
+   * Subscribes `peer` to `tag`'s topic, or unsubscribes it, when the topic is in use; a failure is
+   * reported.
+   */
   #join(peer: PeerImpl, topics: TopicSink, tag: string, join: boolean): void {
+    if (!this.#live.has(tag)) return;
     try {
       if (join) topics.subscribe(this.#topicPrefix + tag);
       else topics.unsubscribe(this.#topicPrefix + tag);
@@ -278,6 +289,7 @@ export class Broadcaster {
       native++;
     }
     if (first !== undefined) {
+      if (!this.#live.has(tag)) this.#goLive(tag, targets);
       const topic = this.#topicPrefix + tag;
       try {
         first.publish(topic, encoded);
@@ -292,6 +304,15 @@ export class Broadcaster {
       }
     }
     return rest === undefined ? native : native + this.#deliver(rest, encoded, NO_TAGS, undefined);
+  }
+
+  /** Puts `tag`'s topic in use: subscribes its peers that may take the native path. */
+  #goLive(tag: string, targets: ReadonlySet<PeerImpl>): void {
+    this.#live.add(tag);
+    for (const peer of targets) {
+      const topics = this.#native(peer);
+      if (topics !== undefined && !peer.isClosed) this.#join(peer, topics, tag, true);
+    }
   }
 
   /**

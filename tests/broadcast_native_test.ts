@@ -105,14 +105,25 @@ function setUp(peers: FakePeer[]) {
   return { b, reported, add, remove, as: (p: FakePeer) => p as unknown as PeerImpl };
 }
 
-test('a peer with topics is subscribed to one topic per tag it holds, in step with its tags', () => {
+test("a peer joins a tag's topic at the first broadcast to the tag, then follows its tags", () => {
   const server = new FakeServer();
   const a = fakePeer('a', ['room', 'news'], server);
-  const { add, remove } = setUp([a]);
+  const late = fakePeer('late', [], server);
+  const { b, add, remove } = setUp([a, late]);
+  assert.deepEqual(server.topicsOf(a), [], 'no topic before a broadcast to it');
+  b.broadcast('room', 1, {});
+  b.broadcast('news', 2, {});
   assert.deepEqual(server.topicsOf(a), ['news', 'room']);
+  add(late, 'room');
   add(a, 'vip');
   remove(a, 'news');
+  assert.deepEqual([server.topicsOf(a), server.topicsOf(late)], [['room'], ['room']]);
+  b.broadcast('vip', 3, {});
   assert.deepEqual(server.topicsOf(a), ['room', 'vip']);
+  // Once nobody holds a tag its topic is out of use, until the next broadcast to it.
+  remove(a, 'vip');
+  add(a, 'vip');
+  assert.deepEqual(server.topicsOf(a), ['room']);
   const topic = [...server.subscribers.keys()][0];
   assert.match(topic, /^\0muxws [0-9a-f-]{36}\0/);
 });
@@ -192,7 +203,7 @@ test('a held peer leaves its topics and takes broadcasts through the loop until 
   assert.equal(b.broadcast('room', 'hi', {}), 2);
   assert.deepEqual(peers.map((p) => [p.got.length, p.looped]), [[1, 0], [1, 1]]);
   b.release(as(peers[1]));
-  assert.deepEqual(server.topicsOf(peers[1]), ['news', 'room']);
+  assert.deepEqual(server.topicsOf(peers[1]), ['room'], "the topics in use: room's");
   assert.equal(b.broadcast('room', 'again', {}), 2);
   assert.deepEqual(peers.map((p) => [p.got.length, p.looped]), [[2, 0], [2, 1]]);
   assert.equal(b.delivered, 4);
