@@ -7,7 +7,7 @@
  *
  * An adapter's sink offers it under {@linkcode TOPIC_SINK} (a symbol, so no application sink is
  * mistaken for one). The broadcaster keeps each such peer subscribed to one topic per tag it
- * holds, named by {@linkcode topicPrefix}: a NUL character, `muxws`, the acceptor's own random
+ * holds, from the tag's first broadcast on, named by {@linkcode topicPrefix}: a NUL character, `muxws`, the acceptor's own random
  * key and a NUL, then the tag. Application topics that start with a NUL are reserved; the key
  * keeps two acceptors served by one server (one replacing the other) off each other's topics.
  *

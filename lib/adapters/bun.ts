@@ -6,8 +6,8 @@
  * `ServerWebSocket` to {@linkcode Acceptor.attach} with that `data` and `tags`, and its `drain`
  * wakes writes waiting on backpressure.
  *
- * Broadcasts use Bun's topics: each peer's socket is subscribed to one topic per tag it holds,
- * kept in step with `peer.tags`, and `acceptor.broadcast(tag, …)` is one `server.publish()` of
+ * Broadcasts use Bun's topics: each peer's socket is subscribed to one topic per tag it holds
+ * once that tag is broadcast to, kept in step with `peer.tags`, and `acceptor.broadcast(tag, …)` is one `server.publish()` of
  * the encoded frame. The topics are named `"\0muxws <key>\0<tag>"`, the key random per
  * acceptor, so application topics starting with a NUL character are reserved. A broadcast with
  * `except`, `broadcastAll`, or one that finds a peer over `highWaterMark` (which it must skip)
