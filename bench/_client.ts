@@ -9,13 +9,25 @@
  * (always at least one; the `rounds` row says how many ran). It prints
  * one `ROW` per subject and metric: the median over the rounds, and its min and max. Besides the
  * wall-clock figures, every repetition measures `cpu`: the CPU time the client and the server
- * process used, per operation (µs/op), which other load on the machine does not inflate.
+ * process used, per operation (µs/op), which other load on the machine does not inflate; the
+ * broadcast scenarios also report `server-cpu`, the server process's part alone, where the
+ * delivery path runs.
  *
  * @module
  */
 import process from 'node:process';
 import { type BenchClient, openClient, type Subject, SUBJECTS } from './_clients.ts';
-import { cpuMicros, emitRow, median, numberOption, option, runtime, within } from './_common.ts';
+import {
+  BROADCAST_SIZES,
+  broadcastScenario,
+  cpuMicros,
+  emitRow,
+  median,
+  numberOption,
+  option,
+  runtime,
+  within,
+} from './_common.ts';
 import { reqResp } from './req_resp.ts';
 import { oneWay } from './one_way.ts';
 import { connectRate } from './connect.ts';
@@ -31,6 +43,9 @@ const reps = Math.max(1, numberOption('reps', 5));
 const quick = numberOption('quick', 0) === 1;
 const scenarios = option('scenarios', 'req-resp-1,req-resp-64,one-way,connect,broadcast')
   .split(',');
+/** `broadcast` measures one scenario per frame size. */
+const scenarioCount = scenarios.length +
+  (scenarios.includes('broadcast') ? BROADCAST_SIZES.length - 1 : 0);
 const compared = SUBJECTS.filter((subject) => ports[subject] > 0);
 /** The request/response and one-way subjects: `raw-decoding` too, on the raw server. */
 const withDecoding: readonly Subject[] = ports.raw > 0 ? [...compared, 'raw-decoding'] : compared;
@@ -47,6 +62,8 @@ const REQ_64 = quick ? 2_000 : 6_000;
 const ONE_WAY = quick ? 5_000 : 20_000;
 const CONNECT = quick ? 50 : 200;
 const PEERS = quick ? 100 : 1_000;
+/** Broadcasts of each size and subject before the broadcast scenarios measure anything. */
+const BROADCAST_WARM_UPS = quick ? 1 : 5;
 
 let done = 0;
 
@@ -61,7 +78,7 @@ async function interleave(
 ): Promise<void> {
   // This scenario's share of what is left of the budget; a round is started only while the
   // share lasts (at least one), so a loaded machine gets fewer rounds, never an unbounded run.
-  const share = (budgetMs - (Date.now() - started)) / (scenarios.length - done);
+  const share = (budgetMs - (Date.now() - started)) / Math.max(1, scenarioCount - done);
   const deadline = Date.now() + share;
   done++;
   for (const subject of subjects) await measure(subject, true);
@@ -109,14 +126,18 @@ async function withCpu<T>(
   subject: Subject,
   operations: number,
   fn: () => Promise<T>,
-): Promise<[T, number]> {
+): Promise<[T, number, number]> {
   const client = clients.get(subject)!;
   const server0 = await client.serverCpu();
   const client0 = cpuMicros();
   const result = await fn();
   const client1 = cpuMicros();
   const server1 = await client.serverCpu();
-  return [result, (client1 - client0 + server1 - server0) / operations];
+  return [
+    result,
+    (client1 - client0 + server1 - server0) / operations,
+    (server1 - server0) / operations,
+  ];
 }
 
 async function main(): Promise<void> {
@@ -181,6 +202,9 @@ async function main(): Promise<void> {
   }
   if (scenarios.includes('broadcast')) {
     const peers = new Map<Subject, BenchClient[]>();
+    // native broadcasts to the raw server's sockets, so it shares raw's peers.
+    const broadcasting: readonly Subject[] = ports.raw > 0 ? [...compared, 'native'] : compared;
+    if (ports.raw > 0) clients.set('native', await openClient('native', ports.raw));
     try {
       for (const subject of compared) {
         const list: BenchClient[] = [];
@@ -193,20 +217,33 @@ async function main(): Promise<void> {
           list.push(...await deadline('broadcast peers', 60_000)(Promise.all(batch)));
         }
       }
-      await interleave(
-        'broadcast',
-        { elapsed: 'ms', throughput: 'deliveries/s', cpu: 'µs/op' },
-        async (subject) => {
-          const [ms, cpu] = await withCpu(
-            subject,
-            PEERS,
-            () => broadcastOnce(clients.get(subject)!, peers.get(subject)!),
-          );
-          return { elapsed: ms, throughput: PEERS / (ms / 1000), cpu };
-        },
-      );
+      if (ports.raw > 0) peers.set('native', peers.get('raw')!);
+      // Setting up the peers leaves work behind (garbage, code not yet optimized) that would fall
+      // on whichever scenario runs first: a few broadcasts of each size absorb it first.
+      for (let i = 0; i < BROADCAST_WARM_UPS; i++) {
+        for (const subject of broadcasting) {
+          for (const size of BROADCAST_SIZES) {
+            await broadcastOnce(clients.get(subject)!, peers.get(subject)!, size);
+          }
+        }
+      }
+      for (const size of BROADCAST_SIZES) {
+        await interleave(
+          broadcastScenario(size),
+          { elapsed: 'ms', throughput: 'deliveries/s', cpu: 'µs/op', 'server-cpu': 'µs/op' },
+          async (subject) => {
+            const [ms, cpu, serverCpu] = await withCpu(
+              subject,
+              PEERS,
+              () => broadcastOnce(clients.get(subject)!, peers.get(subject)!, size),
+            );
+            return { elapsed: ms, throughput: PEERS / (ms / 1000), cpu, 'server-cpu': serverCpu };
+          },
+          broadcasting,
+        );
+      }
     } finally {
-      for (const list of peers.values()) for (const client of list) client.close();
+      for (const list of new Set(peers.values())) for (const client of list) client.close();
     }
   }
   for (const client of clients.values()) client.close();

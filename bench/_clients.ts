@@ -18,7 +18,10 @@ import { runtime } from './_common.ts';
  * one-way scenarios measure, to show what reading the messages costs against raw's verbatim echo,
  * and `muxws-routed` (the muxws client and server, each request a `connection.call('echo', …)`
  * served by the acceptor's route `echo` instead of `request()` served by `onStream`), which only
- * the request/response scenarios measure, to show what a route costs against an unrouted request.
+ * the request/response scenarios measure, to show what a route costs against an unrouted request,
+ * and `native` (the raw client and server, each broadcast the runtime's own best one: Bun's
+ * `server.publish()` to a topic), which only the broadcast scenarios measure, to show how near
+ * muxws comes to the runtime's ceiling.
  */
 export type Subject =
   | 'raw'
@@ -26,7 +29,8 @@ export type Subject =
   | 'socketio'
   | 'muxws-nohello'
   | 'raw-decoding'
-  | 'muxws-routed';
+  | 'muxws-routed'
+  | 'native';
 
 /** The routes of the muxws bench server: `echo` answers with its input. */
 export type BenchApi = { echo: { input: unknown; output: unknown } };
@@ -40,8 +44,11 @@ export interface BenchClient {
   request(value: unknown): Promise<unknown>;
   /** Sends `values.length` one-way messages; resolves once the server says it received all. */
   sink(count: number, value: (i: number) => unknown): Promise<void>;
-  /** Asks the server to broadcast one message to every client; resolves with its count. */
-  broadcast(): Promise<number>;
+  /**
+   * Asks the server to broadcast one message of about `size` bytes (100 by default) to every
+   * client; resolves with its count.
+   */
+  broadcast(size?: number): Promise<number>;
   /** The server process's CPU time so far, in µs. */
   serverCpu(): Promise<number>;
   /** Called for each broadcast message this client receives. */
@@ -70,10 +77,16 @@ export function openClient(subject: Subject, port: number, id = 0): Promise<Benc
   if (subject === 'muxws-routed') return openMuxws(port, id, true, true);
   if (subject === 'raw') return openRaw(port, id, false);
   if (subject === 'raw-decoding') return openRaw(port, id, true);
+  if (subject === 'native') return openRaw(port, id, false, true);
   return openSocketIo(port, id);
 }
 
-function openRaw(port: number, id: number, decode: boolean): Promise<BenchClient> {
+function openRaw(
+  port: number,
+  id: number,
+  decode: boolean,
+  native = false,
+): Promise<BenchClient> {
   const Ctor = WebSocketClass as unknown as new (url: string) => RawWebSocket;
   const ws = new Ctor(`ws://127.0.0.1:${port}/raw?c=${id}`);
   const waiting: Array<(value: unknown) => void> = [];
@@ -93,10 +106,10 @@ function openRaw(port: number, id: number, decode: boolean): Promise<BenchClient
         for (let i = 0; i < count; i++) ws.send(JSON.stringify(value(i)));
       });
     },
-    broadcast() {
+    broadcast(size = 100) {
       return new Promise((resolve) => {
         control = (text) => resolve(Number(text.slice(7)));
-        ws.send('#bcast');
+        ws.send(`${native ? '#nbcast' : '#bcast'} ${size}`);
       });
     },
     serverCpu() {
@@ -144,8 +157,8 @@ async function openMuxws(
       await stream.end();
       for await (const _ of stream) { /* the count */ }
     },
-    async broadcast() {
-      return await connection.request(null, { headers: { op: 'bcast' } }) as number;
+    async broadcast(size = 100) {
+      return await connection.request(size, { headers: { op: 'bcast' } }) as number;
     },
     async serverCpu() {
       return await connection.request(null, { headers: { op: 'cpu' } }) as number;
@@ -184,7 +197,7 @@ function openSocketIo(port: number, id: number): Promise<BenchClient> {
         for (let i = 0; i < count; i++) socket.emit('m', value(i));
       });
     },
-    broadcast: () => socket.emitWithAck('bcast'),
+    broadcast: (size = 100) => socket.emitWithAck('bcast', size),
     serverCpu: () => socket.emitWithAck('cpu'),
     close() {
       socket.close();

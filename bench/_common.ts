@@ -71,6 +71,23 @@ export const PAYLOADS: Record<string, unknown>[] = Array.from(
   (_, i) => payload(i),
 );
 
+/** The frame sizes the broadcast scenario measures, in bytes of JSON payload (about). */
+export const BROADCAST_SIZES: readonly number[] = [100, 4096];
+
+/**
+ * The payload of one broadcast of about `size` bytes of JSON: `PAYLOADS[7]` (~126 bytes) for
+ * 100, else enough of `PAYLOADS` in a list to make `size` (32 of them, ~4 KiB, for 4096).
+ */
+export function broadcastPayload(size: number): unknown {
+  if (size <= 100) return PAYLOADS[7];
+  return { items: PAYLOADS.slice(0, Math.max(1, Math.round(size / 127))) };
+}
+
+/** The scenario name of a broadcast of `size` bytes: `broadcast`, or `broadcast-4k` for 4096. */
+export function broadcastScenario(size: number): string {
+  return size <= 100 ? 'broadcast' : `broadcast-${Math.round(size / 1024)}k`;
+}
+
 /** The median of `values` (not sorted in place). */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

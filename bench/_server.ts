@@ -16,8 +16,12 @@
  *
  * What each subject serves, the same on every runtime:
  * - raw (`Deno.serve`, `Bun.serve`, `ws` on Node): a text message is echoed verbatim, except
- *   `#sink <n>` (the next n messages are only counted, then `#done` is sent), `#bcast` (the
- *   same ~100-byte string is sent to every socket, then `#bdone <count>`), `#cpu` (answered
+ *   `#sink <n>` (the next n messages are only counted, then `#done` is sent), `#bcast [size]`
+ *   (the same string of ~`size` bytes, 100 by default, is sent to every socket, then `#bdone
+ *   <count>`), `#nbcast [size]` (the same, by the runtime's own best broadcast, the `native`
+ *   comparator: on Bun `server.publish()` to a topic every socket joins at the first one, on
+ *   Node `ws` the string encoded once and each socket sent those bytes as text, on Deno the
+ *   send loop of `#bcast`), `#cpu` (answered
  *   with `#cpu <µs of CPU this process used>`) and `#decode` (from then on this connection
  *   decodes every message with `JSON.parse`, and an echo is `JSON.stringify` of what it
  *   decoded: the least an application that reads its messages does, the `raw decoding`
@@ -26,11 +30,12 @@
  *   welcome and the peer tagged `all`; a request is answered with its payload, and so is a call
  *   of the route `echo` (the `muxws routed` comparator, served beside `onStream`); a stream opened
  *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'bcast'`
- *   broadcasts one payload to the tag `all` and answers with the count; `op: 'cpu'` answers with
+ *   broadcasts one payload of ~`size` bytes (the request's payload, 100 by default) to the tag
+ *   `all` and answers with the count; `op: 'cpu'` answers with
  *   the process's CPU µs.
  * - socketio (`socket.io` on `node:http`, websocket and polling both allowed): `req` acked with
- *   its payload, `sink` n then n `m` events answered with `done`, `bcast` emitted to the room
- *   `all` and acked with the count, `cpu` acked with the process's CPU µs.
+ *   its payload, `sink` n then n `m` events answered with `done`, `bcast` (with a size) emitted to the
+ *   room `all` and acked with the count, `cpu` acked with the process's CPU µs.
  *
  * @module
  */
@@ -45,12 +50,13 @@ import { bunHandlers } from '../lib/adapters/bun.ts';
 import type { Stream } from '../mod.ts';
 import type { BenchApi } from './_clients.ts';
 import {
+  BROADCAST_SIZES,
+  broadcastPayload,
   collectGarbage,
   cpuMicros,
   memory,
   numberOption,
   option,
-  PAYLOADS,
   readLines,
   runtime,
 } from './_common.ts';
@@ -60,8 +66,16 @@ const subject = option('subject', 'raw');
 const requestedPort = numberOption('port', 0);
 /** With `--watch-stalls 1`, `stalls` prints `STALLS [[from, to]…]` after the last event. */
 const stalls = numberOption('watch-stalls', 0) ? watchStalls() : undefined;
-const BROADCAST = PAYLOADS[7];
-const BROADCAST_TEXT = JSON.stringify(BROADCAST);
+/** The broadcast payloads by size, and their JSON for the raw subjects. */
+const BROADCASTS = new Map(BROADCAST_SIZES.map((size) => [size, broadcastPayload(size)]));
+const BROADCAST_TEXTS = new Map(
+  [...BROADCASTS].map(([size, value]) => [size, JSON.stringify(value)]),
+);
+
+/** The payload of a broadcast of `size` bytes (100 when not one of `BROADCAST_SIZES`). */
+function broadcastOf(size: unknown): unknown {
+  return BROADCASTS.get(size as number) ?? BROADCASTS.get(100);
+}
 
 let t0 = 0;
 const arrivals = new Map<string, number>();
@@ -97,6 +111,30 @@ interface Subject {
 interface RawSocket {
   send(data: string): unknown;
   close(code?: number, reason?: string): void;
+  /** Bun's: joins a topic of its server. */
+  subscribe?(topic: string): void;
+}
+
+/** Bun's `server.publish`, once the raw server listens on Bun. */
+let bunPublish: ((topic: string, data: string) => unknown) | undefined;
+/** Whether the raw sockets joined the topic `all` (at the first `#nbcast` on Bun). */
+let nativeTopic = false;
+
+/** The `native` comparator: the runtime's own best broadcast of `text` to every raw socket. */
+function nativeBroadcast(text: string): void {
+  if (bunPublish !== undefined) {
+    if (!nativeTopic) {
+      nativeTopic = true;
+      for (const socket of rawSockets) socket.subscribe?.('all');
+    }
+    bunPublish('all', text);
+  } else if (runtime === 'node') {
+    // ws sends bytes as they are: the string is encoded once, not once per socket.
+    const bytes = new TextEncoder().encode(text);
+    for (const socket of rawSockets) (socket as unknown as WsSocket).send(bytes, { binary: false });
+  } else {
+    for (const socket of rawSockets) socket.send(text);
+  }
 }
 
 interface RawState {
@@ -118,8 +156,12 @@ function rawMessage(socket: RawSocket, state: RawState, data: unknown): void {
     if (text.startsWith('#sink ')) state.sinkLeft = Number(text.slice(6));
     else if (text === '#cpu') socket.send(`#cpu ${cpuMicros()}`);
     else if (text === '#decode') state.decode = true;
-    else if (text === '#bcast') {
-      for (const other of rawSockets) other.send(BROADCAST_TEXT);
+    else if (text.startsWith('#bcast') || text.startsWith('#nbcast')) {
+      const native = text.startsWith('#nbcast');
+      const size = Number(text.slice(native ? 8 : 7)) || 100;
+      const broadcast = BROADCAST_TEXTS.get(size) ?? BROADCAST_TEXTS.get(100)!;
+      if (native) nativeBroadcast(broadcast);
+      else for (const other of rawSockets) other.send(broadcast);
       socket.send(`#bdone ${rawSockets.size}`);
     }
     return;
@@ -158,7 +200,7 @@ function makeAcceptor(): Acceptor<BenchApi> {
         for await (const _ of stream) count++;
         return count;
       }
-      if (op === 'bcast') return await acceptor.broadcast('all', BROADCAST);
+      if (op === 'bcast') return await acceptor.broadcast('all', broadcastOf(stream.payload));
       if (op === 'cpu') return cpuMicros();
       return stream.payload;
     },
@@ -197,8 +239,8 @@ function socketIo(server: ReturnType<typeof createServer>): Subject {
       if (--sinkLeft === 0) socket.emit('done');
     });
     socket.on('cpu', (ack: (micros: number) => void) => ack(cpuMicros()));
-    socket.on('bcast', (ack: (count: number) => void) => {
-      io.to('all').emit('b', BROADCAST);
+    socket.on('bcast', (size: number, ack: (count: number) => void) => {
+      io.to('all').emit('b', broadcastOf(size));
       ack(io.of('/').sockets.size);
     });
   });
@@ -279,8 +321,9 @@ function listenDeno(): Promise<{ port: number; subject: Subject }> {
 
 interface BunSocket {
   data: { state: RawState; url: string };
-  send(data: string): number;
+  send(data: string | Uint8Array): number;
   close(code?: number, reason?: string): void;
+  subscribe(topic: string): void;
 }
 
 interface BunServe {
@@ -292,11 +335,12 @@ interface BunServe {
       server: BunServerLike,
     ): Response | undefined | Promise<Response | undefined>;
     websocket: Record<string, unknown>;
-  }): { port: number };
+  }): { port: number; publish(topic: string, data: string | Uint8Array): number };
 }
 
 interface BunServerLike {
   upgrade(request: Request, options: { headers?: Record<string, string>; data?: unknown }): boolean;
+  publish(topic: string, data: string | Uint8Array): number;
 }
 
 function listenBun(): Promise<{ port: number; subject: Subject }> {
@@ -309,6 +353,7 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
     let handlersOf = acceptor;
     type Handlers = ReturnType<typeof bunHandlers>;
     type Ws = Parameters<Handlers['websocket']['open']>[0] & { data: { handlers: Handlers } };
+    const proxies = new WeakMap<Handlers, BunServerLike>();
     const server = bun.serve({
       hostname: '127.0.0.1',
       port: requestedPort,
@@ -319,10 +364,18 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
           handlersOf = acceptor;
         }
         const mine = handlers;
-        return mine.fetch(request, {
-          upgrade: (req, options) =>
-            srv.upgrade(req, { ...options, data: { ...options.data as object, handlers: mine } }),
-        });
+        // One server object per set of handlers, as Bun passes one: the adapter publishes to
+        // its peers' topics through it.
+        let proxy = proxies.get(mine);
+        if (proxy === undefined) {
+          proxy = {
+            upgrade: (req, options) =>
+              srv.upgrade(req, { ...options, data: { ...options.data as object, handlers: mine } }),
+            publish: (topic, data) => srv.publish(topic, data),
+          };
+          proxies.set(mine, proxy);
+        }
+        return mine.fetch(request, proxy);
       },
       websocket: {
         open: (ws: Ws) => ws.data.handlers.websocket.open(ws),
@@ -349,6 +402,7 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
       open(ws: BunSocket) {
         opened();
         rawSockets.add(ws);
+        if (nativeTopic) ws.subscribe('all');
       },
       message(ws: BunSocket, message: string | Uint8Array) {
         rawMessage(ws, ws.data.state, message);
@@ -359,6 +413,7 @@ function listenBun(): Promise<{ port: number; subject: Subject }> {
       },
     },
   });
+  bunPublish = (topic, data) => server.publish(topic, data);
   return Promise.resolve({ port: server.port, subject: rawSubject });
 }
 

@@ -1,8 +1,10 @@
 /**
- * Scenario `broadcast`: one ~100-byte message to `peers` connected clients, all tagged. muxws
- * `acceptor.broadcast('all', payload)` (encoded once, handed to every peer), raw: one string
- * sent to every socket in a loop, socket.io: `io.to('all').emit()`. A separate connection asks
- * for the broadcast; the clients share one process.
+ * Scenarios `broadcast` and `broadcast-4k`: one ~100-byte or ~4 KiB message to `peers`
+ * connected clients, all tagged. muxws `acceptor.broadcast('all', payload)` (encoded once, handed
+ * to every peer), raw: one string sent to every socket in a loop, native: the runtime's own best
+ * broadcast of that string (Bun: `server.publish()` to a topic), socket.io:
+ * `io.to('all').emit()`. A separate connection asks for the broadcast; the clients share one
+ * process.
  *
  * One repetition reports the time from asking until the last of the `peers` clients received
  * the message (ms), and the deliveries per second that makes.
@@ -16,6 +18,7 @@ import { within } from './_common.ts';
 export async function broadcastOnce(
   trigger: BenchClient,
   peers: readonly BenchClient[],
+  size?: number,
 ): Promise<number> {
   let left = peers.length;
   let done!: () => void;
@@ -27,7 +30,7 @@ export async function broadcastOnce(
     };
   }
   const started = performance.now();
-  await trigger.broadcast();
+  await trigger.broadcast(size);
   await within(all, 30_000, `a broadcast to ${peers.length} peers`);
   return performance.now() - started;
 }

@@ -6,14 +6,16 @@
  * Options: `--quick` (smaller counts, fewer rounds, at most 1 minute plus 30 s for `recovery`),
  * `--runtimes deno,bun,node`,
  * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery`
- * (`recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
+ * (`broadcast` measures a ~100-byte and a ~4 KiB frame, rows `broadcast` and `broadcast-4k`;
+ * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`).
  *
  * Prints a table, writes `bench/results/latest.json` (rows `{ scenario, runtime, subject, metric,
  * value, unit }`, plus `subject: "ratio"` rows `vs-raw` / `vs-socket.io` = muxws ÷ subject on the
  * scenario's main metric, inverted for memory, size and lumpiness so higher is always better for
- * muxws, and in the request/response scenarios `routed-vs-muxws` / `cpu-routed-vs-muxws` = muxws
+ * muxws, in the broadcast scenarios `vs-native` = muxws ÷ the runtime's own best broadcast
+ * (Bun's `server.publish()` to a topic; goal ≥ 0.8), and in the request/response scenarios `routed-vs-muxws` / `cpu-routed-vs-muxws` = muxws
  * routed ÷ muxws on throughput and on CPU per operation, near 1 when a route costs nothing),
  * `bench/results/latest.md` (the same tables in Markdown) and `bench/results/herd.json`
  * (the arrival histograms). The whole run is bounded: 8 minutes (1 with `--quick`), plus 50 s (30 s)
@@ -65,6 +67,10 @@ const HERD_SUBJECTS = quick
   : ['muxws', 'socket.io-client', 'partysocket', 'reconnecting-websocket'];
 const HERD_EVENTS = quick ? ['herd-1012'] : ['herd-goaway', 'herd-1012', 'herd-kill'];
 const SIDE_BY_SIDE = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast'];
+/** The scenarios of the side-by-side tables: `broadcast` measures a 100-byte and a 4 KiB frame. */
+const TABLED = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast', 'broadcast-4k'];
+/** The goal of muxws ÷ native (the runtime's own best broadcast) in the broadcast scenarios. */
+const NATIVE_GOAL = 0.8;
 
 const started = Date.now();
 const rows: Row[] = [];
@@ -461,15 +467,16 @@ function addRatios(): void {
     const [scenario, runtime] = pair.split('|');
     const [metric, lowerBetter] = mainMetric(scenario);
     const ours = value(scenario, runtime, 'muxws', metric);
-    const oursCpu = value(scenario, runtime, 'muxws', 'cpu');
-    for (const other of ['raw', 'socket.io', 'raw decoding']) {
-      const theirsCpu = value(scenario, runtime, other, 'cpu');
-      if (Number.isFinite(theirsCpu) && Number.isFinite(oursCpu)) {
+    for (const other of ['raw', 'socket.io', 'raw decoding', 'native']) {
+      for (const cpuMetric of ['cpu', 'server-cpu']) {
+        const oursCpu = value(scenario, runtime, 'muxws', cpuMetric);
+        const theirsCpu = value(scenario, runtime, other, cpuMetric);
+        if (!Number.isFinite(theirsCpu) || !Number.isFinite(oursCpu)) continue;
         rows.push({
           scenario,
           runtime,
           subject: 'ratio',
-          metric: `cpu-vs-${other}`,
+          metric: `${cpuMetric}-vs-${other}`,
           value: theirsCpu / oursCpu,
           unit: '×',
         });
@@ -538,14 +545,14 @@ function tables(): string {
     '| scenario | runtime | metric | muxws | raw | socket.io | muxws ÷ raw | muxws ÷ socket.io |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   );
-  for (const scenario of [...SIDE_BY_SIDE, 'idle-memory', 'recovery']) {
+  for (const scenario of [...TABLED, 'idle-memory', 'recovery']) {
     for (const runtime of runtimes) {
       if (!rows.some((r) => r.scenario === scenario && r.runtime === runtime)) continue;
       const [metric] = mainMetric(scenario);
       const metrics = scenario.startsWith('req-resp')
         ? [metric, 'cpu', 'p50', 'p99']
-        : scenario === 'broadcast'
-        ? [metric, 'cpu', 'elapsed']
+        : scenario.startsWith('broadcast')
+        ? [metric, 'cpu', 'server-cpu', 'elapsed']
         : scenario === 'one-way' || scenario === 'connect'
         ? [metric, 'cpu']
         : scenario === 'idle-memory'
@@ -570,7 +577,9 @@ function tables(): string {
         const unit = rows.find((r) => r.scenario === scenario && r.metric === m)?.unit;
         if (unit === undefined) continue;
         const ratio = (other: string) => {
-          if (m === 'cpu') return `${fmt(value(scenario, runtime, 'ratio', `cpu-vs-${other}`))}×`;
+          if (m === 'cpu' || m === 'server-cpu') {
+            return `${fmt(value(scenario, runtime, 'ratio', `${m}-vs-${other}`))}×`;
+          }
           if (m !== metric) return '';
           const r = value(scenario, runtime, 'ratio', `vs-${other}`);
           const goal = GOALS[scenario];
@@ -598,6 +607,20 @@ function tables(): string {
             `| ${scenario} | ${runtime} | ${m} (${unit}), ${decoding} each message | | ${
               cell(scenario, runtime, decoding, m)
             } | | ${r} | |`,
+          );
+        }
+        if (
+          Number.isFinite(value(scenario, runtime, 'native', m)) &&
+          (m === metric || m === 'cpu' || m === 'server-cpu')
+        ) {
+          // How near muxws comes to the runtime's own best broadcast (Bun: server.publish() to a
+          // topic; elsewhere the plain or pre-encoded send loop); muxws ÷ that.
+          const r = ratio('native');
+          const ok = value(scenario, runtime, 'ratio', 'vs-native') >= NATIVE_GOAL;
+          out.push(
+            `| ${scenario} | ${runtime} | ${m} (${unit}), native | | ${
+              cell(scenario, runtime, 'native', m)
+            } | | ${r}${m === metric ? (ok ? ' ✓' : ' ✗') : ''} | |`,
           );
         }
         const routed = 'muxws routed';

@@ -6,6 +6,16 @@
  * reads the acceptor's peers as a set and reports through a small {@linkcode BroadcastHost}, so
  * it knows nothing of the `Acceptor`. Internal.
  *
+ * Delivery takes the runtime's native path where one exists (`lib/_topics.ts`): a peer whose
+ * sink offers topics (Bun) is subscribed to one topic per tag it holds, kept in step as tags are
+ * added and deleted and as it ends, and a broadcast to a tag is one `publish` per server. A tag's
+ * topic comes into use at its first broadcast, which subscribes its peers then, so a tag nothing
+ * is broadcast to costs no subscription (a subscribed socket holds a few hundred bytes more). The
+ * send loop (`#deliver`) takes every other case: `except` (tags or peers), `broadcastAll`, a peer
+ * without topics or held off them ({@linkcode Broadcaster.hold}), and a broadcast that finds
+ * any of its native peers over `highWaterMark`: a publish cannot leave one socket out, so the
+ * whole broadcast then goes through the loop, which skips that peer and counts it dropped.
+ *
  * @module
  */
 import type { Codec } from './codec.ts';
@@ -15,6 +25,8 @@ import { encodePublish } from './_session.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
 import { type Recovery, SEQ } from './_recovery.ts';
+import { topicPrefix, type TopicPublisher, type TopicSink } from './_topics.ts';
+import { type TextBytes, textBytes } from './_node_ws.ts';
 
 /** An empty `except` list, shared. */
 const NO_TAGS: string[] = [];
@@ -46,6 +58,14 @@ export class Broadcaster {
   #unsubscribe: (() => void) | undefined;
   #delivered = 0;
   #dropped = 0;
+  /** The start of this acceptor's topic names (`lib/_topics.ts`). */
+  readonly #topicPrefix: string = topicPrefix();
+  /** A peer with topics was indexed: broadcasts to a tag try the native path. */
+  #topics = false;
+  /** Peers held off the native path: off their topics, reached by the send loop. */
+  readonly #held = new Set<PeerImpl>();
+  /** The tags whose topic is in use: broadcast to natively since a peer last held them. */
+  readonly #live = new Set<string>();
 
   /**
    * Subscribes to `backplane`, when there is one, to deliver the other nodes' broadcasts.
@@ -65,6 +85,11 @@ export class Broadcaster {
   ) {
     this.#host = host;
     this.#recovery = recovery;
+    // A peer recovery holds (its position or replay comes first) leaves the native path.
+    recovery?.onHold(
+      (peer) => this.hold(peer as PeerImpl),
+      (peer) => this.release(peer as PeerImpl),
+    );
     this.#peers = peers;
     this.#backplane = backplane;
     this.#nodeId = nodeId;
@@ -86,19 +111,74 @@ export class Broadcaster {
     return this.#byTag.get(tag);
   }
 
-  /** `tag` was added to `peer` (or `peer` joined holding it). */
+  /** `tag` was added to `peer` (or `peer` joined holding it): it joins the tag's topic too. */
   index(peer: PeerImpl, tag: string): void {
     let set = this.#byTag.get(tag);
     if (!set) this.#byTag.set(tag, set = new Set());
     set.add(peer);
+    const topics = this.#native(peer);
+    if (topics !== undefined) {
+      this.#topics = true;
+      this.#join(peer, topics, tag, true);
+    }
   }
 
-  /** `tag` was deleted from `peer` (or `peer` ended holding it). */
+  /** `tag` was deleted from `peer` (or `peer` ended holding it): it leaves the tag's topic. */
   unindex(peer: PeerImpl, tag: string): void {
     const set = this.#byTag.get(tag);
     if (!set) return;
     set.delete(peer);
-    if (set.size === 0) this.#byTag.delete(tag);
+    const topics = this.#native(peer);
+    if (topics !== undefined) this.#join(peer, topics, tag, false);
+    if (set.size > 0) return;
+    this.#byTag.delete(tag);
+    this.#live.delete(tag);
+  }
+
+  /**
+   * Holds `peer` off the native path: it leaves its tags' topics and every broadcast reaches it
+   * through the send loop, until {@linkcode Broadcaster.release}. For a peer whose live
+   * broadcasts must wait (a replay of what it missed).
+   */
+  hold(peer: PeerImpl): void {
+    if (peer.isClosed) return;
+    const topics = this.#native(peer);
+    this.#held.add(peer);
+    if (topics === undefined) return;
+    for (const tag of peer.tags) this.#join(peer, topics, tag, false);
+  }
+
+  /** Ends {@linkcode Broadcaster.hold}, and is called as `peer` ends: it rejoins its tags' topics. */
+  release(peer: PeerImpl): void {
+    if (!this.#held.delete(peer)) return;
+    const topics = this.#native(peer);
+    if (topics !== undefined && !peer.isClosed) {
+      for (const tag of peer.tags) this.#join(peer, topics, tag, true);
+    }
+  }
+
+  /**
+   * The one predicate of the native path: `peer`'s topics when it may take it (its sink has
+   * topics and it is not held), else `undefined`.
+   */
+  #native(peer: PeerImpl): TopicSink | undefined {
+    if (this.#held.size > 0 && this.#held.has(peer)) return undefined;
+    const topics = peer.sink.topics;
+    return topics?.publisher === undefined ? undefined : topics;
+  }
+
+  /**
+   * Subscribes `peer` to `tag`'s topic, or unsubscribes it, when the topic is in use; a failure is
+   * reported.
+   */
+  #join(peer: PeerImpl, topics: TopicSink, tag: string, join: boolean): void {
+    if (!this.#live.has(tag)) return;
+    try {
+      if (join) topics.subscribe(this.#topicPrefix + tag);
+      else topics.unsubscribe(this.#topicPrefix + tag);
+    } catch (error) {
+      this.#host.report(error, peer);
+    }
   }
 
   /** Ends the backplane subscription: other nodes' broadcasts no longer arrive here. */
@@ -144,7 +224,10 @@ export class Broadcaster {
       const headers = options.headers ?? null;
       const frame = encodePublish(this.#host.codec, tag, payload, headers, 'broadcast()');
       return recovery.broadcast(tag, frame, payload, headers, (encoded, seq, wire) => {
-        const count = this.#deliver(this.#byTag.get(tag), encoded, except, exceptPeers, tag, seq);
+        const targets = this.#byTag.get(tag);
+        const count = except === NO_TAGS && exceptPeers === undefined
+          ? this.#deliverToTag(tag, targets, encoded, seq)
+          : this.#deliver(targets, encoded, except, exceptPeers, tag, seq);
         if (this.#backplane) {
           this.#publish({
             tag,
@@ -165,7 +248,9 @@ export class Broadcaster {
     const codec = this.#host.codec;
     // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
     const encoded = encodePublish(codec, shown, payload, headers, 'broadcast()');
-    const count = this.#deliver(targets, encoded, except, exceptPeers);
+    const count = tag !== undefined && except === NO_TAGS && exceptPeers === undefined
+      ? this.#deliverToTag(tag, targets, encoded)
+      : this.#deliver(targets, encoded, except, exceptPeers);
     if (this.#backplane) {
       this.#publish({
         tag: tag ?? BROADCAST_ALL_TAG,
@@ -207,33 +292,96 @@ export class Broadcaster {
       this.#deliver(this.#peers, message.payload, message.except ?? NO_TAGS, undefined);
       return;
     }
-    const seq = message.headers?.[SEQ];
-    this.#deliver(
-      this.#byTag.get(message.tag),
-      message.payload,
-      message.except ?? NO_TAGS,
-      undefined,
-      message.tag,
-      typeof seq === 'number' ? seq : undefined,
-    );
+    const header = message.headers?.[SEQ];
+    const seq = typeof header === 'number' ? header : undefined;
+    const targets = this.#byTag.get(message.tag);
+    if (message.except === undefined || message.except.length === 0) {
+      this.#deliverToTag(message.tag, targets, message.payload, seq);
+    } else {
+      this.#deliver(targets, message.payload, message.except, undefined, message.tag, seq);
+    }
+  }
+
+  /**
+   * Hands one encoded PUBLISH to every live peer of `targets`, `tag`'s peers: one publish to the
+   * tag's topic on each server for the peers that may take the native path, the send loop for
+   * the others; the send loop for all when any native peer is over `highWaterMark`. A peer that
+   * recovery holds is off the native path (see the constructor), so the loop holds its frame.
+   */
+  #deliverToTag(
+    tag: string,
+    targets: ReadonlySet<PeerImpl> | undefined,
+    encoded: string | Uint8Array,
+    seq?: number,
+  ): number {
+    if (!this.#topics || !targets || targets.size === 0) {
+      return this.#deliver(targets, encoded, NO_TAGS, undefined, tag, seq);
+    }
+    let native = 0;
+    let rest: PeerImpl[] | undefined;
+    let first: TopicPublisher | undefined;
+    let others: Set<TopicPublisher> | undefined;
+    for (const peer of targets) {
+      if (peer.isClosed) continue;
+      const publisher = this.#native(peer)?.publisher;
+      if (publisher === undefined || peer.session.isClosed) {
+        (rest ??= []).push(peer);
+        continue;
+      }
+      if (peer.session.congested()) {
+        return this.#deliver(targets, encoded, NO_TAGS, undefined, tag, seq);
+      }
+      if (first === undefined) first = publisher;
+      else if (publisher !== first) (others ??= new Set()).add(publisher);
+      native++;
+    }
+    if (first !== undefined) {
+      if (!this.#live.has(tag)) this.#goLive(tag, targets);
+      const topic = this.#topicPrefix + tag;
+      try {
+        first.publish(topic, encoded);
+        if (others !== undefined) {
+          for (const publisher of others) publisher.publish(topic, encoded);
+        }
+        this.#delivered += native;
+      } catch (error) {
+        this.#host.report(error);
+        this.#dropped += native;
+        native = 0;
+      }
+    }
+    return rest === undefined
+      ? native
+      : native + this.#deliver(rest, encoded, NO_TAGS, undefined, tag, seq);
+  }
+
+  /** Puts `tag`'s topic in use: subscribes its peers that may take the native path. */
+  #goLive(tag: string, targets: ReadonlySet<PeerImpl>): void {
+    this.#live.add(tag);
+    for (const peer of targets) {
+      const topics = this.#native(peer);
+      if (topics !== undefined && !peer.isClosed) this.#join(peer, topics, tag, true);
+    }
   }
 
   /**
    * Hands one encoded PUBLISH to every live peer of `targets` that is not in `exceptPeers` and
    * holds no `except` tag. A peer whose `tag` waits for its position or replay (recovery) holds
-   * it to send after, in order.
+   * it to send after, in order. A text frame goes to `ws` sockets (Node) as its UTF-8 bytes,
+   * encoded once for all of them rather than by `ws` once per peer.
    */
   #deliver(
-    targets: ReadonlySet<PeerImpl> | undefined,
+    targets: ReadonlySet<PeerImpl> | readonly PeerImpl[] | undefined,
     encoded: string | Uint8Array,
     except: readonly string[],
     exceptPeers: ReadonlySet<Peer> | undefined,
     tag?: string,
     seq?: number,
   ): number {
-    if (!targets || targets.size === 0) return 0;
+    if (!targets || ('size' in targets ? targets.size : targets.length) === 0) return 0;
     const recovery = tag === undefined ? undefined : this.#recovery;
     let count = 0;
+    let bytes: TextBytes | undefined;
     for (const peer of [...targets]) {
       if (peer.isClosed || exceptPeers?.has(peer)) continue;
       if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
@@ -244,7 +392,10 @@ export class Broadcaster {
       }
       let sent = false;
       try {
-        sent = peer.session.sendEncoded(encoded);
+        const data = typeof encoded === 'string' && peer.sink.isWs
+          ? bytes ??= textBytes(encoded)
+          : encoded;
+        sent = peer.session.sendEncoded(data);
       } catch (error) {
         this.#host.report(error, peer);
         continue;

@@ -11,7 +11,10 @@
  *   not corked at all (corking it cost a single request on Node more than it saved), and a socket
  *   without such a stream is left alone;
  * - the acceptor's listeners on a `ws` socket's EventEmitter side ({@linkcode isWs},
- *   {@linkcode listenWs}, {@linkcode guardWsErrors}).
+ *   {@linkcode listenWs}, {@linkcode guardWsErrors});
+ * - a broadcast's text encoded once ({@linkcode textBytes}, {@linkcode sendWs}): `ws` encodes a
+ *   string to UTF-8 on every `send()`, once per peer of a broadcast, but sends bytes it is given
+ *   as they are, as text when told `binary: false`.
  *
  * Internal: imported from `lib/` only, never re-exported.
  *
@@ -68,11 +71,36 @@ export function cork(socket: unknown): void {
 }
 
 /**
+ * The UTF-8 bytes of a text message, encoded once for every `ws` peer of a broadcast: sent as a
+ * text message, never binary, by {@linkcode sendWs}. Only a `ws` socket is ever handed one.
+ */
+export class TextBytes extends Uint8Array {}
+
+const encoder = /* @__PURE__ */ new TextEncoder();
+
+/** `text` encoded as {@linkcode TextBytes}. */
+export function textBytes(text: string): TextBytes {
+  const bytes = encoder.encode(text);
+  return new TextBytes(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** `ws`'s send options of a text message given as bytes (`ws` copies them, never keeps them). */
+const AS_TEXT = { binary: false };
+
+/** Sends `data` on a `ws` socket: {@linkcode TextBytes} as text, anything else as usual. */
+export function sendWs(socket: WsSocket, data: string | Uint8Array): void {
+  if (data instanceof TextBytes) socket.send(data, AS_TEXT);
+  else socket.send(data);
+}
+
+/**
  * The `ws` package's socket (Node), seen through its EventEmitter side: `message` with the data
  * (a `Buffer` for text, an `ArrayBuffer` for binary once `binaryType` is `'arraybuffer'`) and
  * `isBinary`, `close` with the code and the reason's bytes.
  */
 export interface WsSocket extends ServerWebSocket {
+  /** Sends a message; bytes go out as text with `{ binary: false }`. */
+  send(data: string | Uint8Array, options?: { binary: boolean }): void;
   /** Adds a listener. */
   // deno-lint-ignore no-explicit-any
   on(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;

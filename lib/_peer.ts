@@ -11,6 +11,7 @@
 import type { Codec } from './codec.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
+import type { WsSocket } from './_node_ws.ts';
 import type {
   AttachOptions,
   IncomingData,
@@ -26,7 +27,8 @@ import { CloseCode, closeCodeOf, closingTerms, ResetCode } from './_codes.ts';
 import { callContained } from './_contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
-import { cork } from './_node_ws.ts';
+import { cork, isWs, sendWs } from './_node_ws.ts';
+import { type TopicSink, topicSinkOf } from './_topics.ts';
 import type { ApiSpec, MessageOf, OutputOf } from './api.ts';
 import type { ServedRoutes } from './_routes.ts';
 import { callRoute, openRoute, streamHandler } from './_route_streams.ts';
@@ -247,7 +249,8 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   readonly #host: PeerHost;
   /** accept()'s socket, or attach()'s sink. */
   readonly #transport: PeerSink | ServerWebSocket;
-  readonly #isSocket: boolean;
+  /** accept()'s socket: `'ws'` for the `ws` package's, `true` for any other; false for a sink. */
+  readonly #isSocket: boolean | 'ws';
   /** accept()'s sends while its socket connects. */
   #queued: Array<string | Uint8Array> | undefined;
   /** Closes the peer when the required hello does not come in time; armed at the announce. */
@@ -271,7 +274,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   ) {
     this.#host = host;
     this.#transport = transport;
-    this.#isSocket = isSocket;
+    this.#isSocket = isSocket && isWs(transport as ServerWebSocket) ? 'ws' : isSocket;
     this.firstStreamId = options.nextStreamId;
     this.peer = new PeerImpl(this, options);
   }
@@ -286,8 +289,14 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
       (this.#queued ??= []).push(data);
     } else if (socket.readyState === 1) {
       cork(socket);
-      socket.send(data);
+      if (this.#isSocket === 'ws') sendWs(socket as WsSocket, data);
+      else socket.send(data);
     }
+  }
+
+  /** Whether the socket is the `ws` package's, which takes a broadcast's text as bytes. */
+  get isWs(): boolean {
+    return this.#isSocket === 'ws';
   }
 
   close(code: number, reason: string): void {
@@ -296,6 +305,11 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     } catch (error) {
       this.#host.report(error, this.peer);
     }
+  }
+
+  /** The publish/subscribe topics of attach()'s sink, when it offers them (Bun). */
+  get topics(): TopicSink | undefined {
+    return this.#isSocket ? undefined : topicSinkOf(this.#transport);
   }
 
   get bufferedAmount(): number | undefined {
@@ -313,7 +327,11 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     const queued = this.#queued;
     this.#queued = undefined;
     if (queued !== undefined) {
-      for (const data of queued) (this.#transport as ServerWebSocket).send(data);
+      const socket = this.#transport as ServerWebSocket;
+      for (const data of queued) {
+        if (this.#isSocket === 'ws') sendWs(socket as WsSocket, data);
+        else socket.send(data);
+      }
     }
     this.announce();
   }

@@ -98,9 +98,23 @@ export class Recovery {
   /** Per peer, the `:resume` of its hello, from its arrival to its acknowledgement. */
   readonly #resumes = new WeakMap<RecoveringPeer, Map<string, number>>();
 
+  /** Told when a peer's first tag starts to wait and when its last one is released. */
+  #held: ((peer: RecoveringPeer) => void) | undefined;
+  #released: ((peer: RecoveringPeer) => void) | undefined;
+
   constructor(host: RecoveryHost, history: History) {
     this.#host = host;
     this.#history = history;
+  }
+
+  /**
+   * Sets who is told when a peer starts to hold broadcasts (its first tag waits) and when it
+   * holds none any more: the broadcaster takes the peer off the native path meanwhile, so every
+   * live broadcast to it passes {@linkcode Recovery.hold}.
+   */
+  onHold(held: (peer: RecoveringPeer) => void, released: (peer: RecoveringPeer) => void): void {
+    this.#held = held;
+    this.#released = released;
   }
 
   /**
@@ -316,7 +330,9 @@ export class Recovery {
     const holds = this.#holds.get(peer);
     if (holds?.get(tag) !== hold) return;
     holds.delete(tag);
-    if (holds.size === 0) this.#holds.delete(peer);
+    if (holds.size > 0) return;
+    this.#holds.delete(peer);
+    this.#released?.(peer);
   }
 
   /** Waits while the socket of `peer` is above its high-water mark; false once it closed. */
@@ -331,7 +347,10 @@ export class Recovery {
 
   #startHold(peer: RecoveringPeer, tag: string, by: Hold['by']): Hold {
     let holds = this.#holds.get(peer);
-    if (holds === undefined) this.#holds.set(peer, holds = new Map());
+    if (holds === undefined) {
+      this.#holds.set(peer, holds = new Map());
+      this.#held?.(peer);
+    }
     const hold: Hold = { frames: [], by };
     holds.set(tag, hold);
     return hold;

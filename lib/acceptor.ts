@@ -522,6 +522,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     this.#peers.delete(peer);
     peer.tags.bind(undefined);
     for (const tag of peer.tags) this.#broadcaster.unindex(peer, tag);
+    this.#broadcaster.release(peer);
     if (this.#peers.size === 0) this.#disarmSweep();
     if (!peer.announced) return;
     callContained((error) => this.#report(error, peer), this.#onPeerClose, peer, info);

@@ -14,6 +14,8 @@ interface FakePeer {
   isClosed: boolean;
   got: unknown[];
   session: { sendEncoded(data: string | Uint8Array): boolean };
+  /** No topics: every broadcast goes through the send loop. */
+  sink: Record<string, never>;
 }
 
 /** A peer whose socket takes a frame (`'ok'`), is over its high-water mark (`'full'`) or throws. */
@@ -24,6 +26,7 @@ function fakePeer(name: string, tags: string[], socket: 'ok' | 'full' | 'throws'
     tags: new Set(tags),
     isClosed: false,
     got,
+    sink: {},
     session: {
       sendEncoded(data) {
         if (socket === 'throws') throw new Error(`${name} broke`);

@@ -6,6 +6,13 @@
  * `ServerWebSocket` to {@linkcode Acceptor.attach} with that `data` and `tags`, and its `drain`
  * wakes writes waiting on backpressure.
  *
+ * Broadcasts use Bun's topics: each peer's socket is subscribed to one topic per tag it holds
+ * once that tag is broadcast to, kept in step with `peer.tags`, and `acceptor.broadcast(tag, …)` is one `server.publish()` of
+ * the encoded frame. The topics are named `"\0muxws <key>\0<tag>"`, the key random per
+ * acceptor, so application topics starting with a NUL character are reserved. A broadcast with
+ * `except`, `broadcastAll`, or one that finds a peer over `highWaterMark` (which it must skip)
+ * is a send per peer instead.
+ *
  * @example Serve an acceptor on Bun
  * ```ts ignore
  * import { Acceptor } from 'muxws/acceptor';
@@ -18,10 +25,13 @@
  * @module
  */
 import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor.ts';
+import { TOPIC_SINK, type TopicPublisher, type TopicSink } from '../_topics.ts';
 
 /** What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`. */
 interface BunSocketData {
   muxws?: UpgradeAccepted<unknown>;
+  /** The server that upgraded the socket, when it can publish to topics. */
+  muxwsServer?: TopicPublisher;
 }
 
 /** The part of Bun's `ServerWebSocket` the handlers use. */
@@ -34,6 +44,10 @@ export interface BunServerWebSocket {
   getBufferedAmount?(): number;
   /** What `server.upgrade()` was given as `data`. */
   readonly data?: unknown;
+  /** Subscribes the socket to a topic of its server. */
+  subscribe?(topic: string): void;
+  /** Unsubscribes the socket from a topic. */
+  unsubscribe?(topic: string): void;
 }
 
 /** The part of Bun's `Server` that `fetch` uses. */
@@ -43,6 +57,8 @@ export interface BunServer {
     request: Request,
     options: { headers?: Record<string, string>; data?: unknown },
   ): boolean;
+  /** Sends a message to every socket subscribed to a topic; broadcasts use it when present. */
+  publish?(topic: string, data: string | Uint8Array): number;
 }
 
 /** The `websocket` handlers of {@linkcode bunHandlers}, for `Bun.serve({ websocket })`. */
@@ -101,13 +117,15 @@ export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
       // Bun echoes the first offered token unless the response names one.
       const headers = { 'Sec-WebSocket-Protocol': check.protocol };
       const data: BunSocketData = { muxws: check };
+      if (typeof server.publish === 'function') data.muxwsServer = server as TopicPublisher;
       if (server.upgrade(request, { headers, data })) return undefined;
       return new Response('WebSocket upgrade failed', { status: 400 });
     },
     websocket: {
       open(ws) {
-        const sink = new BunSink(ws);
-        const accepted = (ws.data as BunSocketData | undefined)?.muxws;
+        const socketData = ws.data as BunSocketData | undefined;
+        const sink = new BunSink(ws, socketData?.muxwsServer);
+        const accepted = socketData?.muxws;
         sink.handle = acceptor.attach(sink, { data: accepted?.data, tags: accepted?.tags });
         peers.set(ws, sink);
       },
@@ -133,15 +151,29 @@ export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
  * One socket's sink and handle: one object per peer with its methods on a shared prototype,
  * rather than closures per peer (an idle peer's memory, docs/performance.md). Without
  * `getBufferedAmount`, a send Bun queued behind backpressure counts as a full buffer until
- * `drain`.
+ * `drain`. With the server that upgraded it, it is also the socket's {@linkcode TopicSink}.
  */
-class BunSink {
+class BunSink implements TopicSink {
   readonly #ws: BunServerWebSocket;
+  readonly publisher: TopicPublisher | undefined;
   backpressured = false;
   handle: AttachedPeer | undefined;
 
-  constructor(ws: BunServerWebSocket) {
+  constructor(ws: BunServerWebSocket, server: TopicPublisher | undefined) {
     this.#ws = ws;
+    this.publisher = typeof ws.subscribe === 'function' ? server : undefined;
+  }
+
+  get [TOPIC_SINK](): TopicSink | undefined {
+    return this.publisher === undefined ? undefined : this;
+  }
+
+  subscribe(topic: string): void {
+    this.#ws.subscribe!(topic);
+  }
+
+  unsubscribe(topic: string): void {
+    this.#ws.unsubscribe!(topic);
   }
 
   send(data: string | Uint8Array): void {
