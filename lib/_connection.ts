@@ -25,7 +25,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from './dialer_types.ts';
-import type { ApiSpec, MessageOf, OutputOf } from './api.ts';
+import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from './api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from './errors.ts';
 import type { Limits } from './limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
@@ -540,8 +540,11 @@ class RoutedConnection extends DialerConnection implements Connection {
     route: R,
     input: unknown,
     options?: OpenOptions,
-  ): Stream<MessageOf<ApiSpec, R>> {
-    return openRoute(this, route, input, options) as Stream<MessageOf<ApiSpec, R>>;
+  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
+    return openRoute(this, route, input, options) as Stream<
+      ReplyOf<ApiSpec, R>,
+      UploadOf<ApiSpec, R>
+    >;
   }
 
   override subscribe(payload: unknown, options: SubscribeOptions): Subscription;

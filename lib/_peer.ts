@@ -29,7 +29,7 @@ import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { cork, isWs, sendWs } from './_node_ws.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
-import type { ApiSpec, MessageOf, OutputOf } from './api.ts';
+import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from './api.ts';
 import type { ServedRoutes } from './_routes.ts';
 import { callRoute, openRoute, streamHandler } from './_route_streams.ts';
 
@@ -209,8 +209,11 @@ export class PeerImpl implements Peer {
     route: R,
     input: unknown,
     options?: OpenOptions,
-  ): Stream<MessageOf<ApiSpec, R>> {
-    return openRoute(this, route, input, options) as Stream<MessageOf<ApiSpec, R>>;
+  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
+    return openRoute(this, route, input, options) as Stream<
+      ReplyOf<ApiSpec, R>,
+      UploadOf<ApiSpec, R>
+    >;
   }
 
   close(code: number = 1000, reason: string = ''): void {

@@ -16,11 +16,12 @@ import type {
   CallOptions,
   HelloOf,
   InputOf,
-  MessageOf,
   OutputOf,
+  ReplyOf,
   RouteContext,
   RouteName,
   Routes,
+  UploadOf,
   WelcomeOf,
 } from './api.ts';
 
@@ -284,7 +285,8 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   ): Promise<OutputOf<Api, R>>;
   /**
    * Opens a stream on a route the dialer serves (WSM-APP-003): its OPEN carries `:route`; read
-   * the route's messages from it, write to it, end it.
+   * the route's replies from it (its messages, or for a route with only an `output`, its single
+   * answer), write the route's uploads to it, end it.
    *
    * @example Open a routed stream to the dialer
    * ```ts
@@ -311,7 +313,7 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
     route: R,
     input: InputOf<Api, R>,
     options?: OpenOptions,
-  ): Stream<MessageOf<Api, R>>;
+  ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
   /**
    * Closes the socket. Idempotent.
    *

@@ -1,7 +1,7 @@
 /**
  * The application's API as one type both sides share (WSM-APP-003): route names mapped to what
- * the caller sends (`input`) and what comes back, either one `output` or a series of `message`s;
- * the key `':hello'` types the hello and the welcome. From it come the handler types of
+ * the caller sends (`input` with the OPEN, then any `upload`s) and what comes back, either one
+ * `output` or a series of `message`s; the key `':hello'` types the hello and the welcome. From it come the handler types of
  * {@linkcode Routes} and the typed route methods of both sides. Types only: nothing here exists
  * at run time.
  *
@@ -13,23 +13,36 @@
 import type { RequestOptions, Stream } from './stream.ts';
 
 /**
- * One route of an {@linkcode ApiSpec}: what the caller sends, and what comes back (a single
- * `output`, or `message`s written one by one until the stream ends). Each part is optional; a
- * missing part is `unknown`.
+ * One route of an {@linkcode ApiSpec}: what the caller sends (the OPEN's `input`, then any
+ * `upload`s it writes to the stream), and what comes back (a single `output`, or `message`s
+ * written one by one until the stream ends). Each part is optional; a missing part is
+ * `unknown`.
  *
- * @example A request route and a feed
+ * The names say who sends what from the caller's side, whichever side serves the route:
+ * `input` and `upload` go from the caller to the handler, `output` and `message` come back.
+ * `upload` is not `write` or `send` because both sides write to a stream and send on it, nor
+ * `inbound` because what is inbound depends on the side: an upload is the caller's, to the
+ * handler, on the acceptor's routes and the dialer's alike.
+ *
+ * @example A request route, a feed and an upload
  * ```ts
  * import type { RouteSpec } from 'muxws';
  * import assert from 'node:assert/strict';
  *
  * const say = { input: { text: 'hi' }, output: { delivered: 2 } } satisfies RouteSpec;
  * const ticker = { input: { symbol: 'ACME' }, message: { price: 1 } } satisfies RouteSpec;
- * assert.equal(say.output.delivered + ticker.message.price, 3);
+ * const sum = { upload: 1, output: 0 } satisfies RouteSpec;
+ * assert.equal(say.output.delivered + ticker.message.price + sum.upload, 4);
  * ```
  */
 export interface RouteSpec {
   /** The OPEN's payload the caller sends. */
   input?: unknown;
+  /**
+   * Each value the caller writes to the route's stream after the OPEN, which the handler reads
+   * from `ctx.stream`.
+   */
+  upload?: unknown;
   /** The single value a request route answers with (the last message, with END). */
   output?: unknown;
   /** Each message a streaming route writes. */
@@ -123,6 +136,47 @@ export type OutputOf<Api, R> = R extends keyof Api
  */
 export type MessageOf<Api, R> = R extends keyof Api
   ? Api[R] extends { readonly message?: infer M } ? M : unknown
+  : unknown;
+
+/**
+ * The upload type of route `R` of `Api` (each value the caller writes to the route's stream
+ * after the OPEN, and the handler reads from `ctx.stream`); `unknown` when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { UploadOf } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { sum: { upload: number; output: number } };
+ * const chunk: UploadOf<Api, 'sum'> = 5;
+ * assert.equal(chunk + 1, 6);
+ * ```
+ */
+export type UploadOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly upload?: infer U } ? U : unknown
+  : unknown;
+
+/**
+ * What the stream of route `R` of `Api` carries back to the caller, what the caller reads and
+ * the handler writes: its `message` type, or for a route with no `message`, its `output` (its
+ * single answer, the last message); `unknown` when it declares neither.
+ *
+ * @example
+ * ```ts
+ * import type { ReplyOf } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = {
+ *   ticker: { input: { symbol: string }; message: { price: number } };
+ *   sum: { upload: number; output: number };
+ * };
+ * const tick: ReplyOf<Api, 'ticker'> = { price: 101 };
+ * const total: ReplyOf<Api, 'sum'> = 15;
+ * assert.equal(tick.price + total, 116);
+ * ```
+ */
+export type ReplyOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly message: infer M } ? M : OutputOf<Api, R>
   : unknown;
 
 /**
@@ -237,7 +291,9 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
 /**
  * What a route handler is given besides its input: the `peer` it serves (the acceptor's `Peer`,
  * or the dialer's `Connection`), its `stream`, the OPEN's `headers` (`:route` included) and a
- * `signal` aborted when the stream is reset, times out or its connection is lost.
+ * `signal` aborted when the stream is reset, times out or its connection is lost. The stream
+ * reads the caller's `Upload`s and writes `Reply`s: {@linkcode Routes} gives each handler the
+ * route's {@linkcode UploadOf} and {@linkcode ReplyOf}.
  *
  * @example
  * ```ts
@@ -250,11 +306,11 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
  * assert.equal(stopped({ signal: controller.signal } as RouteContext<{ id: string }>), true);
  * ```
  */
-export interface RouteContext<Peer = unknown> {
+export interface RouteContext<Peer = unknown, Upload = unknown, Reply = unknown> {
   /** The side the call came from: the acceptor's `Peer`, or the dialer's `Connection`. */
   readonly peer: Peer;
-  /** The routed stream: write messages to it, or read what the caller sends after the OPEN. */
-  readonly stream: Stream;
+  /** The routed stream: write messages to it, or read what the caller writes after the OPEN. */
+  readonly stream: Stream<Upload, Reply>;
   /** The OPEN's headers, `:route` included. */
   readonly headers: Readonly<Record<string, unknown>>;
   /** Aborted when the stream is reset, times out or its connection is lost. */
@@ -343,7 +399,9 @@ export type RouteDefinition<Input = unknown, Result = unknown, Ctx = RouteContex
 /**
  * The routes a side serves, typed from `Api`: each route name maps (optionally) to a
  * {@linkcode RouteDefinition} whose input and result are the route's. `Ctx` is the context the
- * side passes: `RouteContext<Peer>` on the acceptor, `RouteContext<Connection>` on the dialer.
+ * side passes: `RouteContext<Peer>` on the acceptor, `RouteContext<Connection>` on the dialer;
+ * each handler gets it with its route's stream types, `ctx.stream` reading the route's
+ * {@linkcode UploadOf} and writing its {@linkcode ReplyOf}.
  *
  * @example An acceptor's routes
  * ```ts
@@ -367,7 +425,12 @@ export type RouteDefinition<Input = unknown, Result = unknown, Ctx = RouteContex
  * ```
  */
 export type Routes<Api, Ctx = RouteContext> = {
-  [R in RouteName<Api>]?: RouteDefinition<InputOf<Api, R>, RouteResultOf<Api, R>, Ctx>;
+  [R in RouteName<Api>]?: RouteDefinition<
+    InputOf<Api, R>,
+    RouteResultOf<Api, R>,
+    Ctx extends RouteContext<infer Peer> ? RouteContext<Peer, UploadOf<Api, R>, ReplyOf<Api, R>>
+      : Ctx
+  >;
 };
 
 /**

@@ -19,9 +19,11 @@ import type {
   InputOf,
   MessageOf,
   OutputOf,
+  ReplyOf,
   RouteContext,
   RouteName,
   Routes,
+  UploadOf,
   WelcomeOf,
 } from './api.ts';
 
@@ -585,7 +587,8 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
   ): Promise<OutputOf<Api, R>>;
   /**
    * Opens a stream on a route the acceptor serves (WSM-APP-003): its OPEN carries `:route`;
-   * read the route's messages from it (an async generator's yields), write to it, end it.
+   * read the route's replies from it (its messages, an async generator's yields, or for a
+   * route with only an `output`, its single answer), write the route's uploads to it, end it.
    * `open()` stays the unrouted form.
    *
    * @example Read a feed, then stop it
@@ -595,7 +598,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
    * await using connection = await connect<Api>('wss://example.com/ws');
    * const feed = connection.stream('ticker', { symbol: 'ACME' }, { end: true });
-   * for await (const tick of feed) if ((tick as { price: number }).price > 100) break;
+   * for await (const tick of feed) if (tick.price > 100) break;
    * feed.reset('cancel');
    * ```
    *
@@ -609,7 +612,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
     route: R,
     input: InputOf<Api, R>,
     options?: OpenOptions,
-  ): Stream<MessageOf<Api, R>>;
+  ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
   /**
    * Registers a standing subscription (WSM-SUB-001..003, WSM-APP-004) and returns it at once, in
    * any state but `closed`: while open its stream is opened now, otherwise at the next

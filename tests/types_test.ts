@@ -35,10 +35,16 @@ test('connect<Api>() and new Acceptor<Api, PeerData>() type both sides end to en
   assert.equal(status, 0, output);
 });
 
+test("a routed stream reads the route's replies and writes its uploads, on both sides (WSM-APP-003)", () => {
+  const { status, output } = denoCheck('tests/types/uploads_ok.ts', 'tests/types/uploads_fail.ts');
+  assert.equal(status, 0, output);
+});
+
 for (
   const [name, rules] of [
     ['routes', 'the route types'],
     ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>'],
+    ['uploads', 'the types of a routed stream'],
   ] as const
 ) {
   test(`${rules} refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)`, () => {

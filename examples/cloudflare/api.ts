@@ -2,7 +2,8 @@
 // every dialer (the tests): the hello names the user and the topics it follows; the acceptors
 // serve the routes below (the room also `say` and `who`), and the dialer serves the two
 // `client.*` routes the acceptors call back. A route whose caller writes to it after the OPEN
-// (`sum`, `client.collect`) is opened with `stream()`, so what it answers is its `message`.
+// (`sum`, `client.collect`) declares those writes as its `upload` and is opened with `stream()`,
+// which reads its `output` as the stream's one message.
 
 /** Any value JSON carries: what `echo` sends back as it came. */
 export type Json = null | boolean | number | string | readonly Json[] | {
@@ -58,7 +59,7 @@ export type Api = {
   /** Writes 1..n, then `'done'`. */
   count: { input: { n: number }; message: number | 'done' };
   /** Reads the numbers the caller writes and answers with their sum once the caller ends. */
-  sum: { message: number };
+  sum: { upload: number; output: number };
   /** Opens `client.collect` on the caller, writes the words to it, answers with its replies. */
   push: { input: { words: string[] }; output: { replies: Collected[] } };
   /** Answers `'waited'` after `ms` milliseconds (at most 2000). */
@@ -73,5 +74,5 @@ export type Api = {
   /** Served by the dialer: who it is and what it was asked. */
   'client.answer': { input: { question: string }; output: Answer };
   /** Served by the dialer: reads words until the acceptor ends, then answers with them. */
-  'client.collect': { message: Collected };
+  'client.collect': { upload: string; output: Collected };
 };

@@ -100,10 +100,10 @@ function sharedRoutes(where: Welcome['where'], census: () => Census): ExampleRou
       yield 'done';
     },
     // A stream the dialer writes to: the sum of every number it sends, once it ends.
-    async *sum(_input, { stream }) {
+    async sum(_input, { stream }) {
       let sum = 0;
-      for await (const value of stream) sum += Number(value);
-      yield sum;
+      for await (const value of stream) sum += value;
+      return sum;
     },
     // A stream the acceptor opens on the dialer's `client.collect`, writes to and ends; what the
     // dialer answers comes back as this route's answer.

@@ -104,10 +104,10 @@ async function dial(
     // `client.collect`.
     routes: serve<Api>({
       'client.answer': (heard) => ({ from: user, heard }),
-      async *'client.collect'(_input, { stream }) {
+      async 'client.collect'(_input, { stream }) {
         const got: string[] = [];
-        for await (const word of stream) got.push(String(word));
-        yield { got };
+        for await (const word of stream) got.push(word);
+        return { got };
       },
     }),
     ...rest,
