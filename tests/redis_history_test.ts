@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import {
   type RedisHistory,
   redisHistory,
@@ -111,6 +111,48 @@ test(
       assert.ok(logTtl > 0 && logTtl <= 120_000, `log TTL ${logTtl}`);
       assert.equal(await client.pTTL('app:{room:1}:seq'), -1);
     });
+  },
+);
+
+test(
+  'redisHistory() runs on a Redis Cluster, both keys of a tag on one slot (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'muxws-redis-cluster-'));
+    const redis = await startRedis({
+      args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')],
+    });
+    let setup: Client | undefined;
+    let cluster: ReturnType<typeof createCluster> | undefined;
+    try {
+      // One node serving every slot: Redis still refuses a script whose keys hash apart.
+      setup = await connectClient(redis.url);
+      await setup.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+      const deadline = Date.now() + 5000;
+      while (!String(await setup.sendCommand(['CLUSTER', 'INFO'])).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) {
+          throw new Error('Timed out after 5000 ms waiting for the cluster');
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      cluster = createCluster({ rootNodes: [{ url: redis.url }] });
+      cluster.on('error', () => {});
+      await within(cluster.connect(), 5000, 'the cluster client to connect');
+      const history = redisHistory({ client: cluster });
+      for (const tag of ['room:1', 'a}b', '{x}']) {
+        assert.equal(await history.append(tag, 'one'), 1);
+        assert.equal(await history.append(tag, new Uint8Array([7])), 2);
+        const { entries, gap, head } = await history.range(tag, 0, 10);
+        assert.deepEqual(entries, [{ seq: 1, data: 'one' }, { seq: 2, data: new Uint8Array([7]) }]);
+        assert.equal(gap, false);
+        assert.equal(head, 2);
+      }
+    } finally {
+      await cluster?.destroy();
+      destroy(setup);
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   },
 );
 
