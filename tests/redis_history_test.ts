@@ -157,6 +157,40 @@ test(
 );
 
 test(
+  'redisHistory() sends a script by its SHA1, and its body only when Redis does not hold it (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    await withRedis({}, async (_, real) => {
+      const calls: string[] = [];
+      const counting: RedisScriptClient = {
+        eval(script, options) {
+          calls.push('eval');
+          return real.eval(script, options);
+        },
+        evalSha(sha1, options) {
+          calls.push('evalSha');
+          return real.evalSha(sha1, options);
+        },
+      };
+      const history = redisHistory({ client: counting });
+      for (let i = 1; i <= 3; i++) assert.equal(await history.append('room', `m${i}`), i);
+      assert.deepEqual(calls, ['evalSha', 'eval', 'evalSha', 'evalSha']);
+      calls.length = 0;
+      await real.scriptFlush();
+      // The refused call ran nothing, so the one that follows it takes the next seq.
+      assert.equal(await history.append('room', 'm4'), 4);
+      assert.deepEqual(calls, ['evalSha', 'eval']);
+      assert.deepEqual((await history.range('room', 0, 10)).entries.map((e) => e.seq), [
+        1,
+        2,
+        3,
+        4,
+      ]);
+    });
+  },
+);
+
+test(
   'redisHistory() continues above the log when its counter was deleted, never going backwards (WSM-REC-005)',
   {
     timeout: 30_000,

@@ -5,8 +5,9 @@
  * Each tag has two keys, both holding the tag as a cluster hash tag so they share a slot:
  * `<prefix>{<tag>}:log`, a stream whose entry ids are `<seq>-0`, and `<prefix>{<tag>}:seq`, a
  * hash with the tag's last sequence number (`seq`) and the id of this counter's life (`epoch`).
- * Every method is one Lua script (`EVAL`), so an append is atomic across nodes and a range reads
- * the log and the counter at one instant. The layout is documented in `docs/backplane.md`.
+ * Every method is one Lua script (`EVALSHA`, or `EVAL` when Redis lacks it), so an append is
+ * atomic across nodes and a range reads the log and the counter at one instant. The layout is
+ * documented in `docs/backplane.md`.
  *
  * @module
  */
@@ -19,7 +20,7 @@ import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
 /**
  * What the history needs of a Redis client: node-redis's `eval(script, { keys, arguments })`
  * (a cluster client has it too and sends each call to the slot of its keys), and optionally its
- * `isReady`.
+ * `evalSha` and `isReady`.
  */
 export interface RedisScriptClient {
   /**
@@ -29,6 +30,12 @@ export interface RedisScriptClient {
   readonly isReady?: boolean;
   /** Runs a Lua script; resolves with its reply (arrays, integers and strings as node-redis reads them). */
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /**
+   * Optional. Runs the script Redis holds under this SHA1 (hex), rejecting with a `NOSCRIPT`
+   * error when it holds none. With it, each call sends the script's 40-character digest instead
+   * of its body (about 2.4 KB), and the body only the first time a Redis node lacks it.
+   */
+  evalSha?(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
 /** Options of {@linkcode redisHistory}. */
@@ -181,6 +188,25 @@ const HEAD_SCRIPT = `${SCRIPT_HELPERS}
 return (headOf(KEYS[1], KEYS[2]))
 `;
 
+/** Each script's SHA1 in hex, as Redis names it, computed at its first use. */
+const digests = new Map<string, Promise<string>>();
+
+function sha1Of(script: string): Promise<string> {
+  let digest = digests.get(script);
+  if (digest === undefined) {
+    digest = crypto.subtle.digest('SHA-1', new TextEncoder().encode(script)).then((buffer) =>
+      Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join('')
+    );
+    digests.set(script, digest);
+  }
+  return digest;
+}
+
+/** Whether Redis refused an `EVALSHA` because it does not hold the script. */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
 /** The kind field of an entry: its data as given (text) or as base64 (bytes). */
 const TEXT = 's';
 const BYTES = 'b';
@@ -327,13 +353,19 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         );
       }, commandTimeoutMs);
     });
-    let call: Promise<unknown>;
-    try {
-      call = Promise.resolve(client.eval(script, { keys: keys(tag), arguments: args }));
-    } catch (cause) {
-      call = Promise.reject(cause);
-    }
-    const answer = call.then((reply) => reply, (cause) => {
+    const options = { keys: keys(tag), arguments: args };
+    const call = async (): Promise<unknown> => {
+      if (typeof client.evalSha === 'function') {
+        try {
+          return await client.evalSha(await sha1Of(script), options);
+        } catch (error) {
+          // Refused before running anything: sending the body runs it and has Redis keep it.
+          if (!isNoScript(error)) throw error;
+        }
+      }
+      return await client.eval(script, options);
+    };
+    const answer = call().then((reply) => reply, (cause) => {
       throw failed(messageOf(cause), cause);
     });
     return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
