@@ -144,7 +144,7 @@ local log, counter = KEYS[1], KEYS[2]
 local clock = redis.call('TIME')
 local redisMs = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local expiresAt = tonumber(ARGV[7])
-if expiresAt > 0 and redisMs > expiresAt then return { 0, redisMs } end
+if expiresAt > 0 and redisMs >= expiresAt then return { 0, redisMs } end
 local seq, newest = headOf(log, counter)
 local time = tonumber(ARGV[1])
 if newest then time = math.max(time, timeOf(newest)) end
@@ -323,8 +323,10 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
   checkInteger(what, 'commandTimeoutMs', commandTimeoutMs, 1);
 
   /**
-   * Redis's clock minus `performance.now()`, estimated from the last append's reply (halfway
-   * between sending and answer). It turns "commandTimeoutMs after sending" into a Redis time, so
+   * Redis's clock minus `performance.now()`, estimated from the last append's reply as if Redis
+   * had run it when the answer arrived: never above the true offset, so the deadline it gives is
+   * never later than the true one (an on-time append is refused only when it took about
+   * `commandTimeoutMs` to reach Redis, which its own timeout would have reported). It turns "commandTimeoutMs after sending" into a Redis time, so
    * an append that timed out here and reached Redis later (a client sends what it queued on a
    * connection it had not yet seen die once it reconnects) is never applied: its broadcast was
    * reported as not logged, and a late entry would be replayed to peers that had it live.
@@ -420,7 +422,7 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         throw unexpected(cannot, tag, reply);
       }
       const [seq, redisMs] = reply as [number, number];
-      redisOffsetMs = redisMs - (sentAt + performance.now()) / 2;
+      redisOffsetMs = redisMs - performance.now();
       if (seq === 0) {
         throw new MuxwsError(
           `${cannot} of tag "${tag}" in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
