@@ -174,18 +174,34 @@ test(
       };
       const history = redisHistory({ client: counting });
       for (let i = 1; i <= 3; i++) assert.equal(await history.append('room', `m${i}`), i);
-      assert.deepEqual(calls, ['evalSha', 'eval', 'evalSha', 'evalSha']);
+      assert.deepEqual(calls, ['eval', 'evalSha', 'evalSha']);
       calls.length = 0;
       await real.scriptFlush();
-      // The refused call ran nothing, so the one that follows it takes the next seq.
+      // The refused call ran nothing, so sent again as EVAL it takes the next seq.
       assert.equal(await history.append('room', 'm4'), 4);
       assert.deepEqual(calls, ['evalSha', 'eval']);
-      assert.deepEqual((await history.range('room', 0, 10)).entries.map((e) => e.seq), [
-        1,
-        2,
-        3,
-        4,
+      // Refused while another append of the tag is in flight, an append is not sent again (the
+      // other could take the lower seq): it rejects with what Redis said, and what was applied
+      // is in the order of the calls.
+      await real.scriptFlush();
+      const results = await Promise.allSettled([
+        history.append('room', 'm5'),
+        history.append('room', 'm6'),
       ]);
+      assert.equal(results[0].status, 'rejected');
+      assert.match(
+        String((results[0] as PromiseRejectedResult).reason.message),
+        /^Cannot append to the history of tag "room" in Redis: NOSCRIPT/,
+      );
+      const applied = results.filter((r) => r.status === 'fulfilled').length;
+      const next = await history.append('room', 'm7');
+      assert.equal(next, 5 + applied);
+      const { entries } = await history.range('room', 0, 10);
+      assert.deepEqual(
+        entries.map((e) => e.data),
+        ['m1', 'm2', 'm3', 'm4', ...(applied ? ['m6'] : []), 'm7'],
+      );
+      assert.deepEqual(entries.map((e) => e.seq), [1, 2, 3, 4, 5, ...(applied ? [6] : [])]);
     });
   },
 );

@@ -32,8 +32,11 @@ export interface RedisScriptClient {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   /**
    * Optional. Runs the script Redis holds under this SHA1 (hex), rejecting with a `NOSCRIPT`
-   * error when it holds none. With it, each call sends the script's 40-character digest instead
-   * of its body (about 2.4 KB), and the body only the first time a Redis node lacks it.
+   * error when it holds none. With it, once a script ran as `EVAL`, calls send its 40-character
+   * digest instead of its body (about 2.4 KB). After a `NOSCRIPT` (Redis restarted, flushed its
+   * scripts, or a cluster node that never ran it), calls go as `EVAL` again; the refused call is
+   * sent again as `EVAL`, except an append while another append of its tag is in flight, which
+   * rejects (sent again, it could be applied after the later one and take a higher seq).
    */
   evalSha?(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
@@ -188,18 +191,30 @@ const HEAD_SCRIPT = `${SCRIPT_HELPERS}
 return (headOf(KEYS[1], KEYS[2]))
 `;
 
-/** Each script's SHA1 in hex, as Redis names it, computed at its first use. */
-const digests = new Map<string, Promise<string>>();
+/** Each script's SHA1 in hex, as Redis names it, once computed. */
+const digests = new Map<string, string>();
+/** The scripts whose SHA1 is being computed, or could not be (no `crypto.subtle`). */
+const digesting = new Set<string>();
 
-function sha1Of(script: string): Promise<string> {
-  let digest = digests.get(script);
-  if (digest === undefined) {
-    digest = crypto.subtle.digest('SHA-1', new TextEncoder().encode(script)).then((buffer) =>
-      Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join('')
-    );
-    digests.set(script, digest);
+/**
+ * The SHA1 of `script` when it is known; otherwise starts computing it and returns `undefined`.
+ * Never waits, so a call that has a digest is sent in the same turn as one that has none.
+ */
+function digestOf(script: string): string | undefined {
+  const known = digests.get(script);
+  if (known !== undefined || digesting.has(script)) return known;
+  digesting.add(script);
+  try {
+    crypto.subtle.digest('SHA-1', new TextEncoder().encode(script)).then((buffer) => {
+      digests.set(
+        script,
+        Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join(''),
+      );
+    }, () => {});
+  } catch {
+    // No Web Crypto here: the script always goes as EVAL.
   }
-  return digest;
+  return undefined;
 }
 
 /** Whether Redis refused an `EVALSHA` because it does not hold the script. */
@@ -333,13 +348,28 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
    * Unknown until the first append answers; re-estimated from every answer, so clock steps heal.
    */
   let redisOffsetMs: number | undefined;
+  /** The scripts this store's client ran as EVAL, so Redis holds them: sent as EVALSHA next. */
+  const loaded = new Set<string>();
+  /**
+   * Appends in flight per tag. One refused with NOSCRIPT is sent again as EVAL only when it is
+   * the tag's only one: a later append of the tag could otherwise be applied first (it found the
+   * script loaded by another client meanwhile) and take the lower sequence number.
+   */
+  const appending = new Map<string, number>();
+  for (const script of [APPEND_SCRIPT, RANGE_SCRIPT, HEAD_SCRIPT]) digestOf(script);
 
   function keys(tag: string): string[] {
     return [`${prefix}{${tag}}:log`, `${prefix}{${tag}}:seq`];
   }
 
   /** Runs one script for `tag`, bounded by the timeout; rejections say `cannot` and the tag. */
-  function run(cannot: string, tag: string, script: string, args: string[]): Promise<unknown> {
+  function run(
+    cannot: string,
+    tag: string,
+    script: string,
+    args: string[],
+    mayResend: () => boolean = () => true,
+  ): Promise<unknown> {
     const failed = (detail: string, cause?: unknown) =>
       new MuxwsError(`${cannot} of tag "${tag}" in Redis: ${detail}`, { cause });
     if (client.isReady === false) {
@@ -357,15 +387,22 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
     });
     const options = { keys: keys(tag), arguments: args };
     const call = async (): Promise<unknown> => {
-      if (typeof client.evalSha === 'function') {
+      const sha1 = loaded.has(script) ? digestOf(script) : undefined;
+      if (sha1 !== undefined && typeof client.evalSha === 'function') {
         try {
-          return await client.evalSha(await sha1Of(script), options);
+          return await client.evalSha(sha1, options);
         } catch (error) {
-          // Refused before running anything: sending the body runs it and has Redis keep it.
+          // Redis lost the script (restarted, flushed, failed over) and ran nothing. Sending the
+          // body runs it, unless a later call may have overtaken this one.
           if (!isNoScript(error)) throw error;
+          loaded.delete(script);
+          if (!mayResend()) throw error;
         }
       }
-      return await client.eval(script, options);
+      const reply = await client.eval(script, options);
+      loaded.add(script);
+      digestOf(script);
+      return reply;
     };
     const answer = call().then((reply) => reply, (cause) => {
       throw failed(messageOf(cause), cause);
@@ -406,15 +443,23 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
       const expiresAt = redisOffsetMs === undefined
         ? 0
         : Math.floor(sentAt + redisOffsetMs + commandTimeoutMs);
-      const reply = await run(cannot, tag, APPEND_SCRIPT, [
-        String(Math.floor(now())),
-        String(maxEntries),
-        String(maxAgeMs),
-        crypto.randomUUID(),
-        binary ? BYTES : TEXT,
-        binary ? toBase64(data) : data,
-        String(expiresAt),
-      ]);
+      appending.set(tag, (appending.get(tag) ?? 0) + 1);
+      let reply: unknown;
+      try {
+        reply = await run(cannot, tag, APPEND_SCRIPT, [
+          String(Math.floor(now())),
+          String(maxEntries),
+          String(maxAgeMs),
+          crypto.randomUUID(),
+          binary ? BYTES : TEXT,
+          binary ? toBase64(data) : data,
+          String(expiresAt),
+        ], () => appending.get(tag) === 1);
+      } finally {
+        const left = appending.get(tag)! - 1;
+        if (left === 0) appending.delete(tag);
+        else appending.set(tag, left);
+      }
       if (
         !Array.isArray(reply) || reply.length !== 2 || !Number.isSafeInteger(reply[0]) ||
         reply[0] < 0 || typeof reply[1] !== 'number'
