@@ -58,12 +58,23 @@ interface Hold {
   by: 'position' | 'replay';
 }
 
-/** The `:resume` header of a hello, checked: tags and non-negative integers only. */
+/**
+ * The most tags one `:resume` names that are read (the dialer keeps at most as many positions):
+ * a hello naming more cannot make the acceptor answer each.
+ */
+export const MAX_RESUMED_TAGS = 1024;
+
+/**
+ * The `:resume` header of a hello, checked: tags and non-negative integers only, the first
+ * {@linkcode MAX_RESUMED_TAGS} of them.
+ */
 export function resumeOf(headers: Readonly<Record<string, unknown>> | null): Map<string, number> {
   const resume = new Map<string, number>();
   const value = headers?.[RESUME];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return resume;
-  for (const [tag, seq] of Object.entries(value)) {
+  for (const tag in value) {
+    if (resume.size === MAX_RESUMED_TAGS) break;
+    const seq = (value as Record<string, unknown>)[tag];
     if (isTag(tag) && typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0) {
       resume.set(tag, seq);
     }

@@ -17,6 +17,12 @@ const POSITION = ':position';
 const RECOVERED = ':recovered';
 /** The reserved hello header of a redial. */
 export const RESUME = ':resume';
+/**
+ * The most tags whose positions a connection keeps (the acceptor reads as many from `:resume`):
+ * past it, the tag first seen longest ago is forgotten, and a later broadcast of it is delivered
+ * as new.
+ */
+export const MAX_POSITIONS = 1024;
 
 /** A sequenced broadcast that arrived ahead of its turn while its tag's replay runs. */
 interface Early {
@@ -91,7 +97,7 @@ export class Positions {
     const early = resuming?.get(tag);
     if (headers![POSITION] === true) {
       // While a tag is resumed its replay tells the position; an earlier one is stale.
-      if (early === undefined) this.#last.set(tag, seq);
+      if (early === undefined) this.#set(tag, seq);
       return;
     }
     if (RECOVERED in headers!) {
@@ -105,7 +111,7 @@ export class Positions {
         // A marker below the position resumed from means the store lost its log and numbers
         // again from 1: it sets the position, so the broadcasts that follow are not dropped.
         const last = this.#last.get(tag) ?? 0;
-        if (seq < this.#from.get(tag)! || seq > last) this.#last.set(tag, seq);
+        if (seq < this.#from.get(tag)! || seq > last) this.#set(tag, seq);
         const { replayed, gap } = info as { replayed?: unknown; gap?: unknown };
         this.#recovered({
           tag,
@@ -145,7 +151,15 @@ export class Positions {
   #take(tag: string, seq: number, message: PublishMessage): void {
     const last = this.#last.get(tag);
     if (last !== undefined && seq <= last) return;
-    this.#last.set(tag, seq);
+    this.#set(tag, seq, last === undefined);
     this.#deliver(message);
+  }
+
+  /** Records the position of `tag`; a new tag past {@linkcode MAX_POSITIONS} evicts the oldest. */
+  #set(tag: string, seq: number, isNew = !this.#last.has(tag)): void {
+    if (isNew && this.#last.size >= MAX_POSITIONS) {
+      this.#last.delete(this.#last.keys().next().value!);
+    }
+    this.#last.set(tag, seq);
   }
 }

@@ -192,6 +192,24 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * hello names its positions is replayed what came after them before any live broadcast of
    * those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
    * shared by every node. Without it nothing of this happens or costs anything.
+   *
+   * @example Each broadcast to a tag carries its number in `:seq`
+   * ```ts
+   * import { Acceptor, memoryHistory } from 'muxws/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory() });
+   * const sent: unknown[] = [];
+   * acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} }, {
+   *   tags: ['room'],
+   * });
+   * await acceptor.broadcast('room', 'hi');
+   * assert.deepEqual(sent, [
+   *   [9, 'room', { ':seq': 0, ':position': true }, null], // where the tag stood when joined
+   *   [9, 'room', { ':seq': 1 }, 'hi'],
+   * ]);
+   * await acceptor.close();
+   * ```
    */
   history?: History;
 }

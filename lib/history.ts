@@ -52,7 +52,19 @@ export interface History {
   range(tag: string, after: number, limit: number): Promise<HistoryRange>;
 }
 
-/** What {@linkcode memoryHistory} takes: the retention and the clock it is measured on. */
+/**
+ * What {@linkcode memoryHistory} takes: the retention and the clock it is measured on.
+ *
+ * @example Ten entries per tag, for a minute, on a clock of the test's own
+ * ```ts
+ * import { memoryHistory, type MemoryHistoryOptions } from 'muxws/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const options: MemoryHistoryOptions = { maxEntries: 10, maxAgeMs: 60_000, now: () => 0 };
+ * const history = memoryHistory(options);
+ * assert.equal(await history.append('room', 'hi'), 1);
+ * ```
+ */
 export interface MemoryHistoryOptions extends HistoryRetention {
   /** The clock the age of an entry is measured on, epoch ms. @default {Date.now} */
   readonly now?: () => number;

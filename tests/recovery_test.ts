@@ -446,3 +446,26 @@ test('while a tag is resumed, broadcasts ahead of the replay wait for their turn
   assert.deepEqual(seen.slice(6), [9, 10]);
   assert.deepEqual(recovered[1], { tag: 't', replayed: 2, gap: true });
 });
+
+test('a hello naming more tags than the dialer keeps is answered for the first 1024 only (WSM-REC-002)', async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory() });
+  const peer = rawPeer(acceptor);
+  const resume = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`t${i}`, 1]));
+  peer.handle.message(resumeHello(resume));
+  await settle();
+  const markers = (peer.got as unknown[][]).filter((f) => f[0] === 9);
+  assert.equal(markers.length, 1024);
+  assert.deepEqual(markers[0], [9, 't0', { ':seq': 1, ':recovered': null }, null]);
+  await acceptor.close({ drainMs: 0 });
+});
+
+test('the dialer keeps the positions of at most 1024 tags, forgetting the oldest (WSM-REC-002)', () => {
+  const positions = new Positions(() => {}, () => {});
+  for (let i = 0; i < 1100; i++) {
+    positions.receive({ tag: `t${i}`, headers: { ':seq': 1 }, payload: i });
+  }
+  const resume = positions.resume(true)!;
+  assert.equal(Object.keys(resume).length, 1024);
+  assert.equal(resume.t0, undefined);
+  assert.equal(resume.t1099, 1);
+});

@@ -65,6 +65,7 @@ import { reportTo } from '../_contain.ts';
 import { acceptorMaySend, CloseCode } from '../_codes.ts';
 import { describe } from '../_describe.ts';
 import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
+import type { History, HistoryEntry, HistoryRange, MemoryHistoryOptions } from '../history.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -549,4 +550,166 @@ function isAttachment(value: unknown): value is PeerAttachment {
     typeof v.data === 'object' && v.data !== null &&
     (v.next === undefined || (Number.isSafeInteger(v.next) && v.next > 0 && v.next % 2 === 0)) &&
     (v.hello === undefined || (typeof v.hello === 'object' && v.hello !== null));
+}
+
+/**
+ * The part of a Durable Object's storage (`ctx.storage`) {@linkcode durableObjectHistory} uses:
+ * the asynchronous key-value API.
+ */
+export interface DurableObjectStorageLike {
+  /** The value of `key`, or undefined. */
+  get(key: string): Promise<unknown>;
+  /** Writes every entry of `entries`. */
+  put(entries: Record<string, unknown>): Promise<void>;
+  /** Deletes `keys`; resolves with how many existed. */
+  delete(keys: string[]): Promise<number>;
+  /** The entries whose keys start with `prefix`, from `start` on, in key order, at most `limit`. */
+  list(options: { prefix: string; start?: string; limit?: number }): Promise<Map<string, unknown>>;
+}
+
+/** One logged entry as the storage keeps it. */
+interface StoredEntry {
+  /** The data. */
+  d: string | Uint8Array;
+  /** When it was appended, epoch ms. */
+  t: number;
+}
+
+/** The cached counter of one tag, loaded from storage once. */
+interface TagCounter {
+  seq: number;
+}
+
+/** A positive integer option of {@linkcode durableObjectHistory}, or its default. */
+function positiveOption(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(
+      `Cannot create durableObjectHistory as "${name}" must be a positive integer: current value is ${
+        describe(value)
+      }`,
+    );
+  }
+  return value;
+}
+
+/**
+ * A broadcast history in a Durable Object's storage, for the acceptor of that object (a room):
+ * the log and each tag's counter outlive hibernation and restarts of the object, so a dialer that
+ * redials after the object slept still gets what it missed, numbered on from where it was.
+ * Per tag it keeps at most `maxEntries` entries (default 10000; the oldest is deleted with each
+ * append past it), and a read skips (and deletes) those older than `maxAgeMs` (default 120000).
+ * Every append is one storage write (the entry and the counter), made before the broadcast
+ * leaves; an entry is limited to the storage's value size (128 KiB on Cloudflare), so a larger
+ * broadcast rejects. The object is single-threaded, so numbers are given in call order.
+ *
+ * @param storage The object's `ctx.storage`.
+ * @param options `maxEntries`, `maxAgeMs` and `now`.
+ * @returns The store, for the acceptor's `history` option.
+ * @throws {TypeError} When `storage` lacks `get`, `put`, `delete` or `list`.
+ * @throws {RangeError} When `maxEntries` or `maxAgeMs` is not a positive integer.
+ *
+ * @example Over an in-memory stand-in for `ctx.storage`
+ * ```ts
+ * import { durableObjectHistory, type DurableObjectStorageLike } from 'muxws/cloudflare';
+ * import assert from 'node:assert/strict';
+ *
+ * const map = new Map<string, unknown>();
+ * const storage: DurableObjectStorageLike = {
+ *   get: (key) => Promise.resolve(map.get(key)),
+ *   put: (entries) => {
+ *     for (const [key, value] of Object.entries(entries)) map.set(key, value);
+ *     return Promise.resolve();
+ *   },
+ *   delete: (keys) => Promise.resolve(keys.filter((k) => map.delete(k)).length),
+ *   list: ({ prefix, start = '', limit = Infinity }) =>
+ *     Promise.resolve(new Map([...map].filter(([k]) => k.startsWith(prefix) && k >= start)
+ *       .sort(([a], [b]) => a < b ? -1 : 1).slice(0, limit))),
+ * };
+ * const history = durableObjectHistory(storage);
+ * assert.equal(await history.append('room', 'hi'), 1);
+ * // The object slept: a new store over the same storage numbers on.
+ * const woken = durableObjectHistory(storage);
+ * assert.equal(await woken.append('room', 'again'), 2);
+ * assert.deepEqual((await woken.range('room', 0, 10)).entries.map((e) => e.data), ['hi', 'again']);
+ * ```
+ */
+export function durableObjectHistory(
+  storage: DurableObjectStorageLike,
+  options: MemoryHistoryOptions = {},
+): History {
+  for (const method of ['get', 'put', 'delete', 'list'] as const) {
+    if (typeof storage?.[method] !== 'function') {
+      throw new TypeError(
+        `Cannot create durableObjectHistory as "storage" must be a Durable Object's storage: current value has no ${method}()`,
+      );
+    }
+  }
+  const maxEntries = positiveOption('maxEntries', options.maxEntries, 10_000);
+  const maxAgeMs = positiveOption('maxAgeMs', options.maxAgeMs, 120_000);
+  const now = options.now ?? Date.now;
+  const counters = new Map<string, Promise<TagCounter>>();
+  // Keys: a tag's prefix holds its length, so no tag's keys start with another's prefix.
+  const prefixOf = (tag: string) => `muxws:history:${tag.length}:${tag}:`;
+  const counterKey = (tag: string) => `${prefixOf(tag)}seq`;
+  // Entry keys sort by number: 16 digits hold every safe integer.
+  const entryKey = (tag: string, seq: number) =>
+    `${prefixOf(tag)}e${String(seq).padStart(16, '0')}`;
+  const counter = (tag: string): Promise<TagCounter> => {
+    let loaded = counters.get(tag);
+    if (loaded === undefined) {
+      loaded = storage.get(counterKey(tag)).then((value) => ({
+        seq: typeof value === 'number' && Number.isSafeInteger(value) ? value : 0,
+      }));
+      loaded.catch(() => counters.delete(tag));
+      counters.set(tag, loaded);
+    }
+    return loaded;
+  };
+  return {
+    async append(tag: string, data: string | Uint8Array): Promise<number> {
+      const state = await counter(tag);
+      const seq = ++state.seq;
+      const entry: StoredEntry = { d: data, t: now() };
+      await storage.put({ [entryKey(tag, seq)]: entry, [counterKey(tag)]: seq });
+      if (seq > maxEntries) await storage.delete([entryKey(tag, seq - maxEntries)]);
+      return seq;
+    },
+    async head(tag: string): Promise<number> {
+      return (await counter(tag)).seq;
+    },
+    async range(tag: string, after: number, limit: number): Promise<HistoryRange> {
+      const head = (await counter(tag)).seq;
+      const oldest = now() - maxAgeMs;
+      const prefix = prefixOf(tag);
+      const entries: HistoryEntry[] = [];
+      const aged: string[] = [];
+      let from = Math.max(Math.floor(after) + 1, head - maxEntries + 1, 1);
+      let first: number | undefined;
+      while (entries.length < limit && from <= head) {
+        const listed = await storage.list({
+          prefix,
+          start: entryKey(tag, from),
+          limit: limit - entries.length,
+        });
+        const before = from;
+        for (const [key, value] of listed) {
+          const seq = Number(key.slice(-16));
+          if (key === counterKey(tag) || !Number.isSafeInteger(seq)) continue;
+          from = seq + 1;
+          const stored = value as StoredEntry;
+          if (stored.t < oldest) {
+            aged.push(key);
+            continue;
+          }
+          first ??= seq;
+          entries.push({ seq, data: stored.d });
+        }
+        if (from === before) break; // nothing more is logged
+      }
+      if (aged.length > 0) await storage.delete(aged);
+      const gap = after > head || (after < head && (first ?? head + 1) > after + 1);
+      return { entries, gap, head };
+    },
+  };
 }

@@ -1,0 +1,102 @@
+// durableObjectHistory() over an in-memory stand-in for a Durable Object's storage (WSM-REC-001,
+// WSM-REC-004, WSM-REC-005): numbers that outlive the object's memory, trimming by count and age,
+// a storage that lost everything, and a replay through the acceptor.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Acceptor } from '../lib/acceptor.ts';
+import { durableObjectHistory, type DurableObjectStorageLike } from '../lib/adapters/cloudflare.ts';
+import { fakeTime } from './_fake_time.ts';
+
+/** A sorted key-value storage with the Durable Object API's `list` semantics. */
+function fakeStorage(): DurableObjectStorageLike & { map: Map<string, unknown>; lists: number } {
+  const map = new Map<string, unknown>();
+  const storage = {
+    map,
+    lists: 0,
+    get: (key: string) => Promise.resolve(structuredClone(map.get(key))),
+    put: (entries: Record<string, unknown>) => {
+      for (const [key, value] of Object.entries(entries)) map.set(key, structuredClone(value));
+      return Promise.resolve();
+    },
+    delete: (keys: string[]) => Promise.resolve(keys.filter((key) => map.delete(key)).length),
+    list: ({ prefix, start = '', limit = Infinity }: {
+      prefix: string;
+      start?: string;
+      limit?: number;
+    }) => {
+      storage.lists++;
+      const keys = [...map.keys()].filter((k) => k.startsWith(prefix) && k >= start).sort();
+      return Promise.resolve(new Map(keys.slice(0, limit).map((k) => [k, map.get(k)])));
+    },
+  };
+  return storage;
+}
+
+test('durableObjectHistory() numbers on across a new store over the same storage, per tag (WSM-REC-001)', async () => {
+  const storage = fakeStorage();
+  const first = durableObjectHistory(storage);
+  assert.deepEqual(await Promise.all([first.append('a', 'a1'), first.append('a', 'a2')]), [1, 2]);
+  assert.equal(await first.append('a:b', 'other'), 1, 'a tag that extends another is its own');
+  const woken = durableObjectHistory(storage);
+  assert.equal(await woken.head('a'), 2);
+  assert.equal(await woken.append('a', new Uint8Array([7])), 3);
+  const range = await woken.range('a', 1, 10);
+  assert.deepEqual(range.entries, [{ seq: 2, data: 'a2' }, { seq: 3, data: new Uint8Array([7]) }]);
+  assert.equal(range.gap, false);
+  assert.equal(range.head, 3);
+});
+
+test('durableObjectHistory() trims by count and by age and reports what is gone as a gap (WSM-REC-004)', async () => {
+  using clock = fakeTime();
+  const storage = fakeStorage();
+  const history = durableObjectHistory(storage, { maxEntries: 3, maxAgeMs: 1000 });
+  for (let i = 1; i <= 5; i++) await history.append('count', String(i));
+  assert.deepEqual((await history.range('count', 0, 10)).entries.map((e) => e.seq), [3, 4, 5]);
+  assert.equal((await history.range('count', 0, 10)).gap, true);
+  assert.equal((await history.range('count', 2, 10)).gap, false);
+  assert.equal([...storage.map.keys()].filter((k) => k.includes(':count:e')).length, 3);
+  await history.append('age', 'old');
+  clock.tick(600);
+  await history.append('age', 'new');
+  clock.tick(600);
+  const aged = await history.range('age', 0, 1);
+  assert.deepEqual(aged, { entries: [{ seq: 2, data: 'new' }], gap: true, head: 2 });
+  assert.equal([...storage.map.keys()].filter((k) => k.includes(':age:e')).length, 1);
+  assert.deepEqual(await history.range('age', 2, 10), { entries: [], gap: false, head: 2 });
+  clock.tick(1000); // everything aged: the read ends on the counter alone
+  assert.deepEqual(await history.range('age', 0, 10), { entries: [], gap: true, head: 2 });
+  assert.deepEqual(await history.range('age', 0, 10), { entries: [], gap: true, head: 2 }); // and again, once they are deleted
+});
+
+test('durableObjectHistory() over a storage that lost everything reports the gap (WSM-REC-004)', async () => {
+  const history = durableObjectHistory(fakeStorage());
+  assert.deepEqual(await history.range('room', 5, 10), { entries: [], gap: true, head: 0 });
+  assert.throws(() => durableObjectHistory({} as never), /current value has no get\(\)/);
+  assert.throws(
+    () => durableObjectHistory(fakeStorage(), { maxEntries: 0 }),
+    /"maxEntries" must be a positive integer: current value is 0/,
+  );
+});
+
+test('an acceptor over durableObjectHistory() replays what a redialled peer missed (WSM-REC-003)', async () => {
+  const history = durableObjectHistory(fakeStorage());
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, history });
+  for (let i = 1; i <= 300; i++) await acceptor.broadcast('room', i);
+  const got: unknown[][] = [];
+  const handle = acceptor.attach({
+    send: (data) => got.push(JSON.parse(String(data))),
+    close() {},
+  }, { tags: ['room'] });
+  handle.message(JSON.stringify([1, 1, 3, { ':resume': { room: 10 } }, null]));
+  for (let i = 0; i < 200; i++) await Promise.resolve();
+  const frames = got.filter((f) => f[0] === 9);
+  assert.equal(frames.length, 291);
+  assert.deepEqual(frames[0], [9, 'room', { ':seq': 11 }, 11]);
+  assert.deepEqual(frames.at(-1), [
+    9,
+    'room',
+    { ':seq': 300, ':recovered': { replayed: 290, gap: false } },
+    null,
+  ]);
+  await acceptor.close({ drainMs: 0 });
+});
