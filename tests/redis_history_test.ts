@@ -207,6 +207,25 @@ test(
 );
 
 test(
+  'redisHistory() removes entries older than maxAgeMs from Redis as it appends (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    let time = 1_700_000_000_000;
+    await withRedis({ maxAgeMs: 60_000, now: () => time }, async (history, client) => {
+      for (let i = 1; i <= 50; i++) await history.append('room', `old ${i}`);
+      time += 30_000;
+      await history.append('room', 'young 51');
+      time += 30_001; // 1 to 50 are 60001 ms old now
+      assert.deepEqual((await history.range('room', 0, 100)).entries.map((e) => e.seq), [51]);
+      assert.equal(await client.xLen('muxws:history:{room}:log'), 51, 'reads trim nothing');
+      assert.equal(await history.append('room', 'new 52'), 52);
+      const log = (await client.xRange('muxws:history:{room}:log', '-', '+')) ?? [];
+      assert.deepEqual(log.map((entry) => entry.id), ['51-0', '52-0']);
+    });
+  },
+);
+
+test(
   'redisHistory() continues above the log when its counter was deleted, never going backwards (WSM-REC-005)',
   {
     timeout: 30_000,
