@@ -44,6 +44,8 @@ export interface StartRedisOptions {
    * persists.
    */
   dir?: string;
+  /** More `redis-server` arguments, such as `['--cluster-enabled', 'yes', …]`. */
+  args?: readonly string[];
 }
 
 const STOP_TIMEOUT_MS = 5000;
@@ -123,6 +125,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       'no',
       '--loglevel',
       'warning',
+      ...(options.args ?? []),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     killOnExit(proc);

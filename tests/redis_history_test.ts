@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import {
   type RedisHistory,
   redisHistory,
@@ -110,6 +110,117 @@ test(
       const logTtl = await client.pTTL('app:{room:1}:log');
       assert.ok(logTtl > 0 && logTtl <= 120_000, `log TTL ${logTtl}`);
       assert.equal(await client.pTTL('app:{room:1}:seq'), -1);
+    });
+  },
+);
+
+test(
+  'redisHistory() runs on a Redis Cluster, both keys of a tag on one slot (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'muxws-redis-cluster-'));
+    const redis = await startRedis({
+      args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')],
+    });
+    let setup: Client | undefined;
+    let cluster: ReturnType<typeof createCluster> | undefined;
+    try {
+      // One node serving every slot: Redis still refuses a script whose keys hash apart.
+      setup = await connectClient(redis.url);
+      await setup.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+      const deadline = Date.now() + 5000;
+      while (!String(await setup.sendCommand(['CLUSTER', 'INFO'])).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) {
+          throw new Error('Timed out after 5000 ms waiting for the cluster');
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      cluster = createCluster({ rootNodes: [{ url: redis.url }] });
+      cluster.on('error', () => {});
+      await within(cluster.connect(), 5000, 'the cluster client to connect');
+      const history = redisHistory({ client: cluster });
+      for (const tag of ['room:1', 'a}b', '{x}']) {
+        assert.equal(await history.append(tag, 'one'), 1);
+        assert.equal(await history.append(tag, new Uint8Array([7])), 2);
+        const { entries, gap, head } = await history.range(tag, 0, 10);
+        assert.deepEqual(entries, [{ seq: 1, data: 'one' }, { seq: 2, data: new Uint8Array([7]) }]);
+        assert.equal(gap, false);
+        assert.equal(head, 2);
+      }
+    } finally {
+      await cluster?.destroy();
+      destroy(setup);
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'redisHistory() sends a script by its SHA1, and its body only when Redis does not hold it (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    await withRedis({}, async (_, real) => {
+      const calls: string[] = [];
+      const counting: RedisScriptClient = {
+        eval(script, options) {
+          calls.push('eval');
+          return real.eval(script, options);
+        },
+        evalSha(sha1, options) {
+          calls.push('evalSha');
+          return real.evalSha(sha1, options);
+        },
+      };
+      const history = redisHistory({ client: counting });
+      for (let i = 1; i <= 3; i++) assert.equal(await history.append('room', `m${i}`), i);
+      assert.deepEqual(calls, ['eval', 'evalSha', 'evalSha']);
+      calls.length = 0;
+      await real.scriptFlush();
+      // The refused call ran nothing, so sent again as EVAL it takes the next seq.
+      assert.equal(await history.append('room', 'm4'), 4);
+      assert.deepEqual(calls, ['evalSha', 'eval']);
+      // Refused while another append of the tag is in flight, an append is not sent again (the
+      // other could take the lower seq): it rejects with what Redis said, and what was applied
+      // is in the order of the calls.
+      await real.scriptFlush();
+      const results = await Promise.allSettled([
+        history.append('room', 'm5'),
+        history.append('room', 'm6'),
+      ]);
+      assert.equal(results[0].status, 'rejected');
+      assert.match(
+        String((results[0] as PromiseRejectedResult).reason.message),
+        /^Cannot append to the history of tag "room" in Redis: NOSCRIPT/,
+      );
+      const applied = results.filter((r) => r.status === 'fulfilled').length;
+      const next = await history.append('room', 'm7');
+      assert.equal(next, 5 + applied);
+      const { entries } = await history.range('room', 0, 10);
+      assert.deepEqual(
+        entries.map((e) => e.data),
+        ['m1', 'm2', 'm3', 'm4', ...(applied ? ['m6'] : []), 'm7'],
+      );
+      assert.deepEqual(entries.map((e) => e.seq), [1, 2, 3, 4, 5, ...(applied ? [6] : [])]);
+    });
+  },
+);
+
+test(
+  'redisHistory() removes entries older than maxAgeMs from Redis as it appends (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    let time = 1_700_000_000_000;
+    await withRedis({ maxAgeMs: 60_000, now: () => time }, async (history, client) => {
+      for (let i = 1; i <= 50; i++) await history.append('room', `old ${i}`);
+      time += 30_000;
+      await history.append('room', 'young 51');
+      time += 30_001; // 1 to 50 are 60001 ms old now
+      assert.deepEqual((await history.range('room', 0, 100)).entries.map((e) => e.seq), [51]);
+      assert.equal(await client.xLen('muxws:history:{room}:log'), 51, 'reads trim nothing');
+      assert.equal(await history.append('room', 'new 52'), 52);
+      const log = (await client.xRange('muxws:history:{room}:log', '-', '+')) ?? [];
+      assert.deepEqual(log.map((entry) => entry.id), ['51-0', '52-0']);
     });
   },
 );

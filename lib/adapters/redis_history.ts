@@ -5,8 +5,9 @@
  * Each tag has two keys, both holding the tag as a cluster hash tag so they share a slot:
  * `<prefix>{<tag>}:log`, a stream whose entry ids are `<seq>-0`, and `<prefix>{<tag>}:seq`, a
  * hash with the tag's last sequence number (`seq`) and the id of this counter's life (`epoch`).
- * Every method is one Lua script (`EVAL`), so an append is atomic across nodes and a range reads
- * the log and the counter at one instant. The layout is documented in `docs/backplane.md`.
+ * Every method is one Lua script (`EVALSHA`, or `EVAL` when Redis lacks it), so an append is
+ * atomic across nodes and a range reads the log and the counter at one instant. The layout is
+ * documented in `docs/backplane.md`.
  *
  * @module
  */
@@ -19,7 +20,7 @@ import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
 /**
  * What the history needs of a Redis client: node-redis's `eval(script, { keys, arguments })`
  * (a cluster client has it too and sends each call to the slot of its keys), and optionally its
- * `isReady`.
+ * `evalSha` and `isReady`.
  */
 export interface RedisScriptClient {
   /**
@@ -29,6 +30,15 @@ export interface RedisScriptClient {
   readonly isReady?: boolean;
   /** Runs a Lua script; resolves with its reply (arrays, integers and strings as node-redis reads them). */
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /**
+   * Optional. Runs the script Redis holds under this SHA1 (hex), rejecting with a `NOSCRIPT`
+   * error when it holds none. With it, once a script ran as `EVAL`, calls send its 40-character
+   * digest instead of its body (about 2.4 KB). After a `NOSCRIPT` (Redis restarted, flushed its
+   * scripts, or a cluster node that never ran it), calls go as `EVAL` again; the refused call is
+   * sent again as `EVAL`, except an append while another append of its tag is in flight, which
+   * rejects (sent again, it could be applied after the later one and take a higher seq).
+   */
+  evalSha?(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
 /** Options of {@linkcode redisHistory}. */
@@ -137,7 +147,7 @@ local log, counter = KEYS[1], KEYS[2]
 local clock = redis.call('TIME')
 local redisMs = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local expiresAt = tonumber(ARGV[7])
-if expiresAt > 0 and redisMs > expiresAt then return { 0, redisMs } end
+if expiresAt > 0 and redisMs >= expiresAt then return { 0, redisMs } end
 local seq, newest = headOf(log, counter)
 local time = tonumber(ARGV[1])
 if newest then time = math.max(time, timeOf(newest)) end
@@ -180,6 +190,37 @@ return reply
 const HEAD_SCRIPT = `${SCRIPT_HELPERS}
 return (headOf(KEYS[1], KEYS[2]))
 `;
+
+/** Each script's SHA1 in hex, as Redis names it, once computed. */
+const digests = new Map<string, string>();
+/** The scripts whose SHA1 is being computed, or could not be (no `crypto.subtle`). */
+const digesting = new Set<string>();
+
+/**
+ * The SHA1 of `script` when it is known; otherwise starts computing it and returns `undefined`.
+ * Never waits, so a call that has a digest is sent in the same turn as one that has none.
+ */
+function digestOf(script: string): string | undefined {
+  const known = digests.get(script);
+  if (known !== undefined || digesting.has(script)) return known;
+  digesting.add(script);
+  try {
+    crypto.subtle.digest('SHA-1', new TextEncoder().encode(script)).then((buffer) => {
+      digests.set(
+        script,
+        Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join(''),
+      );
+    }, () => {});
+  } catch {
+    // No Web Crypto here: the script always goes as EVAL.
+  }
+  return undefined;
+}
+
+/** Whether Redis refused an `EVALSHA` because it does not hold the script. */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
 
 /** The kind field of an entry: its data as given (text) or as base64 (bytes). */
 const TEXT = 's';
@@ -297,21 +338,38 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
   checkInteger(what, 'commandTimeoutMs', commandTimeoutMs, 1);
 
   /**
-   * Redis's clock minus `performance.now()`, estimated from the last append's reply (halfway
-   * between sending and answer). It turns "commandTimeoutMs after sending" into a Redis time, so
+   * Redis's clock minus `performance.now()`, estimated from the last append's reply as if Redis
+   * had run it when the answer arrived: never above the true offset, so the deadline it gives is
+   * never later than the true one (an on-time append is refused only when it took about
+   * `commandTimeoutMs` to reach Redis, which its own timeout would have reported). It turns "commandTimeoutMs after sending" into a Redis time, so
    * an append that timed out here and reached Redis later (a client sends what it queued on a
    * connection it had not yet seen die once it reconnects) is never applied: its broadcast was
    * reported as not logged, and a late entry would be replayed to peers that had it live.
    * Unknown until the first append answers; re-estimated from every answer, so clock steps heal.
    */
   let redisOffsetMs: number | undefined;
+  /** The scripts this store's client ran as EVAL, so Redis holds them: sent as EVALSHA next. */
+  const loaded = new Set<string>();
+  /**
+   * Appends in flight per tag. One refused with NOSCRIPT is sent again as EVAL only when it is
+   * the tag's only one: a later append of the tag could otherwise be applied first (it found the
+   * script loaded by another client meanwhile) and take the lower sequence number.
+   */
+  const appending = new Map<string, number>();
+  for (const script of [APPEND_SCRIPT, RANGE_SCRIPT, HEAD_SCRIPT]) digestOf(script);
 
   function keys(tag: string): string[] {
     return [`${prefix}{${tag}}:log`, `${prefix}{${tag}}:seq`];
   }
 
   /** Runs one script for `tag`, bounded by the timeout; rejections say `cannot` and the tag. */
-  function run(cannot: string, tag: string, script: string, args: string[]): Promise<unknown> {
+  function run(
+    cannot: string,
+    tag: string,
+    script: string,
+    args: string[],
+    mayResend: () => boolean = () => true,
+  ): Promise<unknown> {
     const failed = (detail: string, cause?: unknown) =>
       new MuxwsError(`${cannot} of tag "${tag}" in Redis: ${detail}`, { cause });
     if (client.isReady === false) {
@@ -327,13 +385,26 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         );
       }, commandTimeoutMs);
     });
-    let call: Promise<unknown>;
-    try {
-      call = Promise.resolve(client.eval(script, { keys: keys(tag), arguments: args }));
-    } catch (cause) {
-      call = Promise.reject(cause);
-    }
-    const answer = call.then((reply) => reply, (cause) => {
+    const options = { keys: keys(tag), arguments: args };
+    const call = async (): Promise<unknown> => {
+      const sha1 = loaded.has(script) ? digestOf(script) : undefined;
+      if (sha1 !== undefined && typeof client.evalSha === 'function') {
+        try {
+          return await client.evalSha(sha1, options);
+        } catch (error) {
+          // Redis lost the script (restarted, flushed, failed over) and ran nothing. Sending the
+          // body runs it, unless a later call may have overtaken this one.
+          if (!isNoScript(error)) throw error;
+          loaded.delete(script);
+          if (!mayResend()) throw error;
+        }
+      }
+      const reply = await client.eval(script, options);
+      loaded.add(script);
+      digestOf(script);
+      return reply;
+    };
+    const answer = call().then((reply) => reply, (cause) => {
       throw failed(messageOf(cause), cause);
     });
     return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
@@ -372,15 +443,23 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
       const expiresAt = redisOffsetMs === undefined
         ? 0
         : Math.floor(sentAt + redisOffsetMs + commandTimeoutMs);
-      const reply = await run(cannot, tag, APPEND_SCRIPT, [
-        String(Math.floor(now())),
-        String(maxEntries),
-        String(maxAgeMs),
-        crypto.randomUUID(),
-        binary ? BYTES : TEXT,
-        binary ? toBase64(data) : data,
-        String(expiresAt),
-      ]);
+      appending.set(tag, (appending.get(tag) ?? 0) + 1);
+      let reply: unknown;
+      try {
+        reply = await run(cannot, tag, APPEND_SCRIPT, [
+          String(Math.floor(now())),
+          String(maxEntries),
+          String(maxAgeMs),
+          crypto.randomUUID(),
+          binary ? BYTES : TEXT,
+          binary ? toBase64(data) : data,
+          String(expiresAt),
+        ], () => appending.get(tag) === 1);
+      } finally {
+        const left = appending.get(tag)! - 1;
+        if (left === 0) appending.delete(tag);
+        else appending.set(tag, left);
+      }
       if (
         !Array.isArray(reply) || reply.length !== 2 || !Number.isSafeInteger(reply[0]) ||
         reply[0] < 0 || typeof reply[1] !== 'number'
@@ -388,7 +467,7 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         throw unexpected(cannot, tag, reply);
       }
       const [seq, redisMs] = reply as [number, number];
-      redisOffsetMs = redisMs - (sentAt + performance.now()) / 2;
+      redisOffsetMs = redisMs - performance.now();
       if (seq === 0) {
         throw new MuxwsError(
           `${cannot} of tag "${tag}" in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
