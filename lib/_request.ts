@@ -1,8 +1,14 @@
 /**
  * {@linkcode PendingRequest}: the answer a `request()` waits for (WSM-STR-005): the first message
- * of the stream, or `undefined` when the other side ends it without one; with `timeoutMs`, one
- * timer that rejects with `TimeoutError` and has the stream reset with `timeout`. The stream makes
- * one when a request must wait; the timer is cleared on every outcome.
+ * of the stream, or `undefined` when the other side ends it without one; with `timeoutMs`, a
+ * deadline that rejects with `TimeoutError` and has the stream reset with `timeout`. The stream
+ * makes one when a request must wait.
+ *
+ * A request made alone holds a timer of its own, cleared on every outcome. The requests of one
+ * session share one timer instead, {@linkcode RequestDeadlines}: it is armed for the earliest
+ * deadline and stays armed while any request waits, so requests that overlap set about one timer
+ * per `timeoutMs` instead of one each. When it fires it times out what is due and re-arms for the
+ * earliest deadline left; once no request waits it is cleared, so an idle session holds none.
  *
  * Internal: imported from `lib/` only.
  *
@@ -14,44 +20,188 @@ import { TimeoutError } from './errors.ts';
 export class PendingRequest {
   /** Settles with the answer, or rejects with the stream's error or `TimeoutError`. */
   readonly promise: Promise<unknown>;
+  /** When it times out (epoch ms), with shared deadlines; else unused. */
+  deadline = 0;
+  /** True once settled: shared deadlines skip it. */
+  settled = false;
   #resolve!: (value: unknown) => void;
   #reject!: (error: unknown) => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #id: number;
+  readonly #timeoutMs: number | undefined;
+  readonly #onTimeout: (message: string, error: TimeoutError) => void;
+  readonly #deadlines: RequestDeadlines | undefined;
 
   /**
    * @param id The stream's id, for the timeout's message.
    * @param timeoutMs Milliseconds to wait; undefined waits as long as the stream lives.
    * @param onTimeout Called after the promise rejected with `error` (the `TimeoutError`): resets
    * the stream with `message`.
+   * @param deadlines The session's shared timer; without it, the request holds its own.
    */
   constructor(
     id: number,
     timeoutMs: number | undefined,
     onTimeout: (message: string, error: TimeoutError) => void,
+    deadlines?: RequestDeadlines,
   ) {
     this.promise = new Promise<unknown>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    if (timeoutMs !== undefined) {
+    this.#id = id;
+    this.#timeoutMs = timeoutMs;
+    this.#onTimeout = onTimeout;
+    this.#deadlines = timeoutMs === undefined ? undefined : deadlines;
+    if (timeoutMs === undefined) return;
+    if (deadlines !== undefined) {
+      this.deadline = Date.now() + timeoutMs;
+      deadlines.add(this);
+    } else {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
-        const error = new TimeoutError(`Stream ${id} got no answer within ${timeoutMs} ms`);
-        this.#reject(error);
-        onTimeout(`No answer within ${timeoutMs} ms`, error);
+        this.expire();
       }, timeoutMs);
     }
   }
 
   /** The answer arrived (`undefined` for an END without a message). */
   answer(value: unknown): void {
-    clearTimeout(this.#timer);
+    this.#settle();
     this.#resolve(value);
   }
 
   /** The stream failed first: the request rejects with `error`. */
   fail(error: unknown): void {
-    clearTimeout(this.#timer);
+    this.#settle();
     this.#reject(error);
+  }
+
+  /** The deadline passed: rejects with `TimeoutError`, then asks for the reset. */
+  expire(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const timeoutMs = this.#timeoutMs;
+    const error = new TimeoutError(`Stream ${this.#id} got no answer within ${timeoutMs} ms`);
+    this.#reject(error);
+    this.#onTimeout(`No answer within ${timeoutMs} ms`, error);
+  }
+
+  #settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.#deadlines !== undefined) this.#deadlines.settled(this);
+    else if (this.#timer !== undefined) clearTimeout(this.#timer);
+  }
+}
+
+/** The pending requests of one session by deadline, and their one timer (see the module doc). */
+export class RequestDeadlines {
+  /** By deadline, earliest at `#head`; settled requests stay until passed or compacted. */
+  #queue: (PendingRequest | undefined)[] = [];
+  #head = 0;
+  /** Requests in the queue not yet settled. */
+  #live = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** The deadline the timer was armed for. */
+  #armedFor = 0;
+
+  /** A request with a deadline waits. */
+  add(request: PendingRequest): void {
+    const queue = this.#queue;
+    const deadline = request.deadline;
+    let at = queue.length;
+    if (at > this.#head && queue[at - 1]!.deadline > deadline) {
+      // An earlier deadline than the last (a shorter timeout): its place, by binary search.
+      let low = this.#head;
+      let high = at;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if (queue[mid]!.deadline <= deadline) low = mid + 1;
+        else high = mid;
+      }
+      at = low;
+      queue.splice(at, 0, request);
+    } else queue.push(request);
+    this.#live++;
+    if (this.#timer === undefined || deadline < this.#armedFor) this.#arm(deadline);
+  }
+
+  /**
+   * `request` settled: it no longer counts. The timer stays armed while other requests wait
+   * (when it fires it re-arms for the earliest left), and is cleared once none does.
+   */
+  settled(request: PendingRequest): void {
+    const queue = this.#queue;
+    if (--this.#live <= 0) {
+      // Nothing waits: no timer either.
+      this.stop();
+      return;
+    }
+    if (queue[this.#head] === request) this.#skipSettled();
+    else if (queue.length - this.#head > 2 * this.#live + 64) {
+      // Answered out of order behind a slow one: keep the queue within twice what waits.
+      this.#queue = queue.slice(this.#head).filter((r) => !r!.settled);
+      this.#head = 0;
+    }
+  }
+
+  /** Nothing waits any more (the last request settled, or the session ended): no timer. */
+  stop(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#queue.length = 0;
+    this.#head = 0;
+    this.#live = 0;
+  }
+
+  #skipSettled(): void {
+    const queue = this.#queue;
+    let head = this.#head;
+    while (head < queue.length && queue[head]!.settled) queue[head++] = undefined;
+    if (head === queue.length) {
+      queue.length = 0;
+      head = 0;
+    } else if (head >= 1024 && head * 2 >= queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+    this.#head = head;
+  }
+
+  #arm(deadline: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#armedFor = deadline;
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - Date.now()));
+  }
+
+  /** Times out every request due (those the timer was armed for, at least), then re-arms. */
+  #fire(): void {
+    this.#timer = undefined;
+    const due = Math.max(Date.now(), this.#armedFor);
+    const queue = this.#queue;
+    const expired: PendingRequest[] = [];
+    let head = this.#head;
+    for (; head < queue.length; head++) {
+      const request = queue[head]!;
+      if (!request.settled) {
+        if (request.deadline > due) break;
+        expired.push(request);
+      }
+      queue[head] = undefined;
+    }
+    this.#head = head;
+    this.#live -= expired.length;
+    if (head === queue.length) {
+      queue.length = 0;
+      this.#head = 0;
+    }
+    // Expired after the queue is consistent: a timeout's reset runs abort listeners (user code),
+    // which may make new requests.
+    for (const request of expired) request.expire();
+    const next = this.#queue[this.#head];
+    if (next !== undefined && (this.#timer === undefined || next.deadline < this.#armedFor)) {
+      this.#arm(next.deadline);
+    }
   }
 }

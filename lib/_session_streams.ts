@@ -18,6 +18,7 @@ import type { Limits } from './limits.ts';
 import { CloseCode, SESSION_CLOSE } from './_codes.ts';
 import { callContained, lastResort, reportTo } from './_contain.ts';
 import { PONG } from './_frame.ts';
+import { RequestDeadlines } from './_request.ts';
 import { ResetBudget } from './_reset_budget.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import { SocketWait, type SocketWaitHost } from './_socket_wait.ts';
@@ -57,6 +58,8 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   #wait: SocketWait | undefined;
   /** Made by the first counted reset. */
   #resets: ResetBudget | undefined;
+  /** Made by the first request with a timeout. */
+  #deadlines: RequestDeadlines | undefined;
   /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
   #windowBudget = WINDOW_BUDGET;
 
@@ -202,6 +205,10 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     }
   }
 
+  requestDeadlines(): RequestDeadlines {
+    return this.#deadlines ??= new RequestDeadlines();
+  }
+
   growWindow(units: number): number {
     const taken = Math.min(units, this.#windowBudget);
     this.#windowBudget -= taken;
@@ -244,6 +251,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     const table = this.#table;
     this.#table = undefined;
     if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
+    this.#deadlines?.stop();
     this.#remoteActive = 0;
     this.#wakeIdle();
     this.emit(this.#options.onClose, { code, reason, local });
