@@ -97,6 +97,25 @@ for (const codec of codecs) {
     assert.equal(clock.countTimers(), 0);
   });
 
+  test(`WSM-STR-005 ${c} requests in flight together share one timeout timer`, async () => {
+    using clock = fakeTime();
+    using p = probe('dialer', { codec });
+    const answers = [1, 2, 3].map((n) =>
+      p.session.request(n, { timeoutMs: 100 * n }).catch((e) => e)
+    );
+    assert.equal(clock.countTimers(), 1);
+    p.session.receive(codec.encode([2, 3, 1, 'two']) as string);
+    await clock.tickAsync(100);
+    assert.equal((await answers[0] as Error).name, 'TimeoutError');
+    assert.equal(clock.countTimers(), 1, 're-armed for the request still waiting');
+    await clock.tickAsync(199);
+    assert.equal(clock.countTimers(), 1);
+    await clock.tickAsync(1);
+    assert.equal(await answers[1], 'two');
+    assert.equal((await answers[2] as Error).message, 'Stream 5 got no answer within 300 ms');
+    assert.equal(clock.countTimers(), 0);
+  });
+
   test(`WSM-ACC-008 ${c} activeStreams, idle() and lastReceivedAt track the connection (session.md)`, async () => {
     using clock = fakeTime();
     let finish: (() => void) | undefined;
