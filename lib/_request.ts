@@ -95,78 +95,35 @@ export class PendingRequest {
   }
 }
 
-/** The pending requests of one session by deadline, and their one timer (see the module doc). */
+/** The pending requests of one session and their one timer (see the module doc). */
 export class RequestDeadlines {
-  /** By deadline, earliest at `#head`; settled requests stay until passed or compacted. */
-  #queue: (PendingRequest | undefined)[] = [];
-  #head = 0;
-  /** Requests in the queue not yet settled. */
-  #live = 0;
+  /** The requests waiting, in the order they were made. */
+  readonly #waiting = new Set<PendingRequest>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The deadline the timer was armed for. */
   #armedFor = 0;
 
   /** A request with a deadline waits. */
   add(request: PendingRequest): void {
-    const queue = this.#queue;
-    const deadline = request.deadline;
-    let at = queue.length;
-    if (at > this.#head && queue[at - 1]!.deadline > deadline) {
-      // An earlier deadline than the last (a shorter timeout): its place, by binary search.
-      let low = this.#head;
-      let high = at;
-      while (low < high) {
-        const mid = (low + high) >>> 1;
-        if (queue[mid]!.deadline <= deadline) low = mid + 1;
-        else high = mid;
-      }
-      at = low;
-      queue.splice(at, 0, request);
-    } else queue.push(request);
-    this.#live++;
-    if (this.#timer === undefined || deadline < this.#armedFor) this.#arm(deadline);
+    this.#waiting.add(request);
+    if (this.#timer === undefined || request.deadline < this.#armedFor) this.#arm(request.deadline);
   }
 
   /**
-   * `request` settled: it no longer counts. The timer stays armed while other requests wait
-   * (when it fires it re-arms for the earliest left), and is cleared once none does.
+   * `request` settled: it no longer waits. The timer stays armed while other requests wait (when
+   * it fires it re-arms for the earliest left), and is cleared once none does.
    */
   settled(request: PendingRequest): void {
-    const queue = this.#queue;
-    if (--this.#live <= 0) {
-      // Nothing waits: no timer either.
-      this.stop();
-      return;
-    }
-    if (queue[this.#head] === request) this.#skipSettled();
-    else if (queue.length - this.#head > 2 * this.#live + 64) {
-      // Answered out of order behind a slow one: keep the queue within twice what waits.
-      this.#queue = queue.slice(this.#head).filter((r) => !r!.settled);
-      this.#head = 0;
-    }
+    const waiting = this.#waiting;
+    waiting.delete(request);
+    if (waiting.size === 0) this.stop();
   }
 
   /** Nothing waits any more (the last request settled, or the session ended): no timer. */
   stop(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#queue.length = 0;
-    this.#head = 0;
-    this.#live = 0;
-  }
-
-  #skipSettled(): void {
-    const queue = this.#queue;
-    let head = this.#head;
-    while (head < queue.length && queue[head]!.settled) queue[head++] = undefined;
-    if (head === queue.length) {
-      queue.length = 0;
-      head = 0;
-    } else if (head >= 1024 && head * 2 >= queue.length) {
-      queue.splice(0, head);
-      head = 0;
-    }
-    this.#head = head;
+    this.#waiting.clear();
   }
 
   #arm(deadline: number): void {
@@ -175,33 +132,26 @@ export class RequestDeadlines {
     this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - Date.now()));
   }
 
-  /** Times out every request due (those the timer was armed for, at least), then re-arms. */
+  /**
+   * Times out every request due (the one the timer was armed for, at least), earliest deadline
+   * first, then re-arms for the earliest left. Runs once per deadline that passes with requests
+   * waiting, so walking them all here costs nothing per request.
+   */
   #fire(): void {
     this.#timer = undefined;
     const due = Math.max(Date.now(), this.#armedFor);
-    const queue = this.#queue;
     const expired: PendingRequest[] = [];
-    let head = this.#head;
-    for (; head < queue.length; head++) {
-      const request = queue[head]!;
-      if (!request.settled) {
-        if (request.deadline > due) break;
+    for (const request of this.#waiting) {
+      if (request.deadline <= due) {
         expired.push(request);
+        this.#waiting.delete(request);
       }
-      queue[head] = undefined;
     }
-    this.#head = head;
-    this.#live -= expired.length;
-    if (head === queue.length) {
-      queue.length = 0;
-      this.#head = 0;
-    }
-    // Expired after the queue is consistent: a timeout's reset runs abort listeners (user code),
-    // which may make new requests.
+    expired.sort((a, b) => a.deadline - b.deadline);
+    // A timeout's reset runs abort listeners (user code), which may make new requests.
     for (const request of expired) request.expire();
-    const next = this.#queue[this.#head];
-    if (next !== undefined && (this.#timer === undefined || next.deadline < this.#armedFor)) {
-      this.#arm(next.deadline);
-    }
+    let next = Infinity;
+    for (const request of this.#waiting) next = Math.min(next, request.deadline);
+    if (next !== Infinity && (this.#timer === undefined || next < this.#armedFor)) this.#arm(next);
   }
 }
