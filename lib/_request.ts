@@ -55,8 +55,9 @@ export class PendingRequest {
     this.#deadlines = timeoutMs === undefined ? undefined : deadlines;
     if (timeoutMs === undefined) return;
     if (deadlines !== undefined) {
-      this.deadline = Date.now() + timeoutMs;
-      deadlines.add(this);
+      const now = Date.now();
+      this.deadline = now + timeoutMs;
+      deadlines.add(this, now);
     } else {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
@@ -103,10 +104,12 @@ export class RequestDeadlines {
   /** The deadline the timer was armed for. */
   #armedFor = 0;
 
-  /** A request with a deadline waits. */
-  add(request: PendingRequest): void {
+  /** A request with a deadline waits; `now` is when its deadline was counted from. */
+  add(request: PendingRequest, now: number): void {
     this.#waiting.add(request);
-    if (this.#timer === undefined || request.deadline < this.#armedFor) this.#arm(request.deadline);
+    if (this.#timer === undefined || request.deadline < this.#armedFor) {
+      this.#arm(request.deadline, now);
+    }
   }
 
   /**
@@ -126,10 +129,10 @@ export class RequestDeadlines {
     this.#waiting.clear();
   }
 
-  #arm(deadline: number): void {
+  #arm(deadline: number, now: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#armedFor = deadline;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - Date.now()));
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - now));
   }
 
   /**
@@ -139,6 +142,8 @@ export class RequestDeadlines {
    */
   #fire(): void {
     this.#timer = undefined;
+    // Never before the deadline the timer was armed for: its own delay has passed, even if the
+    // wall clock went back meanwhile (a clock that jumped ahead times out what it passed).
     const due = Math.max(Date.now(), this.#armedFor);
     const expired: PendingRequest[] = [];
     for (const request of this.#waiting) {
@@ -152,6 +157,8 @@ export class RequestDeadlines {
     for (const request of expired) request.expire();
     let next = Infinity;
     for (const request of this.#waiting) next = Math.min(next, request.deadline);
-    if (next !== Infinity && (this.#timer === undefined || next < this.#armedFor)) this.#arm(next);
+    if (next !== Infinity && (this.#timer === undefined || next < this.#armedFor)) {
+      this.#arm(next, due);
+    }
   }
 }

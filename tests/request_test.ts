@@ -111,3 +111,20 @@ test('RequestDeadlines clears its timer when the last waiting request is answere
   second.promise.catch(() => {});
   assert.equal(clock.countTimers(), 0);
 });
+
+test('RequestDeadlines keeps each timeout on time when the wall clock goes back while requests wait (WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  const deadlines = new RequestDeadlines();
+  const timedOut: number[] = [];
+  for (const [id, timeoutMs] of [[1, 100], [3, 300]]) {
+    const request = new PendingRequest(id, timeoutMs, () => timedOut.push(id), deadlines);
+    request.promise.catch(() => {});
+  }
+  await clock.tickAsync(50);
+  clock.setSystemTime(Date.now() - 10_000);
+  await clock.tickAsync(50);
+  assert.deepEqual(timedOut, [1]);
+  await clock.tickAsync(200);
+  assert.deepEqual(timedOut, [1, 3]);
+  assert.equal(clock.countTimers(), 0);
+});
