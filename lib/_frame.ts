@@ -296,8 +296,7 @@ const stackDepths: number[] = [];
  */
 export function tooDeep(value: unknown, maxDepth: number): boolean {
   if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
-  stackValues.length = 0;
-  stackDepths.length = 0;
+  // The stacks are empty here: every walk leaves them so (setting `length` is not free).
   stackValues.push(value);
   stackDepths.push(1);
   try {
@@ -328,8 +327,11 @@ export function tooDeep(value: unknown, maxDepth: number): boolean {
   } catch {
     return true;
   } finally {
-    stackValues.length = 0;
-    stackDepths.length = 0;
+    // A walk that ran to the end popped everything.
+    if (stackValues.length !== 0) {
+      stackValues.length = 0;
+      stackDepths.length = 0;
+    }
   }
 }
 

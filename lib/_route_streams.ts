@@ -1,8 +1,8 @@
 /**
  * Routes on a live connection (WSM-APP-003), what both sides add to their session: the stream
- * handler that sends a received stream naming a `:route` to {@linkcode serveRoute} and any other
- * to the application's `onStream`, and the OPEN headers of a routed call, stream or
- * subscription. Internal: the acceptor's peers and the dialer's connection build on it.
+ * handler that sends a received stream naming a `:route` to its route ({@linkcode serveRoute})
+ * and any other to the application's `onStream`, and the OPEN headers of a routed call, stream
+ * or subscription. Internal: the acceptor's peers and the dialer's connection build on it.
  *
  * @module
  */
@@ -12,14 +12,16 @@ import { ResetCode } from './_codes.ts';
 import { StreamError } from './errors.ts';
 import { mustBe } from './_describe.ts';
 import { isHeaders } from './_frame.ts';
+import type { RouteContext } from './api.ts';
 import {
+  answerRoute,
   checkHeaders,
   checkRouteName,
   checkRoutes,
+  isThenable,
   ROUTE_HEADER,
   routeOf,
   type ServedRoutes,
-  serveRoute,
 } from './_routes.ts';
 
 /**
@@ -95,8 +97,9 @@ const NO_HANDLER = 'No stream handler';
 
 /**
  * The session's stream handler for a side serving `routes` (when set) beside `onStream`: a
- * stream whose OPEN carries `:route` is served by {@linkcode serveRoute} with `ctx = { peer,
- * stream, headers, signal }`, any other goes to `onStream`, or, without one, is refused with
+ * stream whose OPEN carries `:route` is served as {@linkcode serveRoute} serves it, with `ctx = {
+ * peer, stream, headers, signal }` (a route answering with a plain value answers at once, as an
+ * `onStream` returning one does), any other goes to `onStream`, or, without one, is refused with
  * `refused` (counted toward the reset budget, as the session's own refusal is; so are a routed
  * stream's `not_found` and `invalid`, whoever threw them). `undefined` when
  * neither is set, so the session refuses every stream itself.
@@ -117,25 +120,45 @@ export function streamHandler<P>(
       control.fail(stream, ResetCode.Refused, NO_HANDLER);
       return undefined;
     }
-    return serveRoute(routes, stream, {
-      peer,
-      stream,
-      headers: stream.headers ?? {},
-      // Read on demand: a handler that never asks makes no AbortController (they are costly).
-      get signal(): AbortSignal {
-        return stream.signal;
-      },
-    }).catch((error: unknown) => {
-      // Drawn at will by what the other side sent: counted toward the reset budget.
-      if (
-        error instanceof StreamError &&
-        (error.code === ResetCode.NotFound || error.code === ResetCode.Invalid)
-      ) {
-        return control.fail(stream, error.code, error.message);
-      }
-      throw error;
-    });
+    const ctx = { peer, stream, headers: stream.headers ?? {} };
+    // Read on demand: a handler that never asks makes no AbortController (they are costly). An
+    // accessor defined on the object, not written in its literal, which costs several times more.
+    Object.defineProperty(ctx, 'signal', SIGNAL);
+    let answer: unknown;
+    try {
+      // A route answering with a plain value answers now; any other, with a promise.
+      answer = answerRoute(routes, stream, ctx as RouteContext<P>);
+    } catch (error) {
+      return refusedOrThrown(stream, error);
+    }
+    return isThenable(answer)
+      ? answer.then(undefined, (error: unknown) => refusedOrThrown(stream, error))
+      : answer;
   };
+}
+
+/** `ctx.signal` of a routed stream: its stream's `signal`, read when asked for. */
+const SIGNAL: PropertyDescriptor = {
+  get(this: { stream: Stream }): AbortSignal {
+    return this.stream.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/**
+ * A routed stream's `not_found` or `invalid`, whoever threw it, is drawn at will by what the
+ * other side sent: counted toward the reset budget. Anything else is the handler's failure.
+ */
+function refusedOrThrown(stream: Stream, error: unknown): undefined {
+  if (
+    error instanceof StreamError &&
+    (error.code === ResetCode.NotFound || error.code === ResetCode.Invalid)
+  ) {
+    control.fail(stream, error.code, error.message);
+    return undefined;
+  }
+  throw error;
 }
 
 /**

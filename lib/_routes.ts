@@ -202,6 +202,22 @@ export async function serveRoute(
   stream: Stream,
   ctx: RouteContext<unknown>,
 ): Promise<unknown> {
+  return await answerRoute(routes, stream, ctx);
+}
+
+/**
+ * {@linkcode serveRoute} without its promise where none is needed: a route without a schema whose
+ * handler returns a value (neither a thenable nor an async iterable) answers at once, with that
+ * value; every other route answers with a promise, as `serveRoute` does.
+ *
+ * @throws As `serveRoute` rejects, synchronously for `not_found` and for what a handler without a
+ * schema throws.
+ */
+export function answerRoute(
+  routes: ServedRoutes,
+  stream: Stream,
+  ctx: RouteContext<unknown>,
+): unknown {
   const name = routeOf(stream.headers);
   const definition = typeof name === 'string' && Object.hasOwn(routes, name)
     ? routes[name]
@@ -209,18 +225,38 @@ export async function serveRoute(
   if (definition === undefined || definition === null) {
     throw new StreamError(ResetCode.NotFound, `No route ${describe(name)}`);
   }
-  let input: unknown = stream.payload;
-  let handler: AnyHandler;
-  if (typeof definition === 'function') {
-    handler = definition;
-  } else {
-    handler = definition.handler;
-    input = await validate(definition.input, input);
-  }
-  const result = await (handler as (input: unknown, ctx: RouteContext<unknown>) => unknown)(
-    input,
+  if (typeof definition !== 'function') return validateThenHandle(definition, stream, ctx);
+  const result = (definition as (input: unknown, ctx: RouteContext<unknown>) => unknown)(
+    stream.payload,
     ctx,
   );
+  if (isThenable(result)) {
+    return Promise.resolve(result).then((value) => answerWith(value, stream, ctx));
+  }
+  return answerWith(result, stream, ctx);
+}
+
+/** True for a value `await` would wait for: an object or function with a `then` method. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+/** What a handler's (awaited) result answers: the value, or an async iterable's pumped end. */
+function answerWith(result: unknown, stream: Stream, ctx: RouteContext<unknown>): unknown {
+  return isAsyncIterable(result) ? pump(result, stream, ctx.signal).then(noop) : result;
+}
+
+async function validateThenHandle(
+  definition: { readonly input: StandardSchemaV1<unknown, unknown>; readonly handler: AnyHandler },
+  stream: Stream,
+  ctx: RouteContext<unknown>,
+): Promise<unknown> {
+  const input = await validate(definition.input, stream.payload);
+  const result = await (definition.handler as (
+    input: unknown,
+    ctx: RouteContext<unknown>,
+  ) => unknown)(input, ctx);
   if (isAsyncIterable(result)) {
     await pump(result, stream, ctx.signal);
     return undefined;

@@ -18,6 +18,7 @@ import type { Limits } from './limits.ts';
 import { CloseCode, SESSION_CLOSE } from './_codes.ts';
 import { callContained, lastResort, reportTo } from './_contain.ts';
 import { PONG } from './_frame.ts';
+import { RequestDeadlines } from './_request.ts';
 import { ResetBudget } from './_reset_budget.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import { SocketWait, type SocketWaitHost } from './_socket_wait.ts';
@@ -48,8 +49,16 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   readonly #options: SessionOptions;
   readonly #now: () => number;
   #closed = false;
-  /** Open streams by id: made by the first stream, dropped when the last one finishes. */
+  /**
+   * Open streams by id: made when a second stream opens beside the first, dropped when the last
+   * one finishes.
+   */
   #table: Map<number, Stream> | undefined;
+  /**
+   * The one open stream while no table is made: a session with one request at a time makes no
+   * Map per request.
+   */
+  #only: Stream | undefined;
   #nextId: number;
   #remoteActive = 0;
   #idle: (() => void)[] | undefined;
@@ -57,6 +66,8 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   #wait: SocketWait | undefined;
   /** Made by the first counted reset. */
   #resets: ResetBudget | undefined;
+  /** Made by the first request with a timeout. */
+  #deadlines: RequestDeadlines | undefined;
   /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
   #windowBudget = WINDOW_BUDGET;
 
@@ -84,7 +95,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** Streams not yet finished in both directions nor reset (both sides' streams). */
   get activeStreams(): number {
-    return this.#table?.size ?? 0;
+    return this.#table?.size ?? (this.#only === undefined ? 0 : 1);
   }
 
   /** Open streams the other side opened: what `maxStreams` bounds. */
@@ -104,6 +115,8 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** The open stream `id` names, if any. */
   get(id: number): Stream | undefined {
+    const only = this.#only;
+    if (only !== undefined) return only.id === id ? only : undefined;
     return this.#table?.get(id);
   }
 
@@ -113,7 +126,13 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
    */
   add(stream: Stream): void {
     const id = stream.id;
-    (this.#table ??= new Map()).set(id, stream);
+    const only = this.#only;
+    if (this.#table !== undefined) this.#table.set(id, stream);
+    else if (only === undefined || only.id === id) this.#only = stream;
+    else {
+      this.#table = new Map([[only.id, only], [id, stream]]);
+      this.#only = undefined;
+    }
     if (id % 2 === this.remoteParity) this.#remoteActive++;
     else this.#nextId = id + 2;
   }
@@ -166,14 +185,19 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   finished(stream: Stream, provoked: boolean): void {
     const table = this.#table;
-    if (table?.get(stream.id) !== stream) return;
-    table.delete(stream.id);
+    if (this.#only !== undefined) {
+      if (this.#only !== stream) return;
+      this.#only = undefined;
+    } else {
+      if (table?.get(stream.id) !== stream) return;
+      table.delete(stream.id);
+    }
     this.#wait?.forget(stream);
     if (stream.id % 2 === this.remoteParity) {
       this.#remoteActive--;
       if (provoked) this.countReset();
     }
-    if (table.size === 0) {
+    if (this.#only === undefined && (table === undefined || table.size === 0)) {
       // An idle session (an idle peer's memory) holds no table.
       this.#table = undefined;
       this.#wakeIdle();
@@ -202,6 +226,10 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     }
   }
 
+  requestDeadlines(): RequestDeadlines {
+    return this.#deadlines ??= new RequestDeadlines();
+  }
+
   growWindow(units: number): number {
     const taken = Math.min(units, this.#windowBudget);
     this.#windowBudget -= taken;
@@ -220,7 +248,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** Resolves when no stream is open (at once when none is) or the session ends. */
   idle(): Promise<void> {
-    if (this.#closed || this.#table === undefined) return EMPTY;
+    if (this.#closed || (this.#table === undefined && this.#only === undefined)) return EMPTY;
     return new Promise<void>((resolve) => (this.#idle ??= []).push(resolve));
   }
 
@@ -242,8 +270,12 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     this.#wait?.stop();
     // Taken first: the lost streams' finished() calls find no table and change nothing.
     const table = this.#table;
+    const only = this.#only;
     this.#table = undefined;
+    this.#only = undefined;
+    if (only !== undefined) control.lost(only);
     if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
+    this.#deadlines?.stop();
     this.#remoteActive = 0;
     this.#wakeIdle();
     this.emit(this.#options.onClose, { code, reason, local });

@@ -21,7 +21,7 @@ import {
   overLimit,
   RESET,
 } from './_frame.ts';
-import { PendingRequest } from './_request.ts';
+import { PendingRequest, type RequestDeadlines } from './_request.ts';
 import { DONE_PROMISE, iteratorOf, readableOf, ReadQueue } from './_stream_reads.ts';
 import { type Write, WriteQueue } from './_stream_writes.ts';
 import { encodeError } from './_value_path.ts';
@@ -138,6 +138,8 @@ export interface StreamHost {
    * receive windows grown past `INITIAL_WINDOW`; returns what was taken (or given back).
    */
   growWindow(units: number): number;
+  /** The session's one timer for the deadlines of its requests. */
+  requestDeadlines(): RequestDeadlines;
 }
 
 /**
@@ -644,7 +646,7 @@ export class Stream<R = unknown, W = unknown> {
       this.#request = undefined;
       this.#timeout = error;
       this.reset(ResetCode.Timeout, message);
-    });
+    }, timeoutMs === undefined ? undefined : this.#host.requestDeadlines());
     return this.#request.promise;
   }
 

@@ -8,6 +8,7 @@ import type { Link } from '../lib/_link.ts';
 import type { ConnectionState } from '../lib/dialer_types.ts';
 import { ClosedError, NotConnectedError, StreamResetError } from '../lib/errors.ts';
 import type { RequestOptions } from '../lib/stream.ts';
+import { MUXWS } from '../lib/_reserved.ts';
 
 /** A link whose session records each request's options and answers with `answer`. */
 function fakeLink(
@@ -74,6 +75,22 @@ test('sendRequest() adds requestTimeoutMs only to a request that sets no timeout
     assert.equal(link.sent[0]?.timeoutMs, expected, `${defaultMs} ${JSON.stringify(options)}`);
     assert.equal(link.inflight, 0);
   }
+});
+
+test("sendRequest() adds requestTimeoutMs to a routed call's options and keeps muxws's part", async () => {
+  const link = fakeLink();
+  const muxws = { headers: { ':route': 'echo' }, operation: 'call()' };
+  const signal = new AbortController().signal;
+  const options = { headers: { trace: 'a' }, signal, [MUXWS]: muxws };
+  assert.equal(await sendRequest(link, 5000, 'p', options), 'ok');
+  const sent = link.sent[0] as typeof options & { timeoutMs?: number };
+  assert.notEqual(sent, options, "the caller's options are not changed");
+  assert.deepEqual(Object.keys(sent), ['headers', 'signal', 'timeoutMs']);
+  assert.equal(sent.headers, options.headers);
+  assert.equal(sent.signal, signal);
+  assert.equal(sent.timeoutMs, 5000);
+  assert.equal(sent[MUXWS], muxws);
+  assert.equal((options as { timeoutMs?: number }).timeoutMs, undefined);
 });
 
 test('sendRequest() says a request lost with its connection may have been processed', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TimeoutError } from '../lib/errors.ts';
-import { PendingRequest } from '../lib/_request.ts';
+import { PendingRequest, RequestDeadlines } from '../lib/_request.ts';
 import { fakeTime } from './_fake_time.ts';
 
 const outcomes: {
@@ -67,4 +67,64 @@ test('PendingRequest without timeoutMs holds no timer and waits', () => {
   assert.equal(clock.countTimers(), 0);
   request.fail('done');
   request.promise.catch(() => {});
+});
+
+test('RequestDeadlines times requests out in deadline order with one timer, and clears it once none waits (WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  const deadlines = new RequestDeadlines();
+  const timeouts: string[] = [];
+  const make = (id: number, timeoutMs: number) => {
+    const request = new PendingRequest(
+      id,
+      timeoutMs,
+      () => timeouts.push(`${id}@${Date.now()}`),
+      deadlines,
+    );
+    request.promise.catch(() => {});
+    return request;
+  };
+  const t0 = Date.now();
+  make(1, 300);
+  const answered = make(3, 100);
+  make(5, 200);
+  make(7, 200);
+  assert.equal(clock.countTimers(), 1, 'one timer for every request');
+  answered.answer('in time');
+  await clock.tickAsync(199);
+  assert.deepEqual(timeouts, []);
+  await clock.tickAsync(1);
+  assert.deepEqual(timeouts, [`5@${t0 + 200}`, `7@${t0 + 200}`]);
+  assert.equal(clock.countTimers(), 1);
+  await clock.tickAsync(100);
+  assert.deepEqual(timeouts.slice(2), [`1@${t0 + 300}`]);
+  assert.equal(clock.countTimers(), 0, 'no timer once none waits');
+});
+
+test('RequestDeadlines clears its timer when the last waiting request is answered (WSM-STR-005)', () => {
+  using clock = fakeTime();
+  const deadlines = new RequestDeadlines();
+  const first = new PendingRequest(1, 1000, () => assert.fail('no timeout expected'), deadlines);
+  const second = new PendingRequest(3, 1000, () => assert.fail('no timeout expected'), deadlines);
+  first.answer(1);
+  assert.equal(clock.countTimers(), 1, 'armed while the second waits');
+  second.fail('lost');
+  second.promise.catch(() => {});
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('RequestDeadlines keeps each timeout on time when the wall clock goes back while requests wait (WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  const deadlines = new RequestDeadlines();
+  const timedOut: number[] = [];
+  for (const [id, timeoutMs] of [[1, 100], [3, 300]]) {
+    const request = new PendingRequest(id, timeoutMs, () => timedOut.push(id), deadlines);
+    request.promise.catch(() => {});
+  }
+  await clock.tickAsync(50);
+  clock.setSystemTime(Date.now() - 10_000);
+  await clock.tickAsync(50);
+  assert.deepEqual(timedOut, [1]);
+  await clock.tickAsync(200);
+  assert.deepEqual(timedOut, [1, 3]);
+  assert.equal(clock.countTimers(), 0);
 });

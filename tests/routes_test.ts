@@ -23,7 +23,8 @@ import {
   serveRoute,
   summariseIssues,
 } from '../lib/_routes.ts';
-import { sessionPair, settle } from './_session_pair.ts';
+import { probe, sessionPair, settle } from './_session_pair.ts';
+import { streamHandler } from '../lib/_route_streams.ts';
 
 type Api = {
   'chat.say': { input: { text: string }; output: { delivered: number } };
@@ -395,4 +396,55 @@ test('summariseIssues() renders the first issue with its path and counts the res
   assert.ok(emoji.length <= 200);
   assert.doesNotMatch(emoji, /[\ud800-\udbff]…/, 'no surrogate pair is split');
   assert.equal(renderPath(undefined), '');
+});
+
+test('a route returning a plain value answers within the receive of its OPEN, with the context of the unrouted form (WSM-APP-003)', () => {
+  const contexts: RouteContext<string>[] = [];
+  using p = probe('acceptor', {
+    onStream: streamHandler(
+      {
+        echo: (input: unknown, ctx: RouteContext<string>) => {
+          contexts.push(ctx);
+          return input;
+        },
+      },
+      undefined,
+      'peer',
+    ),
+  });
+  p.session.receive(JSON.stringify([1, 1, 1, { [ROUTE_HEADER]: 'echo' }, 'hi']));
+  assert.deepEqual(p.sent, [[2, 1, 1, 'hi']]);
+  const ctx = contexts[0];
+  assert.deepEqual(Object.keys(ctx), ['peer', 'stream', 'headers', 'signal']);
+  assert.equal(Object.getPrototypeOf(ctx), Object.prototype);
+  assert.equal(ctx.peer, 'peer');
+  assert.deepEqual(ctx.headers, { [ROUTE_HEADER]: 'echo' });
+  assert.equal(ctx.signal, ctx.stream.signal);
+  assert.equal({ ...ctx }.signal, ctx.stream.signal);
+});
+
+test('a route that throws not_found or invalid at once resets its stream counted toward the reset budget, and any other throw resets with internal (WSM-APP-003, WSM-STR-004)', () => {
+  using p = probe('acceptor', {
+    limits: { maxResetRate: 1 },
+    onStream: streamHandler(
+      {
+        invalid: () => {
+          throw new StreamError('invalid', 'Invalid input');
+        },
+        broken: () => {
+          throw new Error('secret detail');
+        },
+      },
+      undefined,
+      'peer',
+    ),
+  });
+  p.session.receive(JSON.stringify([1, 1, 1, { [ROUTE_HEADER]: 'broken' }, null]));
+  assert.deepEqual(p.sent, [[4, 1, 'internal', 'The stream handler failed']]);
+  assert.equal((p.log.errors[0] as Error).message, 'secret detail');
+  p.session.receive(JSON.stringify([1, 3, 1, { [ROUTE_HEADER]: 'invalid' }, null]));
+  assert.deepEqual(p.sent.at(-1), [4, 3, 'invalid', 'Invalid input']);
+  p.session.receive(JSON.stringify([1, 5, 1, { [ROUTE_HEADER]: 'nope' }, null]));
+  assert.deepEqual(p.sent.at(-1), [4, 5, 'not_found', 'No route "nope"']);
+  assert.equal(p.closes.length, 1, 'the second counted reset within a second closes');
 });

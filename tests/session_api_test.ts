@@ -97,6 +97,57 @@ for (const codec of codecs) {
     assert.equal(clock.countTimers(), 0);
   });
 
+  test(`WSM-STR-005 ${c} requests in flight together share one timeout timer`, async () => {
+    using clock = fakeTime();
+    using p = probe('dialer', { codec });
+    const answers = [1, 2, 3].map((n) =>
+      p.session.request(n, { timeoutMs: 100 * n }).catch((e) => e)
+    );
+    assert.equal(clock.countTimers(), 1);
+    p.session.receive(codec.encode([2, 3, 1, 'two']) as string);
+    await clock.tickAsync(100);
+    assert.equal((await answers[0] as Error).name, 'TimeoutError');
+    assert.equal(clock.countTimers(), 1, 're-armed for the request still waiting');
+    await clock.tickAsync(199);
+    assert.equal(clock.countTimers(), 1);
+    await clock.tickAsync(1);
+    assert.equal(await answers[1], 'two');
+    assert.equal((await answers[2] as Error).message, 'Stream 5 got no answer within 300 ms');
+    assert.equal(clock.countTimers(), 0);
+  });
+
+  test(`WSM-STR-002 ${c} streams opened one at a time and side by side are each found, counted and lost with the connection`, async () => {
+    using p = probe('dialer', { codec });
+    const first = p.session.request('a');
+    p.session.receive(codec.encode([2, 1, 1, 'A']) as string);
+    assert.equal(await first, 'A');
+    assert.equal(p.session.activeStreams, 0);
+    const lone = p.session.open('b');
+    assert.equal(p.session.activeStreams, 1);
+    const beside = p.session.request('c');
+    const third = p.session.open('d');
+    assert.equal(p.session.activeStreams, 3);
+    p.session.receive(codec.encode([2, 5, 1, 'C']) as string);
+    assert.equal(await beside, 'C');
+    assert.equal(p.session.activeStreams, 2);
+    p.session.receive(codec.encode([2, 3, 0, 'to b']) as string);
+    const reader = lone[Symbol.asyncIterator]();
+    assert.deepEqual(await reader.next(), { value: 'to b', done: false });
+    const lost: number[] = [];
+    for (const stream of [lone, third]) {
+      stream.closed.catch((error) => {
+        assert.equal(error.code, 'connection_lost');
+        lost.push(stream.id);
+      });
+    }
+    p.session.closed(1006, '');
+    await Promise.resolve();
+    await Promise.resolve();
+    assert.deepEqual(lost, [3, 7]);
+    assert.equal(p.session.activeStreams, 0);
+    assert.equal(p.log.errors.length, 0);
+  });
+
   test(`WSM-ACC-008 ${c} activeStreams, idle() and lastReceivedAt track the connection (session.md)`, async () => {
     using clock = fakeTime();
     let finish: (() => void) | undefined;
