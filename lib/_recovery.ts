@@ -14,6 +14,7 @@ import type { Codec } from './codec.ts';
 import type { History } from './history.ts';
 import type { Peer } from './acceptor_types.ts';
 import { isTag, PUBLISH } from './_frame.ts';
+import { MuxwsError } from './errors.ts';
 import { SOCKET_POLL_MS } from './_socket_wait.ts';
 
 /** How many entries a replay reads from the store at a time. */
@@ -270,6 +271,7 @@ export class Recovery {
     let position = after;
     try {
       for (;;) {
+        const from = last;
         const range = await this.#history.range(tag, last, REPLAY_BATCH);
         if (peer.isClosed) return;
         gap ||= range.gap;
@@ -291,6 +293,18 @@ export class Recovery {
         // A store that lost its log starts again below `after`: its head is the position now.
         position = range.head < after ? range.head : last;
         if (range.entries.length < REPLAY_BATCH) break;
+        // A full batch with nothing after `from` would be asked for again and again: a store
+        // that answers so is broken, and the replay ends there with a gap.
+        if (last === from) {
+          gap = true;
+          this.#host.report(
+            new MuxwsError(
+              `Cannot replay tag "${tag}": the history store answered a range after ${from} with ${range.entries.length} entries, none after ${from}`,
+            ),
+            peer,
+          );
+          break;
+        }
       }
     } catch (error) {
       this.#host.report(error, peer);

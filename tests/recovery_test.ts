@@ -251,6 +251,48 @@ test('a store failure during the replay ends it with a gap, reported, and live o
   await acceptor.close({ drainMs: 0 });
 });
 
+test('a store answering a full batch with nothing new ends the replay with a gap, reported, instead of asking forever (WSM-REC-004)', async () => {
+  const errors: unknown[] = [];
+  const inner = memoryHistory();
+  let ranges = 0;
+  const stuck: History = {
+    append: (tag, data) => inner.append(tag, data),
+    head: (tag) => inner.head(tag),
+    async range(tag, _after, limit) {
+      ranges++;
+      // Always the first entries, whatever was asked for.
+      return await inner.range(tag, 0, limit);
+    },
+  };
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    history: stuck,
+    requireHello: false,
+    onError: (error) => errors.push(error),
+  });
+  await Promise.all(Array.from({ length: 600 }, (_, i) => acceptor.broadcast('room', i + 1)));
+  const peer = rawPeer(acceptor, ['room']);
+  peer.handle.message(resumeHello({ room: 0 }));
+  await settle(400);
+  assert.equal(ranges, 2, 'the first batch, then one that brought nothing new');
+  assert.equal(published(peer.got, 'room').length, 256);
+  const marker = (peer.got as unknown[][]).find((f) =>
+    f[0] === 9 && f[3] === null && f[2] !== null &&
+    ':recovered' in (f[2] as Record<string, unknown>)
+  );
+  assert.deepEqual(marker, [
+    9,
+    'room',
+    { ':seq': 256, ':recovered': { replayed: 256, gap: true } },
+    null,
+  ]);
+  assert.match(
+    String((errors[0] as Error).message),
+    /answered a range after 256 with 256 entries, none after 256/,
+  );
+  await acceptor.close({ drainMs: 0 });
+});
+
 test('a hello with only :resume is acknowledged without onHello and never reaches onStream (WSM-REC-002)', async () => {
   const streams: unknown[] = [];
   const acceptor = new Acceptor({
