@@ -1,9 +1,10 @@
 /**
  * The acceptor's decision on an upgrade request, before any socket exists (WSM-ACC-001,
- * WSM-ACC-003, WSM-APP-002), as plain functions over `Request`: the `Origin` policy
- * ({@linkcode originCheck}), the subprotocol offer ({@linkcode offers}), the refusals
- * ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while the acceptor closes, 403, 400) and
- * the application's `authorize` ({@linkcode authorizeUpgrade}: 403, its `Response`, 500).
+ * WSM-ACC-003, WSM-APP-002), as plain functions over a `Request` or an adapter's
+ * {@linkcode UpgradeHead}: the `Origin` policy ({@linkcode originCheck}), the subprotocol offer
+ * ({@linkcode offers}), the refusals ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while
+ * the acceptor closes, 403, 400) and the application's `authorize` ({@linkcode authorizeUpgrade}:
+ * 403, its `Response`, 500).
  *
  * Internal: imported from `lib/` only, never re-exported.
  *
@@ -26,7 +27,7 @@ import { isTag, MAX_TAG_LENGTH } from './_tags.ts';
 export interface UpgradeHead {
   /** The HTTP method. */
   readonly method: string;
-  /** The request's URL; may build the `Request`, read only when the `Host` header is missing. */
+  /** The request's URL (the default origin policy reads it only when `Host` is missing). */
   readonly url: string;
   /** The request's headers, read by name. */
   readonly headers: { get(name: string): string | null };
