@@ -1,45 +1,34 @@
 /**
- * The Node recipe of `examples/demo.ts`, shared by the bench servers: an `node:http` server's
- * WebSocket upgrades go through `checkUpgrade()` (a refusal is written as a bare HTTP response),
- * then `ws`'s `handleUpgrade()` into `accept()`, with the acceptor choosing the subprotocol.
+ * The Node recipe of `examples/demo.ts`, shared by the bench servers: a `node:http` server's
+ * WebSocket upgrades go through muxws/node's `attach()` (`checkUpgrade()`, then `ws`'s
+ * `handleUpgrade()` into `accept()`), so the bench measures the adapter an application uses.
  *
  * @module
  */
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
 import type { Acceptor } from '../lib/acceptor.ts';
-
-/** Node's request head as the `Request` that `checkUpgrade()` takes. */
-function toRequest(req: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers });
-}
+import { attach, type Attachment } from '../lib/adapters/node.ts';
 
 /**
  * Serves `server`'s upgrades with the acceptor `current()` returns, read at each upgrade (so a
- * bench may put a fresh acceptor in place after a GOAWAY).
+ * bench may put a fresh acceptor in place after a GOAWAY): each acceptor gets its own attachment,
+ * fed from one `upgrade` listener, and the retired one stops taking upgrades while its sockets
+ * stay open.
  */
 export function acceptUpgrades<Api>(server: Server, current: () => Acceptor<Api>): void {
-  const wss = new WebSocketServer({
-    noServer: true,
-    handleProtocols: (offered) => current().protocol([...offered]) ?? false,
-  });
-  server.on('upgrade', async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  // attach() listens on what it is given; the relay hands it the upgrades meant for it.
+  const relay = new EventEmitter();
+  let attached: Acceptor<Api> | undefined;
+  let attachment: Attachment | undefined;
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const acceptor = current();
-    const check = await acceptor.checkUpgrade(toRequest(req));
-    if (check instanceof Response) {
-      socket.end(
-        `HTTP/1.1 ${check.status} ${STATUS_CODES[check.status]}\r\nConnection: close\r\n` +
-          'Content-Length: 0\r\n\r\n',
-      );
-      return;
+    if (acceptor !== attached) {
+      attachment?.close();
+      attachment = attach(relay as unknown as Server, acceptor);
+      attached = acceptor;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      acceptor.accept(ws as unknown as Parameters<Acceptor<Api>['accept']>[0]);
-    });
+    relay.emit('upgrade', req, socket, head);
   });
 }

@@ -1,9 +1,10 @@
 /**
  * The acceptor's decision on an upgrade request, before any socket exists (WSM-ACC-001,
- * WSM-ACC-003, WSM-APP-002), as plain functions over `Request`: the `Origin` policy
- * ({@linkcode originCheck}), the subprotocol offer ({@linkcode offers}), the refusals
- * ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while the acceptor closes, 403, 400) and
- * the application's `authorize` ({@linkcode authorizeUpgrade}: 403, its `Response`, 500).
+ * WSM-ACC-003, WSM-APP-002), as plain functions over a `Request` or an adapter's
+ * {@linkcode UpgradeHead}: the `Origin` policy ({@linkcode originCheck}), the subprotocol offer
+ * ({@linkcode offers}), the refusals ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while
+ * the acceptor closes, 403, 400) and the application's `authorize` ({@linkcode authorizeUpgrade}:
+ * 403, its `Response`, 500).
  *
  * Internal: imported from `lib/` only, never re-exported.
  *
@@ -18,8 +19,31 @@ import type {
 import { describe } from './_describe.ts';
 import { isTag, MAX_TAG_LENGTH } from './_tags.ts';
 
+/**
+ * What the checks read of an upgrade request: a `Request` is one, and so is an adapter's view of
+ * its runtime's own request head (Node's `IncomingMessage`), which builds the `Request` only when
+ * `request()` is called: for an origin predicate or `authorize`, which are handed a real one.
+ */
+export interface UpgradeHead {
+  /** The HTTP method. */
+  readonly method: string;
+  /** The request's URL (the default origin policy reads it only when `Host` is missing). */
+  readonly url: string;
+  /** The request's headers, read by name. */
+  readonly headers: { get(name: string): string | null };
+  /** The request as a web `Request`, built once when first asked. */
+  request?(): Request;
+}
+
+/** The `Request` of `request`: itself, or what its head builds. */
+export function requestOf(request: Request | UpgradeHead): Request {
+  return typeof (request as UpgradeHead).request === 'function'
+    ? (request as UpgradeHead).request!()
+    : request as Request;
+}
+
 /** An origin policy made callable: whether an upgrade with this `Origin` may proceed. */
-export type OriginCheck = (origin: string | null, request: Request) => boolean;
+export type OriginCheck = (origin: string | null, request: Request | UpgradeHead) => boolean;
 
 /** What {@linkcode checkUpgrade} needs of the acceptor. */
 export interface UpgradeRules {
@@ -39,6 +63,25 @@ export type Authorize = (
   info: AuthorizeInfo,
 ) => AuthorizeResult | Promise<AuthorizeResult>;
 
+/** An acceptor's whole upgrade decision ({@linkcode Acceptor.checkUpgrade}) over any head. */
+export type UpgradeCheck = (request: Request | UpgradeHead) => Promise<UpgradeAccepted | Response>;
+
+/**
+ * Each acceptor's {@linkcode UpgradeCheck}, for an adapter that has a request head rather than a
+ * `Request` (Node's): one entry per acceptor, never per upgrade.
+ */
+const upgradeChecks = new WeakMap<object, UpgradeCheck>();
+
+/** Registers `acceptor`'s decision for {@linkcode upgradeCheckOf}. */
+export function registerUpgradeCheck(acceptor: object, check: UpgradeCheck): void {
+  upgradeChecks.set(acceptor, check);
+}
+
+/** The decision `acceptor` registered, if any. */
+export function upgradeCheckOf(acceptor: object): UpgradeCheck | undefined {
+  return upgradeChecks.get(acceptor);
+}
+
 /** How long a refused dialer is asked to wait while the acceptor closes, in seconds. */
 const CLOSING_RETRY_AFTER_S = '1';
 
@@ -52,7 +95,10 @@ const CLOSING_RETRY_AFTER_S = '1';
  * @param rules The acceptor's token, origin check and closing state.
  * @returns `{ protocol }` to select, or the refusal `Response` to send as it is.
  */
-export function checkUpgrade(request: Request, rules: UpgradeRules): UpgradeAccepted | Response {
+export function checkUpgrade(
+  request: Request | UpgradeHead,
+  rules: UpgradeRules,
+): UpgradeAccepted | Response {
   const upgrade = request.headers.get('upgrade');
   if (request.method !== 'GET' || upgrade === null || upgrade.toLowerCase() !== 'websocket') {
     return refusal(426, 'Expected a WebSocket upgrade request', { upgrade: 'websocket' });
@@ -80,14 +126,14 @@ export function checkUpgrade(request: Request, rules: UpgradeRules): UpgradeAcce
  * with 500, the error going to `report`.
  */
 export async function authorizeUpgrade(
-  request: Request,
+  request: Request | UpgradeHead,
   accepted: UpgradeAccepted,
   authorize: Authorize,
   report: (error: unknown) => void,
 ): Promise<UpgradeAccepted | Response> {
   try {
     const protocols = offeredList(request.headers.get('sec-websocket-protocol'));
-    const decision: unknown = await authorize(request, { protocols });
+    const decision: unknown = await authorize(requestOf(request), { protocols });
     if (decision === true) return accepted;
     if (decision === false) return refusal(403, 'Not authorized');
     if (decision instanceof Response) return decision;
@@ -196,7 +242,7 @@ function originOf(value: string): string | undefined {
 }
 
 /** The default policy: no `Origin`, or one whose host is the request's `Host`. */
-function sameHost(origin: string | null, request: Request): boolean {
+function sameHost(origin: string | null, request: Request | UpgradeHead): boolean {
   if (origin === null) return true;
   let url: URL;
   try {
@@ -229,7 +275,9 @@ function anyOrigin(): boolean {
 export function originCheck(policy: OriginPolicy | undefined): OriginCheck {
   if (policy === undefined) return sameHost;
   if (policy === '*') return anyOrigin;
-  if (typeof policy === 'function') return policy;
+  if (typeof policy === 'function') {
+    return (origin, request) => policy(origin, requestOf(request));
+  }
   if (Array.isArray(policy)) {
     const allowed = new Set<string>();
     for (const entry of policy as readonly unknown[]) {

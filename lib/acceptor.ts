@@ -69,6 +69,8 @@ import {
   checkUpgrade,
   offers,
   originCheck,
+  registerUpgradeCheck,
+  type UpgradeHead,
   type UpgradeRules,
 } from './_upgrade.ts';
 import { guardWsErrors, isWs, listenWs } from './_node_ws.ts';
@@ -212,6 +214,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const backplane = o.backplane;
     const nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
     this.#broadcaster = new Broadcaster(this.#host, this.#peers, backplane, nodeId, recovery);
+    registerUpgradeCheck(this, (request) => this.#checkUpgrade(request));
   }
 
   /** Counters: live peers, accepted, refused, idle-closed, delivered and dropped broadcasts. */
@@ -254,7 +257,12 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
    * @param request The incoming HTTP request.
    * @returns `{ protocol, data?, tags? }`, or the refusal `Response` to send as it is.
    */
-  async checkUpgrade(request: Request): Promise<UpgradeAccepted<PeerData> | Response> {
+  checkUpgrade(request: Request): Promise<UpgradeAccepted<PeerData> | Response> {
+    return this.#checkUpgrade(request) as Promise<UpgradeAccepted<PeerData> | Response>;
+  }
+
+  /** {@linkcode Acceptor.checkUpgrade} over a `Request` or an adapter's request head. */
+  async #checkUpgrade(request: Request | UpgradeHead): Promise<UpgradeAccepted | Response> {
     let decision = checkUpgrade(request, this.#host);
     if (!(decision instanceof Response) && this.#authorize !== undefined) {
       decision = await authorizeUpgrade(
@@ -265,7 +273,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       );
     }
     if (decision instanceof Response) this.#refused++;
-    return decision as UpgradeAccepted<PeerData> | Response;
+    return decision;
   }
 
   /**

@@ -31,6 +31,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Acceptor } from '../acceptor.ts';
 import { CloseCode } from '../_codes.ts';
+import { requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
 
 /**
  * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the
@@ -135,21 +136,97 @@ function pathMatcher(path: AttachOptions['path']): ((pathname: string) => boolea
 
 /**
  * The upgrade as a web `Request`: method, `http(s)://host` and the request target, and every
- * header as received. Built once per upgrade on the path, never for a plain request.
+ * header as received. Built once per upgrade on the path, never for a plain request, and only
+ * when something needs it (see {@linkcode UpgradeMessage}).
  */
-function toRequest(message: IncomingMessage): Request {
-  const secure = (message.socket as { encrypted?: boolean }).encrypted === true;
+function toRequest(message: IncomingMessage, url: string): Request {
   const headers = new Headers();
   const raw = message.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  const target = message.url ?? '/';
-  const url = target.startsWith('/')
-    ? `${secure ? 'https' : 'http'}://${message.headers.host ?? 'localhost'}${target}`
-    : target;
   return new Request(url, {
     method: message.method,
     headers,
   });
+}
+
+/** The URL of the upgrade's `Request`: `http(s)://host` and the target, or an absolute target. */
+function urlOf(message: IncomingMessage): string {
+  const secure = (message.socket as { encrypted?: boolean }).encrypted === true;
+  const target = message.url ?? '/';
+  return target.startsWith('/')
+    ? `${secure ? 'https' : 'http'}://${message.headers.host ?? 'localhost'}${target}`
+    : target;
+}
+
+/**
+ * The upgrade as the acceptor's checks read it: the method and a few headers, straight from the
+ * message, and the whole `Request` only when an origin predicate or `authorize` is handed it
+ * (building it cost more than the rest of the checks together). Each header is read as the
+ * `Request` would have it: every field of that name, joined with `, `.
+ */
+class UpgradeMessage implements UpgradeHead {
+  readonly #message: IncomingMessage;
+  readonly url: string;
+  #request: Request | undefined;
+
+  constructor(message: IncomingMessage, url: string) {
+    this.#message = message;
+    this.url = url;
+  }
+
+  get method(): string {
+    return this.#message.method ?? 'GET';
+  }
+
+  get headers(): { get(name: string): string | null } {
+    return this;
+  }
+
+  /** The value of the header `name` (lowercase), or null when the upgrade has none. */
+  get(name: string): string | null {
+    const raw = this.#message.rawHeaders;
+    let value: string | null = null;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const field = raw[i];
+      if (field.length !== name.length || field.toLowerCase() !== name) continue;
+      value = value === null ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+    }
+    return value;
+  }
+
+  request(): Request {
+    return this.#request ??= toRequest(this.#message, this.url);
+  }
+}
+
+/** The last `Host` value a URL took as it is: a server's upgrades mostly name the same host. */
+let plainHost: string | undefined;
+
+/** Whether `http://host/` is a URL a `Request` takes (no credentials); the last such is cached. */
+function hostParses(host: string | undefined): boolean {
+  if (host === undefined || host === plainHost) return true;
+  if (host.includes('@') || !URL.canParse(`http://${host}/`)) return false;
+  plainHost = host;
+  return true;
+}
+
+/**
+ * What the checks are handed for `message`: its {@linkcode UpgradeMessage}, or the `Request`
+ * built at once where the web `Request` might refuse to represent it (so such an upgrade is
+ * answered 400 as before): a method other than `GET` (refused anyway), an absolute-form target,
+ * or a `Host` a URL does not take.
+ *
+ * @throws {TypeError} When the `Request` cannot be built.
+ */
+function upgradeHead(message: IncomingMessage): UpgradeHead | Request {
+  const url = urlOf(message);
+  if (
+    message.method !== 'GET' || message.url?.startsWith('/') !== true ||
+    !hostParses(message.headers.host)
+  ) {
+    return toRequest(message, url);
+  }
+  return new UpgradeMessage(message, url);
 }
 
 /** Headers the written refusal sets itself. */
@@ -235,6 +312,8 @@ export function attach(
     noServer: true,
     handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
   });
+  const check = upgradeCheckOf(acceptor) ??
+    ((request: UpgradeHead | Request) => acceptor.checkUpgrade(requestOf(request)));
   let closed = false;
   const onUpgrade = (message: IncomingMessage, socket: Duplex, head: Buffer): void => {
     if (matches !== undefined && !matches(pathnameOf(message.url))) return;
@@ -244,7 +323,7 @@ export function attach(
   const upgrade = async (message: IncomingMessage, socket: Duplex, head: Buffer) => {
     let decision: Awaited<ReturnType<Acceptor['checkUpgrade']>>;
     try {
-      decision = await acceptor.checkUpgrade(toRequest(message));
+      decision = await check(upgradeHead(message));
     } catch {
       // a request the web `Request` cannot represent (a malformed target or header)
       decision = new Response('Bad upgrade request', { status: 400 });

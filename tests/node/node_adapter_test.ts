@@ -318,7 +318,7 @@ test("attach()'s close() stops taking upgrades and closes its ws server, leaving
   }
 });
 
-test('attach() builds no Request for 1,000 plain HTTP requests nor for an upgrade on another path, and one per upgrade on its path (WSM-APP-008)', async () => {
+test('attach() builds no Request for 1,000 plain HTTP requests, an upgrade on another path, nor an upgrade on its path whose checks pass (WSM-APP-008)', async () => {
   const served = await serve({ path: '/ws' });
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   try {
@@ -339,10 +339,80 @@ test('attach() builds no Request for 1,000 plain HTTP requests nor for an upgrad
     assert.equal(plain, 0);
     const upgrades = await countRequests(async () => {
       assert.equal((await rawUpgrade(served.port, '/ws')).status, 101);
+      assert.equal(
+        (await rawUpgrade(served.port, '/ws', { Origin: `http://127.0.0.1:${served.port}` }))
+          .status,
+        101,
+      );
     });
-    assert.equal(upgrades, 1);
+    assert.equal(upgrades, 0);
   } finally {
     agent.destroy();
     await served.close();
+  }
+});
+
+test('attach() hands an origin predicate and authorize one real Request per upgrade, with every header as received (WSM-APP-008, WSM-APP-002)', async () => {
+  const seen: Request[] = [];
+  const served = await serve({ path: '/ws' }, {
+    origins: (_origin, request) => {
+      seen.push(request);
+      return true;
+    },
+    authorize: (request) => {
+      seen.push(request);
+      return true;
+    },
+  });
+  try {
+    const built = await countRequests(async () => {
+      const answer = await rawUpgrade(served.port, '/ws?x=1', { 'X-Trace': 'a', 'x-trace': 'b' });
+      assert.equal(answer.status, 101);
+    });
+    assert.equal(built, 1);
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0], seen[1]);
+    assert.ok(seen[0] instanceof Request);
+    assert.equal(seen[0].url, `http://127.0.0.1:${served.port}/ws?x=1`);
+    assert.equal(seen[0].headers.get('x-trace'), 'a, b');
+    assert.equal(seen[0].headers.get('sec-websocket-protocol'), TOKEN);
+  } finally {
+    await served.close();
+  }
+});
+
+test('attach() reads a header sent in several fields as one list, as a Request would (WSM-ACC-001, WSM-ACC-003)', async () => {
+  const served = await serve({});
+  try {
+    const offered = await rawUpgrade(served.port, '/', { 'sec-websocket-protocol': 'chat' });
+    assert.equal(offered.status, 101);
+    assert.equal(offered.headers['sec-websocket-protocol'], TOKEN);
+    const twoOrigins = await rawUpgrade(served.port, '/', {
+      Origin: `http://127.0.0.1:${served.port}`,
+      origin: 'https://elsewhere.example',
+    });
+    assert.equal(twoOrigins.status, 403);
+    assert.equal(twoOrigins.body, 'Origin not allowed');
+  } finally {
+    await served.close();
+  }
+});
+
+test('attach() answers 400 to an upgrade whose URL a Request cannot hold (WSM-APP-008)', async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0 });
+  const server = createServer();
+  const attachment = attach(server, acceptor);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    const answer = await rawUpgrade(port, 'http://[bad/ws');
+    assert.equal(answer.status, 400);
+    assert.equal(answer.body, 'Bad upgrade request');
+    assert.equal(acceptor.stats.peers, 0);
+  } finally {
+    attachment.close();
+    await acceptor.close({ drainMs: 0 });
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
