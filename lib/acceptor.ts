@@ -1,5 +1,5 @@
 /**
- * The acceptor: the side that accepted the WebSocket (SPEC §6). An {@linkcode Acceptor} is
+ * The acceptor: the side that accepted the WebSocket. An {@linkcode Acceptor} is
  * transport-neutral: it never creates a socket. A runtime adapter (`./deno`, `./bun`, `./hono`,
  * `./cloudflare`) first asks {@linkcode Acceptor.checkUpgrade} whether to upgrade a request, and
  * then hands the socket over with {@linkcode Acceptor.accept} (a standard server-side
@@ -12,8 +12,8 @@
  * drain deadline, only while {@linkcode Acceptor.close} runs. With `idleTimeoutMs: 0` an idle
  * acceptor holds no timer at all, so a Durable Object can hibernate.
  *
- * This entry also re-exports the backplane (`broadcastChannelBackplane`, the `Backplane` types;
- * SPEC §7), so a server imports both from `muxws/acceptor`; `muxws/redis` stays its own entry.
+ * This entry also re-exports the backplane (`broadcastChannelBackplane`, and the `Backplane`
+ * types), so a server imports both from `muxws/acceptor`; `muxws/redis` stays its own entry.
  *
  * @example A hello answered with a welcome, over a sink that records what is sent
  * ```ts
@@ -104,7 +104,7 @@ interface AcceptorHost extends PeerHost, UpgradeRules, BroadcastHost {
 const DRAIN_SLICE = 100;
 
 /**
- * The acceptor: peers, tags, broadcast, graceful close and the idle sweep (SPEC §6).
+ * The acceptor: peers, tags, broadcast, graceful close and the idle sweep.
  *
  * Callback order for one peer: `onPeer` when its socket is open, then `onStream` for each
  * stream the dialer opens, then `onPeerClose` once, after every stream of the peer has failed.
@@ -235,7 +235,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   }
 
   /**
-   * The subprotocol to select for an offer (WSM-ACC-001, WSM-WIRE-001): exactly the muxws token
+   * The subprotocol to select for an offer: exactly the muxws token
    * of this acceptor's codec when it is offered, never an extra token offered with it.
    *
    * @param offered The `Sec-WebSocket-Protocol` header value(s), comma-separated or as a list.
@@ -246,7 +246,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   }
 
   /**
-   * Decides an upgrade request before any socket exists (WSM-ACC-003, WSM-APP-002). In order:
+   * Decides an upgrade request before any socket exists. In order:
    * 426 when the request is not a WebSocket upgrade (`GET` with `Upgrade: websocket`), 503 once
    * {@linkcode Acceptor.close} began, 403 when its `Origin` is not allowed, 400 when the muxws
    * subprotocol is not offered; then the `authorize` option, when set: `false` refuses with 403,
@@ -277,7 +277,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   }
 
   /**
-   * Takes a standard server-side WebSocket and returns its {@linkcode Peer} (WSM-ACC-002). The
+   * Takes a standard server-side WebSocket and returns its {@linkcode Peer}. The
    * socket may still be connecting (Deno's socket until its 101 response is sent): `onPeer`
    * fires on `open`, and anything sent before is queued. Messages may be strings,
    * `ArrayBuffer`s, any `ArrayBufferView` (the `ws` package's `Buffer`) or `Blob`s; their order
@@ -352,7 +352,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   }
 
   /**
-   * The live peers, optionally only those holding `tag` (WSM-ACC-004). A snapshot: peers that
+   * The live peers, optionally only those holding `tag`. A snapshot: peers that
    * join or leave while iterating do not affect it.
    *
    * @param tag Only peers holding this tag.
@@ -371,11 +371,11 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
 
   /**
    * Sends one PUBLISH frame, encoded once, to every live peer holding `tag`, except the peers
-   * `except` names and those holding a tag it names (WSM-ACC-005, WSM-APP-005). A peer whose socket is over `highWaterMark` is
+   * `except` names and those holding a tag it names. A peer whose socket is over `highWaterMark` is
    * skipped and counted in `stats.dropped`, so a slow peer never stalls a broadcast. With a
    * `backplane`, the same encoded frame is then published to the other nodes, which send it to
    * their own tagged peers; a backplane failure goes to `onError` and never stops the local
-   * delivery (WSM-BP-004).
+   * delivery.
    *
    * @param tag The tag to reach, 1 to 256 characters; the dialer receives it in `onPublish`.
    * @param payload The message; encoded once by the codec.
@@ -400,7 +400,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   }
 
   /**
-   * {@linkcode Acceptor.broadcast} to every live peer, whatever its tags (WSM-APP-005), and with
+   * {@linkcode Acceptor.broadcast} to every live peer, whatever its tags, and with
    * a backplane to every peer of every node. The dialer receives it in `onPublish` with the tag
    * `options.tag` (default `'*'`); `except` leaves out tags and peers as in `broadcast`.
    *
@@ -439,7 +439,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   }
 
   /**
-   * Closes every peer gracefully (WSM-ACC-008): sends GOAWAY carrying `spreadMs`, refuses new
+   * Closes every peer gracefully: sends GOAWAY carrying `spreadMs`, refuses new
    * streams and upgrades, closes each peer with `code` as soon as its in-flight streams have
    * finished (an idle peer at once), and the rest when `drainMs` runs out. Resolves when every
    * peer is closed; calling it again returns the same promise. With the default `spreadMs`,

@@ -26,7 +26,7 @@ import type {
 } from './api.ts';
 
 /**
- * Which `Origin` an upgrade may come from (WSM-ACC-003):
+ * Which `Origin` an upgrade may come from:
  * - `'*'`: any origin, and requests without one;
  * - a list of origins such as `'https://app.example'`: a request whose `Origin` is one of them
  *   (compared as URL origins, so case and default ports do not matter), or that has none;
@@ -49,7 +49,7 @@ export interface PeerCloseInfo {
 }
 
 /**
- * The dialer's hello as the acceptor received it (WSM-APP-001): the payload and headers of its
+ * The dialer's hello as the acceptor received it: the payload and headers of its
  * OPEN of stream 1. {@linkcode Peer.hello} holds it, frozen, once it was accepted.
  */
 export interface PeerHello<Payload = unknown> {
@@ -66,8 +66,7 @@ export interface AuthorizeInfo {
 }
 
 /**
- * An upgrade `authorize` accepted with state for the peer: its initial `data` and `tags`
- * (WSM-APP-002).
+ * An upgrade `authorize` accepted with state for the peer: its initial `data` and `tags`.
  */
 export interface Authorized<PeerData = Record<string, unknown>> {
   /** The peer's initial `data`. @default {{}} */
@@ -96,7 +95,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * @default {jsonCodec}
    */
   codec?: Codec;
-  /** Per-connection limits (WSM-ACC-006); missing fields take the defaults of `DEFAULT_LIMITS`. */
+  /** Per-connection limits; missing fields take the defaults of `DEFAULT_LIMITS`. */
   limits?: Partial<Limits>;
   /**
    * The `Origin` policy of {@linkcode Acceptor.checkUpgrade}.
@@ -105,7 +104,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    */
   origins?: OriginPolicy;
   /**
-   * A peer from which nothing arrived for this long is closed with 1001 (WSM-ACC-007). `0` or
+   * A peer from which nothing arrived for this long is closed with 1001. `0` or
    * `false` disables the sweep (a Durable Object that must hibernate; its platform ends dead
    * sockets).
    *
@@ -114,12 +113,12 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
   idleTimeoutMs?: number | false;
   /**
    * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
-   * stream (WSM-STR-003/004). With `routes`, only streams whose OPEN carries no `:route` come
+   * stream. With `routes`, only streams whose OPEN carries no `:route` come
    * here. Not set: every such stream is refused with `refused`.
    */
   onStream?: (stream: Stream, peer: Peer<Api, PeerData>) => unknown;
   /**
-   * Runs for the dialer's hello (WSM-APP-001), the OPEN of stream 1 with the HELLO flag. Its
+   * Runs for the dialer's hello, the OPEN of stream 1 with the HELLO flag. Its
    * return value (or what its promise resolves to) is sent as the last message with END: the
    * dialer's `welcome`; the hello is then acknowledged and stays readable as `peer.hello`. A
    * throw or rejection resets stream 1 (a `StreamError` with its code and message, not reported
@@ -145,7 +144,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    */
   helloTimeoutMs?: number;
   /**
-   * Decides an upgrade before any socket exists (WSM-APP-002), inside
+   * Decides an upgrade before any socket exists, inside
    * {@linkcode Acceptor.checkUpgrade} after the origin and subprotocol checks: `true` accepts,
    * `false` refuses with 403, a `Response` is the refusal as given, an object accepts and seeds
    * the peer's `data` and tags. A throw or rejection refuses with 500 and reaches `onError`.
@@ -157,7 +156,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
     info: AuthorizeInfo,
   ) => AuthorizeResult<PeerData> | Promise<AuthorizeResult<PeerData>>;
   /**
-   * The routes this acceptor serves (WSM-APP-003): each route name maps to a handler `(input,
+   * The routes this acceptor serves: each route name maps to a handler `(input,
    * ctx) => output`, an async generator of messages, or `{ input: <Standard Schema>, handler }`;
    * `ctx` holds `peer`, `stream`, `headers` and `signal`. A stream whose OPEN header `:route`
    * names one is served by it; one naming no route is reset with `not_found`, an input its
@@ -175,8 +174,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    */
   onError?: (error: unknown, peer?: Peer<Api, PeerData>) => void;
   /**
-   * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers
-   * (SPEC §7). Give each acceptor its own backplane object; the application closes it after
+   * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers. Give each acceptor its own backplane object; the application closes it after
    * {@linkcode Acceptor.close}.
    */
   backplane?: Backplane;
@@ -187,8 +185,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    */
   nodeId?: string;
   /**
-   * The broadcast log that lets a dialer recover what it missed while reconnecting (SPEC §11,
-   * docs/recovery.md): every broadcast to a tag is appended first and carries the tag's
+   * The broadcast log that lets a dialer recover what it missed while reconnecting: every broadcast to a tag is appended first and carries the tag's
    * sequence number; a peer that gains a tag is told its position; a redialled peer whose
    * hello names its positions is replayed what came after them before any live broadcast of
    * those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
@@ -216,7 +213,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
 }
 
 /**
- * One accepted socket (WSM-ACC-004). Created by {@linkcode Acceptor.accept} or
+ * One accepted socket. Created by {@linkcode Acceptor.accept} or
  * {@linkcode Acceptor.attach}, never constructed directly. `Api` types the routes
  * {@linkcode Peer.call} and {@linkcode Peer.stream} reach on the dialer, `PeerData` its `data`.
  */
@@ -231,8 +228,7 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** Application state; starts `{}`, or what `authorize` returned as `data`. */
   data: PeerData;
   /**
-   * The dialer's hello once `onHello` accepted it: a frozen copy of its payload and headers
-   * (WSM-APP-001); `undefined` before, and without `onHello`.
+   * The dialer's hello once `onHello` accepted it: a frozen copy of its payload and headers; `undefined` before, and without `onHello`.
    */
   readonly hello: PeerHello<HelloOf<Api>> | undefined;
   /** True once the peer's session has ended. */
@@ -244,15 +240,15 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
    */
   readonly nextStreamId: number;
   /**
-   * Opens a stream to the dialer (WSM-STR-001).
+   * Opens a stream to the dialer.
    *
    * @throws {NotConnectedError} After the peer closed, or after a GOAWAY from the dialer.
    */
   open(payload: unknown, options?: OpenOptions): Stream;
-  /** Sends a request to the dialer and resolves with its first answer (WSM-STR-005). */
+  /** Sends a request to the dialer and resolves with its first answer. */
   request(payload: unknown, options?: RequestOptions): Promise<unknown>;
   /**
-   * Calls a route the dialer serves (its `routes` option, WSM-APP-003): a request whose OPEN
+   * Calls a route the dialer serves (its `routes` option): a request whose OPEN
    * carries `:route`, resolving with the handler's output.
    *
    * @example Ask the dialer for its locale
@@ -284,7 +280,7 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
     options?: CallOptions,
   ): Promise<OutputOf<Api, R>>;
   /**
-   * Opens a stream on a route the dialer serves (WSM-APP-003): its OPEN carries `:route`; read
+   * Opens a stream on a route the dialer serves: its OPEN carries `:route`; read
    * the route's replies from it (its messages, or for a route with only an `output`, its single
    * answer), write the route's uploads to it, end it.
    *
@@ -348,7 +344,7 @@ export interface AttachedPeer<Api = ApiSpec, PeerData = Record<string, unknown>>
   readonly peer: Peer<Api, PeerData>;
   /** One received message. Blobs are read in order: later messages wait for them. */
   message(data: IncomingData): void;
-  /** The socket closed. A missing or 0 code counts as 1006 (WSM-WIRE-009). Idempotent. */
+  /** The socket closed. A missing or 0 code counts as 1006. Idempotent. */
   closed(code?: number, reason?: string): void;
   /** The socket's send buffer drained (Bun's `drain`): waiting writes re-check. */
   drain(): void;
@@ -379,8 +375,7 @@ export interface AttachOptions<PeerData = Record<string, unknown>> extends Accep
   hello?: PeerHello;
   /**
    * The id of the next stream the acceptor opens to this dialer: the restored peer's
-   * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket
-   * (WSM-WIRE-004). @default {2}
+   * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket. @default {2}
    */
   nextStreamId?: number;
 }

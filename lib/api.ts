@@ -1,5 +1,5 @@
 /**
- * The application's API as one type both sides share (WSM-APP-003): route names mapped to what
+ * The application's API as one type both sides share: route names mapped to what
  * the caller sends (`input` with the OPEN, then any `upload`s) and what comes back, either one
  * `output` or a series of `message`s; the key `':hello'` types the hello and the welcome. From it come the handler types of
  * {@linkcode Routes} and the typed route methods of both sides. Types only: nothing here exists

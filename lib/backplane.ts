@@ -1,5 +1,5 @@
 /**
- * The backplane carries an acceptor's broadcasts to the other acceptor nodes (SPEC §7), so a
+ * The backplane carries an acceptor's broadcasts to the other acceptor nodes, so a
  * broadcast to a tag reaches the tagged peers on every node.
  *
  * A {@linkcode Backplane} is two functions: `publish(message)` hands one
@@ -13,8 +13,7 @@
  * multi-machine backplane. Across machines use `redisBackplane` from the `./redis` entry point.
  *
  * Failures of a `publish` are reported by the promise it returns (it never throws), so the
- * caller, the acceptor, reports them through its own `onError` and its local delivery goes on
- * (WSM-BP-004). Failures that no call is waiting for (an unreadable incoming message, a lost
+ * caller, the acceptor, reports them through its own `onError` and its local delivery goes on. Failures that no call is waiting for (an unreadable incoming message, a lost
  * connection, a gap in delivery) go to the backplane's `onError` option.
  *
  * @example Two nodes of one process
@@ -49,7 +48,7 @@ import { describe } from './_describe.ts';
 import { ClosedError, MuxwsError, type MuxwsErrorOptions } from './errors.ts';
 
 /**
- * One broadcast crossing the backplane (WSM-BP-001). `payload` is the whole PUBLISH frame
+ * One broadcast crossing the backplane. `payload` is the whole PUBLISH frame
  * `[9, tag, headers, payload]` as the publishing node's codec encoded it (a string for a text
  * codec, bytes for a binary one): a receiving node sends it unchanged to every local peer that
  * holds `tag` and none of the `except` tags, and ignores messages whose `origin` is its own.
@@ -76,7 +75,7 @@ export interface BackplaneMessage {
 }
 
 /**
- * Carries broadcasts between acceptor nodes (WSM-BP-001). Give each acceptor its own backplane
+ * Carries broadcasts between acceptor nodes. Give each acceptor its own backplane
  * object: a backplane never hands a message back to the object that published it.
  *
  * @example An in-memory backplane between two objects, for tests
@@ -479,7 +478,7 @@ export interface BroadcastChannelBackplane extends Backplane {
 }
 
 /**
- * A backplane over the web-standard `BroadcastChannel` named `name` (WSM-BP-002): every other
+ * A backplane over the web-standard `BroadcastChannel` named `name`: every other
  * `BroadcastChannel` of that name in the same process (other isolates, workers, or objects of
  * this one) receives each message once, in the order it was posted. It is the zero-setup
  * backplane of ONE host; it does not cross machines (nor, on Node and Bun, processes). Use

@@ -1,5 +1,5 @@
 /**
- * Codecs turn one frame (an array, WSM-WIRE-002) into one WebSocket message and back.
+ * Codecs turn one frame (an array) into one WebSocket message and back.
  *
  * {@linkcode jsonCodec} is the default: text messages, subprotocol `muxws.v1.json`. A binary
  * codec (MessagePack) lives in its own entry point. Both sides of a connection use the same
@@ -45,8 +45,7 @@ export interface Codec {
   /**
    * Optional. When `decode` threw, names the frame kind and stream id still readable at the
    * start of the damaged message (e.g. `[2, 5, 0,` then garbage gives `[2, 5]`), so the session
-   * resets only that stream with `decode` instead of counting a malformed message
-   * (WSM-WIRE-007). Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
+   * resets only that stream with `decode` instead of counting a malformed message. Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
    */
   identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
 }
@@ -114,7 +113,7 @@ function strictEncode(frame: readonly unknown[]): string {
  * The JSON codec: each frame is one text message holding `JSON.stringify(frame)`.
  *
  * `JSON.parse` defines every key as an own data property, so `__proto__`, `constructor` and
- * `prototype` keys stay data and no prototype changes (WSM-WIRE-008). A binary message is
+ * `prototype` keys stay data and no prototype changes. A binary message is
  * accepted too, as UTF-8 text (some server libraries hand text messages over as bytes). Values
  * JSON cannot carry change on the way as `JSON.stringify` changes them: `undefined` in an array
  * becomes `null`, a `Date` becomes a string, a `Uint8Array` an object of numbered keys (use a
@@ -197,8 +196,7 @@ const strict: Codec = /* @__PURE__ */ Object.freeze({
 });
 
 /**
- * The subprotocol a codec travels under: `muxws.v1.` followed by the codec's name
- * (WSM-WIRE-001).
+ * The subprotocol a codec travels under: `muxws.v1.` followed by the codec's name.
  *
  * @param codec The codec.
  * @returns E.g. `muxws.v1.json`.

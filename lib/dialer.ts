@@ -1,8 +1,7 @@
 /**
  * The dialer: {@linkcode connect} opens a WebSocket, establishes it (subprotocol, hello), and
  * keeps a {@linkcode Connection} over it, redialling on the jittered schedule of
- * {@linkcode Reconnect} whenever an established socket is lost (SPEC §4, §5, standing
- * subscriptions). The public types live in `lib/dialer_types.ts` and are re-exported here; the
+ * {@linkcode Reconnect} whenever an established socket is lost. The public types live in `lib/dialer_types.ts` and are re-exported here; the
  * parts are `lib/_connection.ts` (the state machine) and the files it names.
  *
  * @module
@@ -22,7 +21,7 @@ import { servedRoutes } from './_route_streams.ts';
 export * from './dialer_types.ts';
 
 /**
- * The default close-code policy (WSM-RCN-020): 1012 redials fast; protocol, policy and size
+ * The default close-code policy: 1012 redials fast; protocol, policy and size
  * violations and the application's 4401/4403 stop; every other code backs off.
  *
  * @example Extend the terminal codes with an application code
@@ -47,7 +46,7 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
 }
 
 /**
- * Dials `target` and resolves with the established {@linkcode Connection} (WSM-DIAL-001..012).
+ * Dials `target` and resolves with the established {@linkcode Connection}.
  *
  * An attempt resolves the target, opens a WebSocket offering `muxws.v1.<codec>` first (then the
  * target's extra `protocols`), checks the selected subprotocol, and sends the hello (if any) as
@@ -113,7 +112,7 @@ export async function connect<Api = ApiSpec>(
 }
 
 /**
- * The routes a dialer serves for the acceptor's `peer.call()` and `peer.stream()` (WSM-APP-003),
+ * The routes a dialer serves for the acceptor's `peer.call()` and `peer.stream()`,
  * for `connect()`'s `routes` option: `routes: serve({ ... })`. The handlers take the same shapes
  * as the acceptor's `routes` (a function, or `{ input, handler }` with a Standard Schema), with
  * `ctx.peer` being the connection. Route serving is reached only through this function, so the

@@ -46,10 +46,10 @@ export interface DialerRoutes<Api = ApiSpec> {
   readonly routes: Routes<Api, RouteContext<Connection<Api>>>;
 }
 
-/** The states of a {@linkcode Connection} (WSM-DIAL-005). */
+/** The states of a {@linkcode Connection}. */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
-/** A dial target with extra subprotocols, offered after the muxws one (WSM-WIRE-001). */
+/** A dial target with extra subprotocols, offered after the muxws one. */
 export interface DialTarget {
   /** The `ws:` or `wss:` URL to dial. */
   url: string | URL;
@@ -57,13 +57,13 @@ export interface DialTarget {
   protocols?: readonly string[];
 }
 
-/** What a target or hello function is told about the attempt it prepares (WSM-DIAL-001). */
+/** What a target or hello function is told about the attempt it prepares. */
 export interface DialContext {
   /** How many consecutive attempts have failed so far (0 for the first dial after a loss). */
   readonly attempt: number;
   /** `initial` for the first connection of `connect()`, `reconnect` for every redial. */
   readonly reason: 'initial' | 'reconnect';
-  /** True when this redial follows a service-restart close code or a GOAWAY (WSM-RCN-020). */
+  /** True when this redial follows a service-restart close code or a GOAWAY. */
   readonly resumedFromServiceRestart: boolean;
   /** Epoch ms when the current outage began; undefined on the first connect. */
   readonly disconnectedAt: number | undefined;
@@ -80,7 +80,7 @@ export interface DialContext {
 
 /**
  * Where to dial: a URL, a {@linkcode DialTarget} (a URL with extra subprotocols), or a function
- * called before every attempt that returns one of them (WSM-DIAL-001).
+ * called before every attempt that returns one of them.
  */
 export type DialTargetInput =
   | string
@@ -89,7 +89,7 @@ export type DialTargetInput =
   | ((ctx: DialContext) => string | URL | DialTarget | Promise<string | URL | DialTarget>);
 
 /**
- * The hello of {@linkcode ConnectOptions.hello}: fixed, or computed per attempt (WSM-DIAL-004).
+ * The hello of {@linkcode ConnectOptions.hello}: fixed, or computed per attempt.
  * `Payload` types the options' `payload` (an `Api`'s `HelloOf<Api>`).
  */
 export type HelloInput<Payload = unknown> =
@@ -105,7 +105,7 @@ export type TypedHelloOptions<Payload = unknown> = Omit<HelloOptions, 'payload'>
   payload?: Payload;
 };
 
-/** The close-code policy of the redial loop (WSM-RCN-020). */
+/** The close-code policy of the redial loop. */
 export interface CloseCodes {
   /**
    * Codes that take the fast path: redial after `serviceRestartDelayMs`, consuming no attempt.
@@ -121,7 +121,7 @@ export interface CloseCodes {
   terminal?: readonly number[];
 }
 
-/** Heartbeat settings (WSM-DIAL-009). */
+/** Heartbeat settings. */
 export interface HeartbeatOptions {
   /**
    * Silence, in milliseconds, after which a PING is sent.
@@ -207,7 +207,7 @@ export interface ReconnectingInfo {
 /**
  * The minimal `WebSocket` surface the dialer uses, typed loosely enough that the WHATWG
  * `WebSocket` (browsers, Deno, Bun, Node 22 and later), the `ws` package's class and test fakes
- * all fit without a cast (WSM-APP-008): `binaryType` and `protocol` are any string, and a
+ * all fit without a cast: `binaryType` and `protocol` are any string, and a
  * listener takes any event, since `ws` passes events of its own shape (no `Event` fields such
  * as `timeStamp`) and the dialer reads only `data`, `code`, `reason` and `wasClean` of them.
  */
@@ -249,7 +249,7 @@ export type DialerSocketConstructor = new (
   protocols?: string | string[],
 ) => DialerSocket;
 
-/** Options of {@linkcode SubscribeOptions.dedupe} (WSM-SUB-003). */
+/** Options of {@linkcode SubscribeOptions.dedupe}. */
 export interface DedupeOptions {
   /** The identity of a message; a message whose key was among the last `window` is dropped. */
   key: (message: unknown) => string;
@@ -261,7 +261,7 @@ export interface DedupeOptions {
   window?: number;
 }
 
-/** What {@linkcode SubscribeOptions.onReopen} receives after each re-open (WSM-SUB-002). */
+/** What {@linkcode SubscribeOptions.onReopen} receives after each re-open. */
 export interface ReopenInfo {
   /** Always true: the subscription was re-opened on a new connection and may have gaps. */
   resubscribed: true;
@@ -300,7 +300,7 @@ export interface RouteSubscribeOptions<Message = unknown>
 }
 
 /**
- * Where a {@linkcode Subscription} stands (WSM-APP-004):
+ * Where a {@linkcode Subscription} stands:
  * - `pending`: registered, its current stream not yet confirmed: no connection is established,
  *   or its OPEN was sent and no message has come back on it yet;
  * - `active`: its current stream delivered a message, so the acceptor took it;
@@ -358,7 +358,7 @@ export interface OpenedOptions {
 }
 
 /**
- * Options of {@linkcode connect} (WSM-DIAL-012). Every field is optional.
+ * Options of {@linkcode connect}. Every field is optional.
  *
  * @example A fresh credential per attempt, a hello, and a patient schedule
  * ```ts
@@ -444,7 +444,7 @@ export interface ConnectOptions<Api = ApiSpec> {
   requestTimeoutMs?: number;
   /**
    * What a `request()` does while the connection is `connecting` or `reconnecting`, or drains
-   * after a GOAWAY (WSM-APP-006): `reject` rejects it at once with `NotConnectedError`; `wait`
+   * after a GOAWAY: `reject` rejects it at once with `NotConnectedError`; `wait`
    * holds it until the next establishment and sends it then, bounded by its timeout (on expiry
    * it rejects with `TimeoutError` and nothing is sent) and by `maxWaiting`; aborting its signal
    * removes it. A request already sent is never sent again: lost with its connection, it rejects
@@ -461,7 +461,7 @@ export interface ConnectOptions<Api = ApiSpec> {
    * @default {1000}
    */
   maxWaiting?: number;
-  /** Per-connection limits (WSM-ACC-006). */
+  /** Per-connection limits. */
   limits?: Partial<Limits>;
   /**
    * The WebSocket constructor.
@@ -477,8 +477,8 @@ export interface ConnectOptions<Api = ApiSpec> {
    */
   onStream?: (stream: Stream, connection: Connection<Api>) => unknown;
   /**
-   * The routes this dialer serves for the acceptor's `peer.call()` and `peer.stream()`
-   * (WSM-APP-003), as {@linkcode serve} makes them (`routes: serve({ ... })`): the same handler
+   * The routes this dialer serves for the acceptor's `peer.call()` and `peer.stream()`, as
+   * {@linkcode serve} makes them (`routes: serve({ ... })`): the same handler
    * shapes as the acceptor's `routes`, `ctx.peer` being this connection. A `:route` naming none
    * is reset with `not_found`. Anything but `serve()`'s value is refused by `connect()`
    * (`TypeError`). Taking it from `serve()` keeps the serving code out of the bundle of an
@@ -507,7 +507,7 @@ export interface ConnectOptions<Api = ApiSpec> {
 }
 
 /**
- * A dialled connection that redials lost sockets (WSM-DIAL-005..008).
+ * A dialled connection that redials lost sockets.
  *
  * Callback order on a loss: every stream of the lost socket fails with `connection_lost`, then
  * `onClose`, then (when a redial is scheduled) `onReconnecting`. On establishment: standing
@@ -546,20 +546,20 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    */
   opened(options?: OpenedOptions): Promise<void>;
   /**
-   * Opens a stream (WSM-STR-001). It is synchronous, so it cannot wait for a connection: it
+   * Opens a stream. It is synchronous, so it cannot wait for a connection: it
    * throws `NotConnectedError` while not open and after a GOAWAY, whatever `whileReconnecting`
    * says, and `ClosedError` once the connection is closed.
    */
   open(payload: unknown, options?: OpenOptions): Stream;
   /**
-   * Sends a request (WSM-STR-005), with `requestTimeoutMs` when it sets no `timeoutMs`. While
+   * Sends a request, with `requestTimeoutMs` when it sets no `timeoutMs`. While
    * not open (or after a GOAWAY) it rejects at once with `NotConnectedError`, or with
-   * `whileReconnecting: 'wait'` waits for the next establishment (WSM-APP-006); once the
+   * `whileReconnecting: 'wait'` waits for the next establishment; once the
    * connection is closed it rejects with `ClosedError`.
    */
   request(payload: unknown, options?: RequestOptions): Promise<unknown>;
   /**
-   * Calls a route the acceptor serves (WSM-APP-003): a request (WSM-STR-005) whose OPEN
+   * Calls a route the acceptor serves: a request whose OPEN
    * carries the route name in the reserved header `:route`, resolving with the handler's output.
    * `request()` stays the unrouted form.
    *
@@ -586,7 +586,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
     options?: CallOptions,
   ): Promise<OutputOf<Api, R>>;
   /**
-   * Opens a stream on a route the acceptor serves (WSM-APP-003): its OPEN carries `:route`;
+   * Opens a stream on a route the acceptor serves: its OPEN carries `:route`;
    * read the route's replies from it (its messages, an async generator's yields, or for a
    * route with only an `output`, its single answer), write the route's uploads to it, end it.
    * `open()` stays the unrouted form.
@@ -614,7 +614,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
     options?: OpenOptions,
   ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
   /**
-   * Registers a standing subscription (WSM-SUB-001..003, WSM-APP-004) and returns it at once, in
+   * Registers a standing subscription and returns it at once, in
    * any state but `closed`: while open its stream is opened now, otherwise at the next
    * establishment. (Awaiting the result, as older code does, gives the same subscription.)
    *
@@ -624,8 +624,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    */
   subscribe(payload: unknown, options: SubscribeOptions): Subscription;
   /**
-   * Registers a standing subscription to a route the acceptor serves (WSM-SUB-001..003,
-   * WSM-APP-003): the subscription's OPEN carries `:route`, and is re-opened on every new
+   * Registers a standing subscription to a route the acceptor serves: the subscription's OPEN carries `:route`, and is re-opened on every new
    * connection like the unrouted form's. Told apart from it by its three arguments.
    *
    * @example A typed feed
@@ -652,7 +651,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
     options: RouteSubscribeOptions<MessageOf<Api, R>>,
   ): Subscription;
   /**
-   * Closes for good (WSM-DIAL-007); idempotent.
+   * Closes for good; idempotent.
    *
    * @throws {RangeError} When `code` is not 1000 or 3000–4999, or `reason` is over 123 UTF-8 bytes.
    */

@@ -1,5 +1,5 @@
 /**
- * The error classes of muxws (SPEC §8).
+ * The error classes of muxws.
  *
  * Every class extends {@linkcode MuxwsError}, sets `name` to its own class name, and accepts a
  * `cause`. They are thrown or rejected for conditions a caller is expected to catch: a failed
@@ -14,7 +14,7 @@
  */
 import { describe } from './_describe.ts';
 
-/** The pattern every reset code matches (WSM-WIRE-005). */
+/** The pattern every reset code matches. */
 export const RESET_CODE_PATTERN: RegExp = /^[a-z][a-z0-9_.-]{0,63}$/;
 
 /** Options accepted by every muxws error constructor. */
@@ -52,7 +52,7 @@ export class MuxwsError extends Error {
 }
 
 /**
- * The first connection of `connect()` failed (WSM-DIAL-003). Its `cause` says which step failed:
+ * The first connection of `connect()` failed. Its `cause` says which step failed:
  * the target function, the socket, the subprotocol, the hello or the handshake deadline.
  *
  * @example
@@ -89,8 +89,7 @@ export class ProtocolError extends MuxwsError {
 }
 
 /**
- * A call that needs an open connection was made while it was not open, or after a GOAWAY
- * (WSM-DIAL-006). Nothing is queued.
+ * A call that needs an open connection was made while it was not open, or after a GOAWAY. Nothing is queued.
  *
  * @example
  * ```ts
@@ -113,7 +112,7 @@ export interface HelloRejectedErrorOptions extends MuxwsErrorOptions {
 }
 
 /**
- * The acceptor reset the hello stream (WSM-DIAL-004). `code` is the reset's code; the message
+ * The acceptor reset the hello stream. `code` is the reset's code; the message
  * includes the reset's message.
  *
  * @example
@@ -154,9 +153,9 @@ export interface StreamResetErrorOptions extends MuxwsErrorOptions {
 }
 
 /**
- * A stream was reset, by either side, or lost with its connection (WSM-STR-006). `refused` means
+ * A stream was reset, by either side, or lost with its connection. `refused` means
  * the other side did not process it and a retry is safe; `connection_lost` means it may or may
- * not have been processed (WSM-DIAL-011).
+ * not have been processed.
  *
  * @example
  * ```ts
@@ -193,7 +192,7 @@ export class StreamResetError extends MuxwsError {
 
 /**
  * Thrown by a stream handler to reset its stream with a chosen code and message, which are sent
- * to the other side as they are (WSM-STR-004). Any other error a handler throws resets the stream
+ * to the other side as they are. Any other error a handler throws resets the stream
  * with `internal` and a generic message.
  *
  * @example

@@ -1,6 +1,5 @@
 /**
- * {@linkcode Hello}: the opening payload a dialer sends on every connection it makes
- * (WSM-DIAL-004), captured by value once and handed out as a fresh copy for each send.
+ * {@linkcode Hello}: the opening payload a dialer sends on every connection it makes, captured by value once and handed out as a fresh copy for each send.
  *
  * @module
  */
@@ -42,7 +41,7 @@ export interface HelloOptions {
 }
 
 /**
- * The opening payload sent on every connection a dialer makes (WSM-DIAL-004): an ordinary OPEN
+ * The opening payload sent on every connection a dialer makes: an ordinary OPEN
  * with END on stream 1, acknowledged by the acceptor's handler returning. `connect()` builds one
  * from a plain {@linkcode HelloOptions}; the class is exported so an application can build and
  * inspect one.

@@ -1,5 +1,5 @@
 /**
- * The per-connection limits of a muxws session (WSM-ACC-006), enforced on both sides.
+ * The per-connection limits of a muxws session, enforced on both sides.
  *
  * Every limit is a positive integer. {@linkcode resolveLimits} fills the defaults in and checks
  * the values, so a mistake throws at construction instead of surfacing as a strange close code.

@@ -7,7 +7,7 @@
  *
  * With the defaults the unjittered delays are 250, 500, 1000, 2000, 4000, 8000, 16000 ms, then
  * 30000 ms for every later retry (the cap), and each one is multiplied by a factor drawn from
- * 0.7 to 1.3, capped ones included (WSM-RCN-002).
+ * 0.7 to 1.3, capped ones included.
  *
  * @module
  */
@@ -236,7 +236,7 @@ export function backoffDelay(
  * Whether another attempt is allowed: `attempts < maxAttempts`, with a negative or NaN
  * `maxAttempts` behaving as 0. Always true for the default `Infinity`. The dialer calls it
  * before every redial; when it returns false the dialer fires `onClose` once with
- * `willRetry: false` and never dials again (WSM-RCN-044).
+ * `willRetry: false` and never dials again.
  *
  * @param attempts How many consecutive attempts have already failed.
  * @param options The schedule holding `maxAttempts`.
@@ -322,7 +322,7 @@ function hashSeed(seed: string): [number, number, number, number] {
 }
 
 /**
- * A deterministic jitter source for one client (WSM-RCN-030): the same `seed` always yields the
+ * A deterministic jitter source for one client: the same `seed` always yields the
  * same sequence, each call a fresh value from -1 (inclusive) to 1 (exclusive), and different
  * seeds yield uncorrelated sequences. Keyed on a client identity it gives reproducible
  * per-client spread with no shared random state.

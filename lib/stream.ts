@@ -1,6 +1,6 @@
 /**
- * {@linkcode Stream}: one logical exchange inside a muxws session (WSM-STR-002), with its own
- * ordered messages in each direction, flow control (WSM-WIRE-006) and half-close.
+ * {@linkcode Stream}: one logical exchange inside a muxws session, with its own
+ * ordered messages in each direction, flow control and half-close.
  *
  * Streams are made by the session: `connection.open()`, `peer.open()`, or handed to an
  * `onStream` handler.
@@ -27,7 +27,7 @@ import { type Write, WriteQueue } from './_stream_writes.ts';
 import { encodeError } from './_value_path.ts';
 
 /**
- * Options of `open()` (WSM-STR-001).
+ * Options of `open()`.
  *
  * @example Open with headers, keeping a way to cancel
  * ```ts
@@ -45,12 +45,12 @@ export interface OpenOptions {
   headers?: Record<string, unknown> | null;
   /** Ends this side's direction with the OPEN itself. @default {false} */
   end?: boolean;
-  /** Aborting it resets the stream with `cancel` (WSM-STR-007). */
+  /** Aborting it resets the stream with `cancel`. */
   signal?: AbortSignal;
 }
 
 /**
- * Options of `request()` (WSM-STR-005).
+ * Options of `request()`.
  *
  * @example A request that gives up after five seconds
  * ```ts
@@ -99,7 +99,7 @@ export interface PublishMessage {
   /** The payload. */
   payload: unknown;
   /**
-   * The tag's sequence number of this broadcast when the acceptor keeps a `history` (SPEC §11):
+   * The tag's sequence number of this broadcast when the acceptor keeps a `history`:
    * increasing per tag, across every node sharing the store; absent otherwise.
    */
   readonly seq?: number;
@@ -160,13 +160,13 @@ export interface StreamControl {
   lost(stream: Stream): void;
   /** The socket may have drained: waiting writes retry. */
   flush(stream: Stream): void;
-  /** Turns a just-opened stream into a request (WSM-STR-005). */
+  /** Turns a just-opened stream into a request. */
   request(stream: Stream, timeoutMs: number | undefined): Promise<unknown>;
-  /** Resets the stream with `cancel` when `signal` aborts (WSM-STR-007). */
+  /** Resets the stream with `cancel` when `signal` aborts. */
   watch(stream: Stream, signal: AbortSignal): void;
-  /** The handler returned `value` (WSM-STR-003). */
+  /** The handler returned `value`. */
   settle(stream: Stream, value: unknown): void;
-  /** The handler threw `error` (WSM-STR-004). */
+  /** The handler threw `error`. */
   failHandler(stream: Stream, error: unknown): void;
   /**
    * Resets the stream from this side (sending RESET) because the other side's input forced it;
@@ -203,7 +203,7 @@ function noop(): void {}
  * connection is lost (`connection_lost`). Every pending read, write and request settles on every
  * path.
  *
- * Flow control (WSM-WIRE-006) is automatic: `write()` waits while the other side has not granted
+ * Flow control is automatic: `write()` waits while the other side has not granted
  * credit or the socket is congested, and reading returns credit. A message is consumed when it
  * is read; a reader that stops (`break` out of `for await`, or `readable.cancel()`) stops
  * queueing: later messages are discarded and their credit returned at once, so the other side is
@@ -297,8 +297,8 @@ export class Stream<R = unknown, W = unknown> {
   }
 
   /**
-   * True for the stream the dialer's hello opened (its OPEN of stream 1 with the HELLO flag,
-   * WSM-APP-001), as an acceptor without `onHello` receives it; false for every other stream.
+   * True for the stream the dialer's hello opened (its OPEN of stream 1 with the HELLO flag),
+   * as an acceptor without `onHello` receives it; false for every other stream.
    */
   get isHello(): boolean {
     return this.#isHello;
@@ -315,7 +315,7 @@ export class Stream<R = unknown, W = unknown> {
 
   /**
    * Aborted when the stream fails: reset by either side, timed out (a `request()`), or lost with
-   * its connection (WSM-APP-005). Its `reason` is the {@linkcode StreamResetError} the stream
+   * its connection. Its `reason` is the {@linkcode StreamResetError} the stream
    * failed with, or the `TimeoutError` of a request that timed out. A stream that ends normally
    * never aborts it. A handler hands it to the work it starts (`fetch(url, { signal })`) so that
    * work stops when the caller gave up. Made on first read: read after the stream failed, it is
@@ -677,7 +677,7 @@ export class Stream<R = unknown, W = unknown> {
   }
 
   /**
-   * The handler threw or rejected with `error` (WSM-STR-004, WSM-APP-005). A `StreamError` is an
+   * The handler threw or rejected with `error`. A `StreamError` is an
    * outcome the handler chose: the stream resets with its code and message, and nothing is
    * reported. Anything else is a failure: reported through `onError`, and the stream resets with
    * `internal` and a generic message (no server detail reaches the other side).

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { Acceptor } from '../lib/acceptor.ts';
 import { durableObjectHistory, type DurableObjectStorageLike } from '../lib/adapters/cloudflare.ts';
 import { fakeTime } from './_fake_time.ts';
+import { historySuite } from './_history_suite.ts';
 
 /** A sorted key-value storage with the Durable Object API's `list` semantics. */
 function fakeStorage(): DurableObjectStorageLike & { map: Map<string, unknown>; lists: number } {
@@ -99,4 +100,11 @@ test('an acceptor over durableObjectHistory() replays what a redialled peer miss
     null,
   ]);
   await acceptor.close({ drainMs: 0 });
+});
+
+// The conformance suite every History store passes; one object, so both "nodes" of the suite are
+// the same store over one storage.
+historySuite('durableObjectHistory()', (options) => {
+  const history = durableObjectHistory(fakeStorage(), options);
+  return Promise.resolve({ stores: [history, history], close: () => Promise.resolve() });
 });

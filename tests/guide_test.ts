@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './_repo.ts';
@@ -73,4 +73,26 @@ test('the guide never mentions rule ids and never sends the reader into the sour
     assert.doesNotMatch(text, /WSM-[A-Z]+-\d+/, `${name} mentions a rule id`);
     assert.doesNotMatch(text, /\]\((\.\.\/)+lib\/|`lib\//, `${name} sends the reader into lib/`);
   }
+});
+
+test('the JSDoc of every public module never mentions rule ids or contract sections', () => {
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.startsWith('_')) {
+        const text = readFileSync(join(root, path), 'utf8');
+        for (const block of text.match(/\/\*\*[\s\S]*?\*\//g) ?? []) {
+          for (const hit of block.match(/WSM-[A-Z]+-\d+|SPEC §/g) ?? []) {
+            found.push(`${path}: ${hit}`);
+          }
+        }
+      }
+    }
+  };
+  walk('lib');
+  const mod = readFileSync(join(root, 'mod.ts'), 'utf8');
+  for (const hit of mod.match(/WSM-[A-Z]+-\d+|SPEC §/g) ?? []) found.push(`mod.ts: ${hit}`);
+  assert.deepEqual(found, [], 'user docs (JSDoc) say how to use muxws, not which rule they follow');
 });

@@ -1,7 +1,7 @@
 /**
- * The Bun adapter (WSM-ACC-003): {@linkcode bunHandlers} returns the `fetch` and `websocket`
+ * The Bun adapter: {@linkcode bunHandlers} returns the `fetch` and `websocket`
  * handlers for `Bun.serve`. `fetch` awaits {@linkcode Acceptor.checkUpgrade} first (with the
- * acceptor's `authorize`, WSM-APP-002) and upgrades selecting exactly the muxws subprotocol,
+ * acceptor's `authorize`) and upgrades selecting exactly the muxws subprotocol,
  * carrying what `authorize` returned in the socket's `data`; `websocket` feeds each
  * `ServerWebSocket` to {@linkcode Acceptor.attach} with that `data` and `tags`, and its `drain`
  * wakes writes waiting on backpressure.

@@ -1,5 +1,5 @@
 /**
- * The Cloudflare adapter (WSM-ACC-003, WSM-BP-005), in two forms:
+ * The Cloudflare adapter, in two forms:
  *
  * - {@linkcode upgrade} for a plain Worker: a `WebSocketPair` whose server end goes to
  *   {@linkcode Acceptor.accept}, answered with the adapter's own `101` carrying
@@ -11,12 +11,12 @@
  *   socket's Durable Object tags), messages and closes arrive through the object's
  *   `webSocketMessage` / `webSocketClose` / `webSocketError` handlers, each peer's `id`, `tags`
  *   and `data` are kept in the socket's serialized attachment so that peers are restored when the
- *   object wakes from hibernation, and PING (the fixed text `[6]`, WSM-WIRE-003) is answered with
+ *   object wakes from hibernation, and PING (the fixed text `[6]`) is answered with
  *   PONG (`[7]`) by the runtime through `state.setWebSocketAutoResponse`, so a dialer's heartbeat
  *   never wakes the object.
  *
  * Both forms await {@linkcode Acceptor.checkUpgrade}, so the acceptor's `authorize` decides the
- * upgrade (WSM-APP-002) and seeds the peer's `data` and tags; in the Durable Object form its
+ * upgrade and seeds the peer's `data` and tags; in the Durable Object form its
  * tags join the socket's Durable Object tags. A peer's accepted hello (`peer.hello`) is kept in
  * the attachment too, so a restored peer is not asked for it again.
  *
@@ -264,7 +264,7 @@ export async function upgrade(
  * not survive hibernation: the object only hibernates when no event is running, and a stream
  * still open then is forgotten (the dialer's `request()` ends by its timeout). The peer's next
  * stream id is saved with it, so streams an object opens to a dialer after waking keep rising
- * above the ids that dialer has seen (WSM-WIRE-004).
+ * above the ids that dialer has seen.
  *
  * @example Peers restored from their sockets' attachments after a wake
  * ```ts

@@ -1,7 +1,7 @@
 /**
- * The Deno adapter (WSM-ACC-003): {@linkcode upgrade} answers a request with
+ * The Deno adapter: {@linkcode upgrade} answers a request with
  * `Deno.upgradeWebSocket`, after {@linkcode Acceptor.checkUpgrade} (and the acceptor's
- * `authorize`, WSM-APP-002) allowed it, and hands the socket to {@linkcode Acceptor.accept} with
+ * `authorize`) allowed it, and hands the socket to {@linkcode Acceptor.accept} with
  * the peer's initial `data` and `tags`. `Deno.serve` takes the promise it returns.
  *
  * @example Serve an acceptor on Deno

@@ -1,8 +1,8 @@
 /**
- * The Hono adapter (WSM-ACC-003): {@linkcode muxws} is a Hono handler serving an
+ * The Hono adapter: {@linkcode muxws} is a Hono handler serving an
  * {@linkcode Acceptor} through the runtime's own `upgradeWebSocket` (`hono/deno`, `hono/bun`,
  * `@hono/node-ws`). It awaits {@linkcode Acceptor.checkUpgrade} first (with the acceptor's
- * `authorize`, WSM-APP-002), so a refused request gets its 403/400/426/503 (or what `authorize`
+ * `authorize`), so a refused request gets its 403/400/426/503 (or what `authorize`
  * decided) and no Peer, and feeds each socket to {@linkcode Acceptor.attach} with the `data` and
  * `tags` `authorize` returned, keyed by the raw socket (Hono's Bun helper makes a new context per
  * event).
@@ -61,8 +61,8 @@ export interface HonoWSEvents {
 /**
  * The shape of a runtime's `upgradeWebSocket` (`hono/deno`, `hono/bun`, `@hono/node-ws`): given
  * the events and options it returns a middleware. `options.protocol` is passed for the helpers
- * that honour it (Deno); the others echo the first offered token, which WSM-WIRE-001 makes the
- * muxws one.
+ * that honour it (Deno); the others echo the first offered token, which a muxws dialer
+ * always makes the muxws one.
  */
 export type UpgradeWebSocket = (
   // deno-lint-ignore no-explicit-any

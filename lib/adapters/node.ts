@@ -1,9 +1,9 @@
 /**
- * The Node adapter (WSM-ACC-003, WSM-APP-008): {@linkcode attach} puts an {@linkcode Acceptor}
+ * The Node adapter: {@linkcode attach} puts an {@linkcode Acceptor}
  * on a `node:http` or `node:https` server's upgrades, through the `ws` package's
  * `WebSocketServer` (a peer dependency: install `ws` beside muxws). Each upgrade on the
  * attachment's `path` is asked of {@linkcode Acceptor.checkUpgrade} first (with the acceptor's
- * `authorize`, WSM-APP-002): a refusal is written as the HTTP response it is, status, headers
+ * `authorize`): a refusal is written as the HTTP response it is, status, headers
  * (such as `Retry-After` on a 503) and body, and no Peer exists for it; an accepted upgrade
  * selects exactly the muxws subprotocol and its peer starts with the `data` and `tags`
  * `authorize` returned. Plain HTTP requests are never seen: the server's `request` handler keeps

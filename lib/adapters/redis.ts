@@ -1,6 +1,6 @@
 /**
- * The production multi-node backplane: Redis pub/sub (WSM-BP-003), as `redisBackplane`; and
- * the broadcast history on Redis Streams (WSM-REC-005), as `redisHistory`, so a dialer whose
+ * The production multi-node backplane: Redis pub/sub, as `redisBackplane`; and
+ * the broadcast history on Redis Streams, as `redisHistory`, so a dialer whose
  * node died recovers what it missed on another node (it needs one client with `eval`, typed the
  * same way; see {@linkcode redisHistory}).
  *
@@ -141,7 +141,7 @@ export interface RedisBackplane extends Backplane {
 const ENVELOPE_VERSION = 1;
 
 /**
- * A backplane over one Redis pub/sub channel (WSM-BP-003), for acceptor nodes on any number of
+ * A backplane over one Redis pub/sub channel, for acceptor nodes on any number of
  * machines. Every node publishes and subscribes on `channel`; a node never receives its own
  * messages back.
  *

@@ -1,6 +1,6 @@
 /**
  * The broadcast history on Redis Streams, as `redisHistory`: the {@linkcode History} store that
- * lets a dialer whose node died recover what it missed on another node (WSM-REC-005).
+ * lets a dialer whose node died recover what it missed on another node.
  *
  * Each tag has two keys, both holding the tag as a cluster hash tag so they share a slot:
  * `<prefix>{<tag>}:log`, a stream whose entry ids are `<seq>-0`, and `<prefix>{<tag>}:seq`, a
@@ -236,7 +236,7 @@ function checkInteger(what: string, name: string, value: unknown, min: number): 
 }
 
 /**
- * A {@linkcode History} on Redis Streams (WSM-REC-005), shared by every acceptor node that uses
+ * A {@linkcode History} on Redis Streams, shared by every acceptor node that uses
  * the same Redis and prefix: sequence numbers increase across nodes, and a dialer recovers on
  * any of them.
  *
