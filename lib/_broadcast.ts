@@ -59,7 +59,7 @@ export class Broadcaster {
   #delivered = 0;
   #dropped = 0;
   /** The start of this acceptor's topic names (`lib/_topics.ts`). */
-  readonly #topicPrefix: string = topicPrefix();
+  #prefix: string | undefined;
   /** A peer with topics was indexed: broadcasts to a tag try the native path. */
   #topics = false;
   /** Peers held off the native path: off their topics, reached by the send loop. */
@@ -168,14 +168,22 @@ export class Broadcaster {
   }
 
   /**
+   * The topic of `tag`. The acceptor's random part is drawn at first use, not at construction:
+   * a Worker may build an acceptor at module load, where drawing random values is refused.
+   */
+  #topic(tag: string): string {
+    return (this.#prefix ??= topicPrefix()) + tag;
+  }
+
+  /**
    * Subscribes `peer` to `tag`'s topic, or unsubscribes it, when the topic is in use; a failure is
    * reported.
    */
   #join(peer: PeerImpl, topics: TopicSink, tag: string, join: boolean): void {
     if (!this.#live.has(tag)) return;
     try {
-      if (join) topics.subscribe(this.#topicPrefix + tag);
-      else topics.unsubscribe(this.#topicPrefix + tag);
+      if (join) topics.subscribe(this.#topic(tag));
+      else topics.unsubscribe(this.#topic(tag));
     } catch (error) {
       this.#host.report(error, peer);
     }
@@ -337,7 +345,7 @@ export class Broadcaster {
     }
     if (first !== undefined) {
       if (!this.#live.has(tag)) this.#goLive(tag, targets);
-      const topic = this.#topicPrefix + tag;
+      const topic = this.#topic(tag);
       try {
         first.publish(topic, encoded);
         if (others !== undefined) {
