@@ -349,18 +349,18 @@ test(
 );
 
 test('redisHistory() sends an append refused with NOSCRIPT again with the deadline of its call, and times it out commandTimeoutMs after the call (WSM-REC-005)', async () => {
-  const sends: { how: string; args: string[]; answer: PromiseWithResolvers<unknown> }[] = [];
+  const sends: {
+    how: string;
+    args: string[];
+    answer: { resolve(reply: unknown): void; reject(error: Error): void };
+  }[] = [];
+  const held = (how: string, args: string[]) =>
+    new Promise<unknown>((resolve, reject) =>
+      sends.push({ how, args, answer: { resolve, reject } })
+    );
   const client: RedisScriptClient = {
-    eval(_, options) {
-      const answer = Promise.withResolvers<unknown>();
-      sends.push({ how: 'eval', args: options.arguments, answer });
-      return answer.promise;
-    },
-    evalSha(_, options) {
-      const answer = Promise.withResolvers<unknown>();
-      sends.push({ how: 'evalSha', args: options.arguments, answer });
-      return answer.promise;
-    },
+    eval: (_, options) => held('eval', options.arguments),
+    evalSha: (_, options) => held('evalSha', options.arguments),
   };
   const history = redisHistory({ client, commandTimeoutMs: 1000 });
   // The digest of the script is computed asynchronously: append until it is sent by its SHA1.
