@@ -180,31 +180,223 @@ test(
       // The refused call ran nothing, so sent again as EVAL it takes the next seq.
       assert.equal(await history.append('room', 'm4'), 4);
       assert.deepEqual(calls, ['evalSha', 'eval']);
-      // Refused while another append of the tag is in flight, an append is not sent again (the
-      // other could take the lower seq): it rejects with what Redis said, and what was applied
-      // is in the order of the calls.
+    });
+  },
+);
+
+/**
+ * A client over `real` that logs each call (`eval m5`, `evalSha m5`) and each answer (`ok m5`,
+ * `NOSCRIPT m5`) by the data of the append, and keeps the scripts it was sent.
+ */
+function loggingClient(
+  real: Client,
+  log: string[],
+  scripts: Set<string>,
+): Required<Pick<RedisScriptClient, 'eval' | 'evalSha'>> {
+  const logged = (how: string, data: string | undefined, reply: Promise<unknown>) => {
+    log.push(`${how} ${data}`);
+    return reply.then((value) => {
+      log.push(`ok ${data}`);
+      return value;
+    }, (error) => {
+      log.push(`${String(error?.message).split(' ')[0]} ${data}`);
+      throw error;
+    });
+  };
+  return {
+    eval(script, options) {
+      scripts.add(script);
+      return logged('eval', options.arguments[5], real.eval(script, options));
+    },
+    evalSha(sha1, options) {
+      return logged('evalSha', options.arguments[5], real.evalSha(sha1, options));
+    },
+  };
+}
+
+test(
+  'redisHistory() applies concurrent appends to one tag refused with NOSCRIPT in the order of their calls, loading the script once (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    await withRedis({}, async (_, real) => {
+      const log: string[] = [];
+      let late: Promise<number> | undefined;
+      const logging = loggingClient(real, log, new Set());
+      const client: RedisScriptClient = {
+        eval(script, options) {
+          // An append called while the refused ones are sent again waits behind them.
+          if (options.arguments[5] === 'm5') late = history.append('room', 'm10');
+          return logging.eval(script, options);
+        },
+        evalSha: logging.evalSha,
+      };
+      const history = redisHistory({ client });
+      for (let i = 1; i <= 4; i++) assert.equal(await history.append('room', `m${i}`), i);
+      await real.scriptFlush();
+      log.length = 0;
+      const names = ['m5', 'm6', 'm7', 'm8', 'm9'];
+      const seqs = await Promise.all(names.map((name) => history.append('room', name)));
+      assert.deepEqual(seqs, [5, 6, 7, 8, 9]);
+      assert.equal(await within(late!, 5000, 'the append that waited'), 10);
+      assert.deepEqual(log, [
+        ...names.map((name) => `evalSha ${name}`),
+        ...names.map((name) => `NOSCRIPT ${name}`),
+        'eval m5',
+        ...names.slice(1).map((name) => `evalSha ${name}`),
+        ...names.map((name) => `ok ${name}`),
+        'evalSha m10',
+        'ok m10',
+      ]);
+      const { entries } = await history.range('room', 0, 20);
+      assert.deepEqual(entries.map((e) => e.data), [...Array(10)].map((_, i) => `m${i + 1}`));
+      assert.deepEqual(entries.map((e) => e.seq), [...Array(10)].map((_, i) => i + 1));
+    });
+  },
+);
+
+test(
+  'redisHistory() rejects an append refused with NOSCRIPT once a later append of its tag was applied, so seqs keep the order of the calls (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    await withRedis({}, async (_, real) => {
+      const log: string[] = [];
+      const scripts = new Set<string>();
+      const logging = loggingClient(real, log, scripts);
+      const client: RedisScriptClient = {
+        eval: logging.eval,
+        evalSha(sha1, options) {
+          if (options.arguments[5] !== 'm3') return logging.evalSha(sha1, options);
+          // Another client loads the script between the two appends.
+          return Promise.all([...scripts].map((script) => real.scriptLoad(script)))
+            .then(() => logging.evalSha(sha1, options));
+        },
+      };
+      const history = redisHistory({ client });
+      assert.equal(await history.append('room', 'm1'), 1);
       await real.scriptFlush();
       const results = await Promise.allSettled([
-        history.append('room', 'm5'),
-        history.append('room', 'm6'),
+        history.append('room', 'm2'),
+        history.append('room', 'm3'),
       ]);
       assert.equal(results[0].status, 'rejected');
       assert.match(
         String((results[0] as PromiseRejectedResult).reason.message),
         /^Cannot append to the history of tag "room" in Redis: NOSCRIPT/,
       );
-      const applied = results.filter((r) => r.status === 'fulfilled').length;
-      const next = await history.append('room', 'm7');
-      assert.equal(next, 5 + applied);
+      assert.deepEqual(results[1], { status: 'fulfilled', value: 2 });
+      assert.equal(await history.append('room', 'm4'), 3);
       const { entries } = await history.range('room', 0, 10);
-      assert.deepEqual(
-        entries.map((e) => e.data),
-        ['m1', 'm2', 'm3', 'm4', ...(applied ? ['m6'] : []), 'm7'],
-      );
-      assert.deepEqual(entries.map((e) => e.seq), [1, 2, 3, 4, 5, ...(applied ? [6] : [])]);
+      assert.deepEqual(entries.map((e) => e.data), ['m1', 'm3', 'm4']);
     });
   },
 );
+
+test(
+  'redisHistory() sends an append as EVALSHA while an earlier one of its tag is, even after another tag was refused with NOSCRIPT, so both keep call order (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    await withRedis({}, async (_, real) => {
+      let late: Promise<number> | undefined;
+      const logging = loggingClient(real, [], new Set());
+      const client: RedisScriptClient = {
+        eval(script, options) {
+          // Called once "other" was refused (the script is known gone) while m5 is in flight.
+          if (options.arguments[5] === 'x') late = history.append('room', 'm6');
+          return logging.eval(script, options);
+        },
+        evalSha: logging.evalSha,
+      };
+      const history = redisHistory({ client });
+      for (let i = 1; i <= 4; i++) assert.equal(await history.append('room', `m${i}`), i);
+      await real.scriptFlush();
+      const other = history.append('other', 'x');
+      const early = history.append('room', 'm5');
+      assert.equal(await other, 1);
+      assert.deepEqual(await Promise.all([early, late!]), [5, 6]);
+      const { entries } = await history.range('room', 0, 10);
+      assert.deepEqual(entries.map((e) => e.data), ['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+    });
+  },
+);
+
+test(
+  'redisHistory() applies concurrent appends to one tag in call order right after Redis restarted without persistence (WSM-REC-005)',
+  { timeout: 30_000 },
+  async () => {
+    const redis = await startRedis();
+    let client: Client | undefined;
+    try {
+      client = await connectClient(redis.url);
+      const history = redisHistory({ client });
+      for (let i = 1; i <= 3; i++) assert.equal(await history.append('room', `old ${i}`), i);
+      await redis.stop();
+      await redis.start();
+      await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
+      const names = ['m1', 'm2', 'm3', 'm4', 'm5'];
+      const seqs = await within(
+        Promise.all(names.map((name) => history.append('room', name))),
+        5000,
+        'the appends after the restart',
+      );
+      assert.deepEqual(seqs, [1, 2, 3, 4, 5]);
+      const { entries } = await history.range('room', 0, 10);
+      assert.deepEqual(entries.map((e) => e.data), names);
+    } finally {
+      destroy(client);
+      await redis.stop();
+    }
+  },
+);
+
+test('redisHistory() sends an append refused with NOSCRIPT again with the deadline of its call, and times it out commandTimeoutMs after the call (WSM-REC-005)', async () => {
+  const sends: {
+    how: string;
+    args: string[];
+    answer: { resolve(reply: unknown): void; reject(error: Error): void };
+  }[] = [];
+  const held = (how: string, args: string[]) =>
+    new Promise<unknown>((resolve, reject) =>
+      sends.push({ how, args, answer: { resolve, reject } })
+    );
+  const client: RedisScriptClient = {
+    eval: (_, options) => held('eval', options.arguments),
+    evalSha: (_, options) => held('evalSha', options.arguments),
+  };
+  const history = redisHistory({ client, commandTimeoutMs: 1000 });
+  // The digest of the script is computed asynchronously: append until it is sent by its SHA1.
+  for (let seq = 1; sends.at(-1)?.how !== 'evalSha'; seq++) {
+    assert.ok(seq < 100, 'the append script was never sent as EVALSHA');
+    const appended = history.append('room', 'warm');
+    sends.at(-1)!.answer.resolve([seq, Date.now()]);
+    await appended;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  sends.length = 0;
+  using clock = fakeTime();
+  const seen: unknown[] = ['pending', 'pending'];
+  ['a', 'b'].forEach((data, i) => {
+    history.append('room', data).then((seq) => (seen[i] = seq), (error) => (seen[i] = error));
+  });
+  assert.deepEqual(sends.map((send) => send.how), ['evalSha', 'evalSha']);
+  await clock.tickAsync(600);
+  for (const send of sends) send.answer.reject(new Error('NOSCRIPT No matching script'));
+  await clock.tickAsync(0);
+  assert.deepEqual(sends.map((send) => send.how), ['evalSha', 'evalSha', 'eval', 'evalSha']);
+  const deadlines = sends.map((send) => send.args[6]);
+  assert.ok(Number(deadlines[0]) > 0, `deadline ${deadlines[0]}`);
+  assert.deepEqual(deadlines.slice(2), deadlines.slice(0, 2));
+  await clock.tickAsync(399);
+  assert.deepEqual([...seen], ['pending', 'pending']);
+  await clock.tickAsync(1);
+  for (const outcome of seen) {
+    assert.ok(outcome instanceof TimeoutError, String(outcome));
+    assert.equal(
+      outcome.message,
+      'Cannot append to the history of tag "room" in Redis: no answer within 1000 ms',
+    );
+  }
+  assert.equal(clock.countTimers(), 0);
+});
 
 test(
   'redisHistory() removes entries older than maxAgeMs from Redis as it appends (WSM-REC-005)',

@@ -34,9 +34,12 @@ export interface RedisScriptClient {
    * Optional. Runs the script Redis holds under this SHA1 (hex), rejecting with a `NOSCRIPT`
    * error when it holds none. With it, once a script ran as `EVAL`, calls send its 40-character
    * digest instead of its body (about 2.4 KB). After a `NOSCRIPT` (Redis restarted, flushed its
-   * scripts, or a cluster node that never ran it), calls go as `EVAL` again; the refused call is
-   * sent again as `EVAL`, except an append while another append of its tag is in flight, which
-   * rejects (sent again, it could be applied after the later one and take a higher seq).
+   * scripts, or a cluster node that never ran it), the refused call ran nothing and is sent
+   * again. Appends to one tag keep the order of their calls: once every append of the tag in
+   * flight has answered, the refused ones are sent again in call order (the first as `EVAL`,
+   * which loads the script), and later appends of the tag wait behind them. Only an append
+   * refused while a later one of its tag was applied rejects (another client loaded the script
+   * in between): sent again, it would take a higher seq than the later one.
    */
   evalSha?(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
@@ -222,6 +225,39 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
+/** One append, from its call until it settles. */
+interface Flight {
+  /** Its place among the calls of its tag. */
+  readonly order: number;
+  /** The script's arguments but the last, the deadline, which each send computes. */
+  readonly args: string[];
+  /** `performance.now()` at the call: the append is bounded by `commandTimeoutMs` from it. */
+  readonly calledAt: number;
+  /**
+   * Waiting behind a re-send, sent and not answered, refused with NOSCRIPT and waiting to be sent
+   * again, or settled (its caller was told).
+   */
+  state: 'waiting' | 'sent' | 'refused' | 'settled';
+  /** Whether it was last sent as EVALSHA. */
+  bySha: boolean;
+  /** What Redis said when it refused it. */
+  refusal: unknown;
+  /** Clears its timer and settles its caller's promise. */
+  settle(outcome: { reply: unknown } | { error: unknown }): void;
+}
+
+/** The appends of one tag that have not settled, in the order of their calls. */
+interface Lane {
+  /** The order the next call takes. */
+  next: number;
+  /** The unsettled appends, in call order. */
+  readonly flights: Flight[];
+  /** The highest order of an append Redis applied, or may have (it timed out while sent); -1 for none. */
+  applied: number;
+  /** From a NOSCRIPT until the refused appends were sent again and answered: calls wait meanwhile. */
+  holding: boolean;
+}
+
 /** The kind field of an entry: its data as given (text) or as base64 (bytes). */
 const TEXT = 's';
 const BYTES = 'b';
@@ -263,7 +299,10 @@ function checkInteger(what: string, name: string, value: unknown, min: number): 
  * after `commandTimeoutMs`, and at once when the client's `isReady` is false. An append that
  * timed out is never applied later, when the client delivers it after a reconnect: the script
  * compares Redis's clock with the deadline the append was sent with (Redis's clock is estimated
- * from each append's answer, so the first append of a store is not fenced). With node-redis,
+ * from each append's answer, so the first append of a store is not fenced). After Redis lost its
+ * scripts (a restart, `SCRIPT FLUSH`), appends refused with `NOSCRIPT` are sent again in the order
+ * of their calls (see {@linkcode RedisScriptClient.evalSha}) with the deadline of their call, so a
+ * call still waits at most `commandTimeoutMs` in all and one that timed out is never applied. With node-redis,
  * `disableOfflineQueue: true` makes calls fail at once while the client knows it is
  * disconnected instead of waiting for the timeout.
  *
@@ -351,39 +390,35 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
   /** The scripts this store's client ran as EVAL, so Redis holds them: sent as EVALSHA next. */
   const loaded = new Set<string>();
   /**
-   * Appends in flight per tag. One refused with NOSCRIPT is sent again as EVAL only when it is
-   * the tag's only one: a later append of the tag could otherwise be applied first (it found the
-   * script loaded by another client meanwhile) and take the lower sequence number.
+   * The unsettled appends per tag. Pipelined appends of a tag are applied in the order of their
+   * calls, as one connection runs its commands in order; a NOSCRIPT breaks that unless the
+   * refused ones are sent again, in order, before anything later of the tag.
    */
-  const appending = new Map<string, number>();
+  const lanes = new Map<string, Lane>();
   for (const script of [APPEND_SCRIPT, RANGE_SCRIPT, HEAD_SCRIPT]) digestOf(script);
 
   function keys(tag: string): string[] {
     return [`${prefix}{${tag}}:log`, `${prefix}{${tag}}:seq`];
   }
 
+  function failed(cannot: string, tag: string, detail: string, cause?: unknown): MuxwsError {
+    return new MuxwsError(`${cannot} of tag "${tag}" in Redis: ${detail}`, { cause });
+  }
+
+  function timedOut(cannot: string, tag: string): TimeoutError {
+    return new TimeoutError(
+      `${cannot} of tag "${tag}" in Redis: no answer within ${commandTimeoutMs} ms`,
+    );
+  }
+
   /** Runs one script for `tag`, bounded by the timeout; rejections say `cannot` and the tag. */
-  function run(
-    cannot: string,
-    tag: string,
-    script: string,
-    args: string[],
-    mayResend: () => boolean = () => true,
-  ): Promise<unknown> {
-    const failed = (detail: string, cause?: unknown) =>
-      new MuxwsError(`${cannot} of tag "${tag}" in Redis: ${detail}`, { cause });
+  function run(cannot: string, tag: string, script: string, args: string[]): Promise<unknown> {
     if (client.isReady === false) {
-      return Promise.reject(failed('the client is not connected'));
+      return Promise.reject(failed(cannot, tag, 'the client is not connected'));
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(
-          new TimeoutError(
-            `${cannot} of tag "${tag}" in Redis: no answer within ${commandTimeoutMs} ms`,
-          ),
-        );
-      }, commandTimeoutMs);
+      timer = setTimeout(() => reject(timedOut(cannot, tag)), commandTimeoutMs);
     });
     const options = { keys: keys(tag), arguments: args };
     const call = async (): Promise<unknown> => {
@@ -392,11 +427,10 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         try {
           return await client.evalSha(sha1, options);
         } catch (error) {
-          // Redis lost the script (restarted, flushed, failed over) and ran nothing. Sending the
-          // body runs it, unless a later call may have overtaken this one.
+          // Redis lost the script (restarted, flushed, failed over) and ran nothing: sending
+          // the body runs it. A read may run in any order; appends go through their lane.
           if (!isNoScript(error)) throw error;
           loaded.delete(script);
-          if (!mayResend()) throw error;
         }
       }
       const reply = await client.eval(script, options);
@@ -405,9 +439,120 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
       return reply;
     };
     const answer = call().then((reply) => reply, (cause) => {
-      throw failed(messageOf(cause), cause);
+      throw failed(cannot, tag, messageOf(cause), cause);
     });
     return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Sends one append of `lane`: as EVAL or EVALSHA when `by` says, else as EVALSHA when the
+   * script is loaded or another append of the tag is in flight as EVALSHA. (Sent as EVAL then,
+   * it could be applied before that one is refused with NOSCRIPT and sent again.) The deadline
+   * is `commandTimeoutMs` after the call, at every send: see {@linkcode redisHistory}.
+   */
+  function send(tag: string, lane: Lane, flight: Flight, by?: 'eval' | 'sha'): void {
+    const sha1 = digestOf(APPEND_SCRIPT);
+    const canSha = sha1 !== undefined && typeof client.evalSha === 'function';
+    flight.bySha = canSha && by !== 'eval' && (
+      by === 'sha' || loaded.has(APPEND_SCRIPT) ||
+      lane.flights.some((other) => other.state === 'sent' && other.bySha)
+    );
+    flight.state = 'sent';
+    const expiresAt = redisOffsetMs === undefined
+      ? 0
+      : Math.floor(flight.calledAt + redisOffsetMs + commandTimeoutMs);
+    const options = { keys: keys(tag), arguments: [...flight.args, String(expiresAt)] };
+    const bySha = flight.bySha;
+    let sending: Promise<unknown>;
+    try {
+      if (client.isReady === false) throw new Error('the client is not connected');
+      sending = bySha ? client.evalSha!(sha1!, options) : client.eval(APPEND_SCRIPT, options);
+    } catch (error) {
+      sending = Promise.reject(error);
+    }
+    sending.then((reply) => {
+      if (!bySha) loaded.add(APPEND_SCRIPT);
+      answered(tag, lane, flight, { reply });
+    }, (error) => {
+      if (bySha && isNoScript(error)) loaded.delete(APPEND_SCRIPT);
+      answered(tag, lane, flight, { error });
+    });
+  }
+
+  /** Takes `flight` out of its lane and tells its caller. */
+  function settle(lane: Lane, flight: Flight, outcome: { reply: unknown } | { error: unknown }) {
+    if (flight.state === 'settled') return;
+    flight.state = 'settled';
+    lane.flights.splice(lane.flights.indexOf(flight), 1);
+    flight.settle(outcome);
+  }
+
+  /** Redis answered a send of `flight`. */
+  function answered(
+    tag: string,
+    lane: Lane,
+    flight: Flight,
+    outcome: { reply: unknown } | { error: unknown },
+  ): void {
+    if (flight.state !== 'sent') return; // it timed out: its caller was told
+    if ('error' in outcome) {
+      if (flight.bySha && isNoScript(outcome.error)) {
+        // Redis ran nothing: the append waits for the others of its tag in flight.
+        flight.state = 'refused';
+        flight.refusal = outcome.error;
+        lane.holding = true;
+      } else {
+        settle(lane, flight, {
+          error: failed(
+            'Cannot append to the history',
+            tag,
+            messageOf(outcome.error),
+            outcome.error,
+          ),
+        });
+      }
+    } else {
+      const reply = outcome.reply;
+      if (!(Array.isArray(reply) && reply[0] === 0)) {
+        lane.applied = Math.max(lane.applied, flight.order);
+      }
+      settle(lane, flight, outcome);
+    }
+    advance(tag, lane);
+  }
+
+  /**
+   * Once no append of the tag is in flight: each refused one rejects when a later one was
+   * applied (sent again, it would take a higher seq), the others are sent again in call order,
+   * the first as EVAL (it loads the script), the rest as EVALSHA right behind it. When none was
+   * refused, the appends that waited meanwhile are sent, in call order.
+   */
+  function advance(tag: string, lane: Lane): void {
+    if (lane.flights.some((flight) => flight.state === 'sent')) return;
+    const again: Flight[] = [];
+    for (const flight of lane.flights.filter((flight) => flight.state === 'refused')) {
+      if (lane.applied > flight.order) {
+        settle(lane, flight, {
+          error: failed(
+            'Cannot append to the history',
+            tag,
+            messageOf(flight.refusal),
+            flight.refusal,
+          ),
+        });
+      } else {
+        again.push(flight);
+      }
+    }
+    if (again.length > 0) {
+      again.forEach((flight, i) => send(tag, lane, flight, i === 0 ? 'eval' : 'sha'));
+      return;
+    }
+    lane.holding = false;
+    for (const flight of lane.flights.filter((flight) => flight.state === 'waiting')) {
+      send(tag, lane, flight);
+    }
+    if (lane.flights.length === 0 && lanes.get(tag) === lane) lanes.delete(tag);
   }
 
   function checkTag(cannot: string, tag: unknown): Error | undefined {
@@ -439,27 +584,43 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
           }`,
         );
       }
-      const sentAt = performance.now();
-      const expiresAt = redisOffsetMs === undefined
-        ? 0
-        : Math.floor(sentAt + redisOffsetMs + commandTimeoutMs);
-      appending.set(tag, (appending.get(tag) ?? 0) + 1);
-      let reply: unknown;
-      try {
-        reply = await run(cannot, tag, APPEND_SCRIPT, [
-          String(Math.floor(now())),
-          String(maxEntries),
-          String(maxAgeMs),
-          crypto.randomUUID(),
-          binary ? BYTES : TEXT,
-          binary ? toBase64(data) : data,
-          String(expiresAt),
-        ], () => appending.get(tag) === 1);
-      } finally {
-        const left = appending.get(tag)! - 1;
-        if (left === 0) appending.delete(tag);
-        else appending.set(tag, left);
+      if (client.isReady === false) throw failed(cannot, tag, 'the client is not connected');
+      const args = [
+        String(Math.floor(now())),
+        String(maxEntries),
+        String(maxAgeMs),
+        crypto.randomUUID(),
+        binary ? BYTES : TEXT,
+        binary ? toBase64(data) : data,
+      ];
+      let lane = lanes.get(tag);
+      if (lane === undefined) {
+        lane = { next: 0, flights: [], applied: -1, holding: false };
+        lanes.set(tag, lane);
       }
+      const reply = await new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          // Sent and unanswered, it may have been applied before its deadline.
+          if (flight.state === 'sent') lane.applied = Math.max(lane.applied, flight.order);
+          settle(lane, flight, { error: timedOut(cannot, tag) });
+          advance(tag, lane);
+        }, commandTimeoutMs);
+        const flight: Flight = {
+          order: lane.next++,
+          args,
+          calledAt: performance.now(),
+          state: 'waiting',
+          bySha: false,
+          refusal: undefined,
+          settle(outcome) {
+            clearTimeout(timer);
+            if ('error' in outcome) reject(outcome.error);
+            else resolve(outcome.reply);
+          },
+        };
+        lane.flights.push(flight);
+        if (!lane.holding) send(tag, lane, flight);
+      });
       if (
         !Array.isArray(reply) || reply.length !== 2 || !Number.isSafeInteger(reply[0]) ||
         reply[0] < 0 || typeof reply[1] !== 'number'
