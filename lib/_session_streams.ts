@@ -275,7 +275,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     this.#only = undefined;
     if (only !== undefined) control.lost(only);
     if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
-    this.#deadlines?.stop();
     this.#remoteActive = 0;
     this.#wakeIdle();
     this.emit(this.#options.onClose, { code, reason, local });
