@@ -4,11 +4,11 @@
  * deadline that rejects with `TimeoutError` and has the stream reset with `timeout`. The stream
  * makes one when a request must wait.
  *
- * A request made alone holds a timer of its own, cleared on every outcome. The requests of one
- * session share one timer instead, {@linkcode RequestDeadlines}: it is armed for the earliest
- * deadline and stays armed while any request waits, so requests that overlap set about one timer
- * per `timeoutMs` instead of one each. When it fires it times out what is due and re-arms for the
- * earliest deadline left; once no request waits it is cleared, so an idle session holds none.
+ * The requests of one session share one timer, {@linkcode RequestDeadlines}: it is armed for the
+ * earliest deadline and stays armed while any request waits, so requests that overlap set about
+ * one timer per `timeoutMs` instead of one each. When it fires it times out what is due and
+ * re-arms for the earliest deadline left; once no request waits it is cleared, so an idle session
+ * holds none. A request made without a session's deadlines gets a `RequestDeadlines` of its own.
  *
  * Internal: imported from `lib/` only.
  *
@@ -66,7 +66,10 @@ export class PendingRequest {
     this.#reject(error);
   }
 
-  /** The deadline passed (called once, by its deadlines): rejects with `TimeoutError`, then asks for the reset. */
+  /**
+   * The deadline passed (called once, by its deadlines, while it waits): rejects with
+   * `TimeoutError`, then asks for the reset.
+   */
   expire(): void {
     const timeoutMs = this.#timeoutMs;
     const error = new TimeoutError(`Stream ${this.#id} got no answer within ${timeoutMs} ms`);
