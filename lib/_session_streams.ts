@@ -127,10 +127,9 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   add(stream: Stream): void {
     const id = stream.id;
     const only = this.#only;
-    if (this.#table !== undefined) this.#table.set(id, stream);
-    else if (only === undefined || only.id === id) this.#only = stream;
+    if (this.#table === undefined && (only === undefined || only.id === id)) this.#only = stream;
     else {
-      this.#table = new Map([[only.id, only], [id, stream]]);
+      (this.#table ??= new Map([[only!.id, only!]])).set(id, stream);
       this.#only = undefined;
     }
     if (id % 2 === this.remoteParity) this.#remoteActive++;
@@ -184,20 +183,16 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   finished(stream: Stream, provoked: boolean): void {
+    if (this.get(stream.id) !== stream) return;
     const table = this.#table;
-    if (this.#only !== undefined) {
-      if (this.#only !== stream) return;
-      this.#only = undefined;
-    } else {
-      if (table?.get(stream.id) !== stream) return;
-      table.delete(stream.id);
-    }
+    if (table === undefined) this.#only = undefined;
+    else table.delete(stream.id);
     this.#wait?.forget(stream);
     if (stream.id % 2 === this.remoteParity) {
       this.#remoteActive--;
       if (provoked) this.countReset();
     }
-    if (this.#only === undefined && (table === undefined || table.size === 0)) {
+    if (table === undefined || table.size === 0) {
       // An idle session (an idle peer's memory) holds no table.
       this.#table = undefined;
       this.#wakeIdle();
