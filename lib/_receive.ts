@@ -1,10 +1,11 @@
 /**
  * Receiving for one session: decoding an incoming message (size first, then the codec, then the
  * frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING, PONG, GOAWAY,
- * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, GOAWAY, no handler,
- * `maxStreams`); the undecodable message (a `decode` reset of the stream its prefix names); and
- * the malformed one, counted against `maxProtocolErrors` (docs/design/session-internals.md,
- * "Order of checks on a received message").
+ * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
+ * `maxStreams`; the acceptor's `Session` adds its own through `accept()`); the undecodable
+ * message (a `decode` reset of the stream its prefix names); and the malformed one, counted
+ * against `maxProtocolErrors` (docs/design/session-internals.md, "Order of checks on a received
+ * message").
  *
  * Internal: imported from `lib/` only.
  *
@@ -22,7 +23,6 @@ import {
   FrameError,
   GOAWAY,
   hasEnd,
-  hasHello,
   isStreamId,
   OPEN,
   overLimit,
@@ -43,10 +43,8 @@ import { control, Stream } from './stream.ts';
  * extends): what arrived, and what it counts.
  */
 export class Receiver extends SessionStreams {
-  readonly #options: SessionOptions;
   readonly #depthSkip: number;
   #protocolErrors = 0;
-  #goingAway = false;
   #goAway: GoAway | undefined;
   #lastReceivedAt: number;
   /** The highest id the other side opened, refused OPENs included (0 before any). */
@@ -59,7 +57,6 @@ export class Receiver extends SessionStreams {
     firstStreamId: number,
   ) {
     super(sink, options, limits, firstStreamId);
-    this.#options = options;
     this.#depthSkip = depthSkipOf(this.codec, limits.maxDepth);
     this.#lastReceivedAt = this.now();
   }
@@ -79,13 +76,8 @@ export class Receiver extends SessionStreams {
     return this.#goAway;
   }
 
-  /**
-   * This side sends GOAWAY: the other side's later OPENs are refused with `refused`.
-   *
-   * @returns The GOAWAY's last id: the highest id the other side opened, refused OPENs included.
-   */
-  goingAway(): number {
-    this.#goingAway = true;
+  /** The highest id the other side opened, refused OPENs included (0 before any). */
+  get highestRemote(): number {
     return this.#highestRemote;
   }
 
@@ -187,7 +179,7 @@ export class Receiver extends SessionStreams {
           spreadMs: frame[4],
         };
         this.#goAway = goAway;
-        this.emit(this.#options.onGoAway, goAway);
+        this.emit(this.options.onGoAway, goAway);
         return;
       }
       case PUBLISH: {
@@ -204,7 +196,7 @@ export class Receiver extends SessionStreams {
           );
           return;
         }
-        const onPublish = this.#options.onPublish;
+        const onPublish = this.options.onPublish;
         if (onPublish !== undefined) {
           this.emit(onPublish, { tag: frame[1], headers: frame[2], payload: frame[3] });
         }
@@ -259,38 +251,36 @@ export class Receiver extends SessionStreams {
       this.report(
         new ProtocolError(`Cannot decode the OPEN of stream ${id}: it nests deeper than ${max}`),
       );
-      this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
+      this.refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
       return;
     }
-    const options = this.#options;
-    // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
-    const isHello = id === 1 && hasHello(flags);
-    const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
-    if (
-      this.#goingAway ||
-      (this.#goAway !== undefined && this.side === 'acceptor' && id > this.#goAway.lastId)
-    ) {
-      // Not counted: a conforming peer stops opening once the GOAWAY arrives, so these are the
-      // OPENs already in flight, and the side that sent GOAWAY closes once its streams drained.
-      this.#sendReset(id, ResetCode.Refused, 'The connection is going away');
-      return;
-    }
-    if (!isHello && options.helloPending === true) {
-      this.#refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
-      return;
-    }
+    this.accept(id, flags, headers, payload, this.options.onStream, 0);
+  }
+
+  /**
+   * An OPEN of the other side that passed the frame checks: refused without a handler or over
+   * `maxStreams` (less `exempt`, streams open that do not count), else a stream for `onStream`.
+   * The acceptor's {@linkcode Session} refuses more first (after its GOAWAY, before the hello)
+   * and hands the hello to `onHello`; a dialer is never sent a hello.
+   */
+  accept(
+    id: number,
+    flags: number,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    onStream: ((stream: Stream) => unknown) | undefined,
+    exempt: number,
+  ): void {
     if (onStream === undefined) {
-      this.#refuse(id, ResetCode.Refused, 'No stream handler');
+      this.refuse(id, ResetCode.Refused, 'No stream handler');
       return;
     }
-    // The hello stream, while open, is never counted against maxStreams (WSM-APP-001).
-    const helloOpen = this.get(1)?.isHello === true ? 1 : 0;
-    if (!isHello && this.remoteActive - helloOpen >= limits.maxStreams) {
-      this.#refuse(id, ResetCode.Refused, `Too many streams: the limit is ${limits.maxStreams}`);
+    const maxStreams = this.limits.maxStreams;
+    if (this.remoteActive - exempt >= maxStreams) {
+      this.refuse(id, ResetCode.Refused, `Too many streams: the limit is ${maxStreams}`);
       return;
     }
     const stream = new Stream(this, id, headers, payload, false, hasEnd(flags));
-    if (isHello) control.markHello(stream);
     this.add(stream);
     let result: unknown;
     try {
@@ -317,12 +307,8 @@ export class Receiver extends SessionStreams {
    * `maxStreams`): the refusal counts toward the reset budget first, so the OPEN that exceeds it
    * closes the connection instead of drawing one more RESET.
    */
-  #refuse(id: number, code: ProvokedResetCode, message: string): void {
+  refuse(id: number, code: ProvokedResetCode, message: string): void {
     this.countReset();
-    this.#sendReset(id, code, message);
-  }
-
-  #sendReset(id: number, code: string, message: string): void {
     this.send(this.codec.encode([RESET, id, code, message]));
   }
 
@@ -349,7 +335,7 @@ export class Receiver extends SessionStreams {
           this.report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );
-          this.#refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
+          this.refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
           return;
         }
       } else if (kind === DATA) {
