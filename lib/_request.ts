@@ -127,13 +127,16 @@ export class RequestDeadlines {
     // wall clock went back meanwhile (a clock that jumped ahead times out what it passed).
     const due = Math.max(Date.now(), this.#armedFor);
     const waiting = this.#waiting;
-    const expired = [...waiting].filter((request) => request.deadline <= due)
-      .sort((a, b) => a.deadline - b.deadline);
     // A timeout's reset runs abort listeners (user code), which may settle a request due after
-    // it (then it no longer waits) or make new ones.
-    for (const request of expired) if (waiting.delete(request)) request.expire();
-    let next = Infinity;
-    for (const request of waiting) next = Math.min(next, request.deadline);
-    if (next !== Infinity) this.#arm(next, due);
+    // it (then it no longer waits) or make new ones (which arm the timer themselves).
+    for (const request of [...waiting].sort((a, b) => a.deadline - b.deadline)) {
+      if (!waiting.has(request)) continue;
+      if (request.deadline > due) {
+        this.#arm(request.deadline, due);
+        return;
+      }
+      waiting.delete(request);
+      request.expire();
+    }
   }
 }
