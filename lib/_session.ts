@@ -130,10 +130,13 @@ export class SessionCore extends Receiver {
     headers: Record<string, unknown> | null,
     reserved?: Readonly<Record<string, unknown>>,
   ): Stream {
-    const options: WithMuxws<OpenOptions> = reserved === undefined
-      ? { headers }
-      : { headers, [MUXWS]: { headers: reserved } };
-    return this.#open(payload, options, true, 'the hello', FLAG_HELLO);
+    return this.#open(
+      payload,
+      { headers, [MUXWS]: { headers: reserved } },
+      true,
+      'the hello',
+      FLAG_HELLO,
+    );
   }
 
   #open(
