@@ -2,10 +2,10 @@
  * Receiving for one session: decoding an incoming message (size first, then the codec, then the
  * frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING, PONG, GOAWAY,
  * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
- * `maxStreams`; the acceptor's `Session` adds its own through `accept()`); the undecodable
- * message (a `decode` reset of the stream its prefix names); and the malformed one, counted
- * against `maxProtocolErrors` (docs/design/session-internals.md, "Order of checks on a received
- * message").
+ * `maxStreams`; the acceptor's `Session` adds its own through `accept()`, and refuses a PUBLISH
+ * through `published()`); the undecodable message (a `decode` reset of the stream its prefix
+ * names); and the malformed one, counted against `maxProtocolErrors`
+ * (docs/design/session-internals.md, "Order of checks on a received message").
  *
  * Internal: imported from `lib/` only.
  *
@@ -106,7 +106,7 @@ export class Receiver extends SessionStreams {
       data = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
     } else if (raw instanceof ArrayBuffer) data = new Uint8Array(raw);
     else {
-      this.#malformed(
+      this.malformed(
         new FrameError(`Malformed message: expected text or bytes: found ${describe(raw)}`),
       );
       return;
@@ -130,7 +130,7 @@ export class Receiver extends SessionStreams {
     try {
       frame = parseFrame(value);
     } catch (error) {
-      this.#malformed(error);
+      this.malformed(error);
       return;
     }
     switch (frame[0]) {
@@ -145,14 +145,14 @@ export class Receiver extends SessionStreams {
           return;
         }
         if (!control.data(stream, frame[3], units, hasEnd(frame[2]))) {
-          this.#malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
+          this.malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
         }
         return;
       }
       case END: {
         const stream = this.#lookup(frame[1], 'END');
         if (stream !== undefined && !control.end(stream)) {
-          this.#malformed(new FrameError(`Malformed frame: a second END on stream ${frame[1]}`));
+          this.malformed(new FrameError(`Malformed frame: a second END on stream ${frame[1]}`));
         }
         return;
       }
@@ -182,27 +182,33 @@ export class Receiver extends SessionStreams {
         this.emit(this.options.onGoAway, goAway);
         return;
       }
-      case PUBLISH: {
-        if (this.side === 'acceptor') {
-          this.#malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
-          return;
-        }
-        const max = limits.maxDepth;
-        if (units > this.#depthSkip && (tooDeep(frame[2], max) || tooDeep(frame[3], max))) {
-          this.report(
-            new ProtocolError(
-              `Cannot decode a PUBLISH to ${describe(frame[1])}: it nests deeper than ${max}`,
-            ),
-          );
-          return;
-        }
-        const onPublish = this.options.onPublish;
-        if (onPublish !== undefined) {
-          this.emit(onPublish, { tag: frame[1], headers: frame[2], payload: frame[3] });
-        }
+      case PUBLISH:
+        this.published(frame[1], frame[2], frame[3], units);
         return;
-      }
     }
+  }
+
+  /**
+   * A PUBLISH arrived (`units` long): handed to `onPublish` unless it nests too deep. The
+   * acceptor's {@linkcode Session} counts one as malformed first: only an acceptor publishes.
+   */
+  published(
+    tag: string,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    units: number,
+  ): void {
+    const max = this.limits.maxDepth;
+    if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
+      this.report(
+        new ProtocolError(
+          `Cannot decode a PUBLISH to ${describe(tag)}: it nests deeper than ${max}`,
+        ),
+      );
+      return;
+    }
+    const onPublish = this.options.onPublish;
+    if (onPublish !== undefined) this.emit(onPublish, { tag, headers, payload });
   }
 
   /**
@@ -213,7 +219,7 @@ export class Receiver extends SessionStreams {
     const stream = this.get(id);
     if (stream !== undefined) return stream;
     if (!this.#opened(id)) {
-      this.#malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
+      this.malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
     }
     return undefined;
   }
@@ -231,13 +237,13 @@ export class Receiver extends SessionStreams {
     units: number,
   ): void {
     if (id % 2 !== this.remoteParity) {
-      this.#malformed(
+      this.malformed(
         new FrameError(`Malformed frame: OPEN of stream ${id} has this side's parity`),
       );
       return;
     }
     if (id <= this.#highestRemote) {
-      this.#malformed(
+      this.malformed(
         new FrameError(
           `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${this.#highestRemote}`,
         ),
@@ -350,12 +356,13 @@ export class Receiver extends SessionStreams {
         if (this.#opened(id)) return;
       }
     }
-    this.#malformed(
+    this.malformed(
       new FrameError('Malformed message: the codec cannot decode it', { cause: error }),
     );
   }
 
-  #malformed(error: unknown): void {
+  /** Counts a malformed message and reports it; past `maxProtocolErrors` the session closes. */
+  malformed(error: unknown): void {
     const max = this.limits.maxProtocolErrors;
     this.#protocolErrors++;
     this.report(error);

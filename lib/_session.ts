@@ -34,6 +34,7 @@ import { describe, mustBe } from './_describe.ts';
 import {
   FLAG_END,
   FLAG_HELLO,
+  FrameError,
   GOAWAY,
   hasHello,
   isHeaders,
@@ -312,6 +313,18 @@ export class Session extends SessionCore {
   override end(code: number, reason: string, local: boolean): void {
     super.end(code, reason, local);
     this.#wakeIdle();
+  }
+
+  /** A PUBLISH arrived: malformed when the other side is a dialer, else as `SessionCore` takes it. */
+  override published(
+    tag: string,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    units: number,
+  ): void {
+    if (this.side === 'acceptor') {
+      this.malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
+    } else super.published(tag, headers, payload, units);
   }
 
   /**
