@@ -80,8 +80,9 @@ export class Positions {
   /** A PUBLISH arrived: hand it on, or drop it as seen, or keep it for its turn. */
   receive(message: PublishMessage): void {
     const headers = message.headers;
-    const seq = headers?.[SEQ];
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+    // Anything but a non-negative safe integer (a number or not) is no sequence number.
+    const seq = headers?.[SEQ] as number;
+    if (!Number.isSafeInteger(seq) || seq < 0) {
       this.#deliver(message);
       return;
     }
