@@ -228,8 +228,8 @@ async function run<L extends AttemptLink>(
       const broken = new Promise<never>((_, reject) => link!.protocolError = reject);
       try {
         const helloStream = link.session.openHello(
-          hello.configured ? hello.payloadForWire() : null,
-          hello.configured ? hello.headersForWire() ?? null : null,
+          hello.payloadForWire(),
+          hello.headersForWire() ?? null,
           resume === undefined ? undefined : { [RESUME]: resume },
         );
         host.welcome(await race([lastMessage(helloStream), helloTimeout, broken, aborted]));

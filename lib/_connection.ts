@@ -299,7 +299,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       },
       closeRequest: () => this.#closeRequest,
       welcome: (value) => this.#welcome = value,
-      resume: () => this.#positions.resume(reason === 'reconnect'),
+      // Nothing is known before the first connection, so only a redial resumes.
+      resume: () => this.#positions.resume(true),
     });
   }
 

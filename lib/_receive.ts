@@ -1,10 +1,11 @@
 /**
  * Receiving for one session: decoding an incoming message (size first, then the codec, then the
  * frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING, PONG, GOAWAY,
- * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, GOAWAY, no handler,
- * `maxStreams`); the undecodable message (a `decode` reset of the stream its prefix names); and
- * the malformed one, counted against `maxProtocolErrors` (docs/design/session-internals.md,
- * "Order of checks on a received message").
+ * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
+ * `maxStreams`; the acceptor's `Session` adds its own through `accept()`, and refuses a PUBLISH
+ * through `published()`); the undecodable message (a `decode` reset of the stream its prefix
+ * names); and the malformed one, counted against `maxProtocolErrors`
+ * (docs/design/session-internals.md, "Order of checks on a received message").
  *
  * Internal: imported from `lib/` only.
  *
@@ -22,7 +23,6 @@ import {
   FrameError,
   GOAWAY,
   hasEnd,
-  hasHello,
   isStreamId,
   OPEN,
   overLimit,
@@ -43,10 +43,8 @@ import { control, Stream } from './stream.ts';
  * extends): what arrived, and what it counts.
  */
 export class Receiver extends SessionStreams {
-  readonly #options: SessionOptions;
   readonly #depthSkip: number;
   #protocolErrors = 0;
-  #goingAway = false;
   #goAway: GoAway | undefined;
   #lastReceivedAt: number;
   /** The highest id the other side opened, refused OPENs included (0 before any). */
@@ -59,7 +57,6 @@ export class Receiver extends SessionStreams {
     firstStreamId: number,
   ) {
     super(sink, options, limits, firstStreamId);
-    this.#options = options;
     this.#depthSkip = depthSkipOf(this.codec, limits.maxDepth);
     this.#lastReceivedAt = this.now();
   }
@@ -79,13 +76,8 @@ export class Receiver extends SessionStreams {
     return this.#goAway;
   }
 
-  /**
-   * This side sends GOAWAY: the other side's later OPENs are refused with `refused`.
-   *
-   * @returns The GOAWAY's last id: the highest id the other side opened, refused OPENs included.
-   */
-  goingAway(): number {
-    this.#goingAway = true;
+  /** The highest id the other side opened, refused OPENs included (0 before any). */
+  get highestRemote(): number {
     return this.#highestRemote;
   }
 
@@ -114,7 +106,7 @@ export class Receiver extends SessionStreams {
       data = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
     } else if (raw instanceof ArrayBuffer) data = new Uint8Array(raw);
     else {
-      this.#malformed(
+      this.malformed(
         new FrameError(`Malformed message: expected text or bytes: found ${describe(raw)}`),
       );
       return;
@@ -138,7 +130,7 @@ export class Receiver extends SessionStreams {
     try {
       frame = parseFrame(value);
     } catch (error) {
-      this.#malformed(error);
+      this.malformed(error);
       return;
     }
     switch (frame[0]) {
@@ -153,14 +145,14 @@ export class Receiver extends SessionStreams {
           return;
         }
         if (!control.data(stream, frame[3], units, hasEnd(frame[2]))) {
-          this.#malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
+          this.malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
         }
         return;
       }
       case END: {
         const stream = this.#lookup(frame[1], 'END');
         if (stream !== undefined && !control.end(stream)) {
-          this.#malformed(new FrameError(`Malformed frame: a second END on stream ${frame[1]}`));
+          this.malformed(new FrameError(`Malformed frame: a second END on stream ${frame[1]}`));
         }
         return;
       }
@@ -187,30 +179,36 @@ export class Receiver extends SessionStreams {
           spreadMs: frame[4],
         };
         this.#goAway = goAway;
-        this.emit(this.#options.onGoAway, goAway);
+        this.emit(this.options.onGoAway, goAway);
         return;
       }
-      case PUBLISH: {
-        if (this.side === 'acceptor') {
-          this.#malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
-          return;
-        }
-        const max = limits.maxDepth;
-        if (units > this.#depthSkip && (tooDeep(frame[2], max) || tooDeep(frame[3], max))) {
-          this.report(
-            new ProtocolError(
-              `Cannot decode a PUBLISH to ${describe(frame[1])}: it nests deeper than ${max}`,
-            ),
-          );
-          return;
-        }
-        const onPublish = this.#options.onPublish;
-        if (onPublish !== undefined) {
-          this.emit(onPublish, { tag: frame[1], headers: frame[2], payload: frame[3] });
-        }
+      case PUBLISH:
+        this.published(frame[1], frame[2], frame[3], units);
         return;
-      }
     }
+  }
+
+  /**
+   * A PUBLISH arrived (`units` long): handed to `onPublish` unless it nests too deep. The
+   * acceptor's {@linkcode Session} counts one as malformed first: only an acceptor publishes.
+   */
+  published(
+    tag: string,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    units: number,
+  ): void {
+    const max = this.limits.maxDepth;
+    if (units > this.#depthSkip && (tooDeep(headers, max) || tooDeep(payload, max))) {
+      this.report(
+        new ProtocolError(
+          `Cannot decode a PUBLISH to ${describe(tag)}: it nests deeper than ${max}`,
+        ),
+      );
+      return;
+    }
+    const onPublish = this.options.onPublish;
+    if (onPublish !== undefined) this.emit(onPublish, { tag, headers, payload });
   }
 
   /**
@@ -221,7 +219,7 @@ export class Receiver extends SessionStreams {
     const stream = this.get(id);
     if (stream !== undefined) return stream;
     if (!this.#opened(id)) {
-      this.#malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
+      this.malformed(new FrameError(`Malformed frame: ${kind} for stream ${id}, never opened`));
     }
     return undefined;
   }
@@ -239,13 +237,13 @@ export class Receiver extends SessionStreams {
     units: number,
   ): void {
     if (id % 2 !== this.remoteParity) {
-      this.#malformed(
+      this.malformed(
         new FrameError(`Malformed frame: OPEN of stream ${id} has this side's parity`),
       );
       return;
     }
     if (id <= this.#highestRemote) {
-      this.#malformed(
+      this.malformed(
         new FrameError(
           `Malformed frame: OPEN of stream ${id} is not above the highest id seen, ${this.#highestRemote}`,
         ),
@@ -259,38 +257,36 @@ export class Receiver extends SessionStreams {
       this.report(
         new ProtocolError(`Cannot decode the OPEN of stream ${id}: it nests deeper than ${max}`),
       );
-      this.#refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
+      this.refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
       return;
     }
-    const options = this.#options;
-    // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
-    const isHello = id === 1 && hasHello(flags);
-    const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
-    if (
-      this.#goingAway ||
-      (this.#goAway !== undefined && this.side === 'acceptor' && id > this.#goAway.lastId)
-    ) {
-      // Not counted: a conforming peer stops opening once the GOAWAY arrives, so these are the
-      // OPENs already in flight, and the side that sent GOAWAY closes once its streams drained.
-      this.#sendReset(id, ResetCode.Refused, 'The connection is going away');
-      return;
-    }
-    if (!isHello && options.helloPending === true) {
-      this.#refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
-      return;
-    }
+    this.accept(id, flags, headers, payload, this.options.onStream, 0);
+  }
+
+  /**
+   * An OPEN of the other side that passed the frame checks: refused without a handler or over
+   * `maxStreams` (less `exempt`, streams open that do not count), else a stream for `onStream`.
+   * The acceptor's {@linkcode Session} refuses more first (after its GOAWAY, before the hello)
+   * and hands the hello to `onHello`; a dialer is never sent a hello.
+   */
+  accept(
+    id: number,
+    flags: number,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    onStream: ((stream: Stream) => unknown) | undefined,
+    exempt: number,
+  ): void {
     if (onStream === undefined) {
-      this.#refuse(id, ResetCode.Refused, 'No stream handler');
+      this.refuse(id, ResetCode.Refused, 'No stream handler');
       return;
     }
-    // The hello stream, while open, is never counted against maxStreams (WSM-APP-001).
-    const helloOpen = this.get(1)?.isHello === true ? 1 : 0;
-    if (!isHello && this.remoteActive - helloOpen >= limits.maxStreams) {
-      this.#refuse(id, ResetCode.Refused, `Too many streams: the limit is ${limits.maxStreams}`);
+    const maxStreams = this.limits.maxStreams;
+    if (this.remoteActive - exempt >= maxStreams) {
+      this.refuse(id, ResetCode.Refused, `Too many streams: the limit is ${maxStreams}`);
       return;
     }
     const stream = new Stream(this, id, headers, payload, false, hasEnd(flags));
-    if (isHello) control.markHello(stream);
     this.add(stream);
     let result: unknown;
     try {
@@ -317,12 +313,8 @@ export class Receiver extends SessionStreams {
    * `maxStreams`): the refusal counts toward the reset budget first, so the OPEN that exceeds it
    * closes the connection instead of drawing one more RESET.
    */
-  #refuse(id: number, code: ProvokedResetCode, message: string): void {
+  refuse(id: number, code: ProvokedResetCode, message: string): void {
     this.countReset();
-    this.#sendReset(id, code, message);
-  }
-
-  #sendReset(id: number, code: string, message: string): void {
     this.send(this.codec.encode([RESET, id, code, message]));
   }
 
@@ -349,7 +341,7 @@ export class Receiver extends SessionStreams {
           this.report(
             new ProtocolError(`Cannot decode the OPEN of stream ${id}`, { cause: error }),
           );
-          this.#refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
+          this.refuse(id, ResetCode.Decode, 'The OPEN could not be decoded');
           return;
         }
       } else if (kind === DATA) {
@@ -364,12 +356,13 @@ export class Receiver extends SessionStreams {
         if (this.#opened(id)) return;
       }
     }
-    this.#malformed(
+    this.malformed(
       new FrameError('Malformed message: the codec cannot decode it', { cause: error }),
     );
   }
 
-  #malformed(error: unknown): void {
+  /** Counts a malformed message and reports it; past `maxProtocolErrors` the session closes. */
+  malformed(error: unknown): void {
     const max = this.limits.maxProtocolErrors;
     this.#protocolErrors++;
     this.report(error);

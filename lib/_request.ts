@@ -4,11 +4,11 @@
  * deadline that rejects with `TimeoutError` and has the stream reset with `timeout`. The stream
  * makes one when a request must wait.
  *
- * A request made alone holds a timer of its own, cleared on every outcome. The requests of one
- * session share one timer instead, {@linkcode RequestDeadlines}: it is armed for the earliest
- * deadline and stays armed while any request waits, so requests that overlap set about one timer
- * per `timeoutMs` instead of one each. When it fires it times out what is due and re-arms for the
- * earliest deadline left; once no request waits it is cleared, so an idle session holds none.
+ * The requests of one session share one timer, {@linkcode RequestDeadlines}: it is armed for the
+ * earliest deadline and stays armed while any request waits, so requests that overlap set about
+ * one timer per `timeoutMs` instead of one each. When it fires it times out what is due and
+ * re-arms for the earliest deadline left; once no request waits it is cleared, so an idle session
+ * holds none. A request made without a session's deadlines gets a `RequestDeadlines` of its own.
  *
  * Internal: imported from `lib/` only.
  *
@@ -20,13 +20,10 @@ import { TimeoutError } from './errors.ts';
 export class PendingRequest {
   /** Settles with the answer, or rejects with the stream's error or `TimeoutError`. */
   readonly promise: Promise<unknown>;
-  /** When it times out (epoch ms), with shared deadlines; else unused. */
+  /** When it times out (epoch ms), set by its {@linkcode RequestDeadlines}; else unused. */
   deadline = 0;
-  /** True once settled: shared deadlines skip it. */
-  settled = false;
   #resolve!: (value: unknown) => void;
   #reject!: (error: unknown) => void;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #id: number;
   readonly #timeoutMs: number | undefined;
   readonly #onTimeout: (message: string, error: TimeoutError) => void;
@@ -37,7 +34,7 @@ export class PendingRequest {
    * @param timeoutMs Milliseconds to wait; undefined waits as long as the stream lives.
    * @param onTimeout Called after the promise rejected with `error` (the `TimeoutError`): resets
    * the stream with `message`.
-   * @param deadlines The session's shared timer; without it, the request holds its own.
+   * @param deadlines The session's shared timer; without it, the request holds a timer of its own.
    */
   constructor(
     id: number,
@@ -52,47 +49,32 @@ export class PendingRequest {
     this.#id = id;
     this.#timeoutMs = timeoutMs;
     this.#onTimeout = onTimeout;
-    this.#deadlines = timeoutMs === undefined ? undefined : deadlines;
-    if (timeoutMs === undefined) return;
-    if (deadlines !== undefined) {
-      const now = Date.now();
-      this.deadline = now + timeoutMs;
-      deadlines.add(this, now);
-    } else {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.expire();
-      }, timeoutMs);
+    if (timeoutMs !== undefined) {
+      (this.#deadlines = deadlines ?? new RequestDeadlines()).add(this, timeoutMs);
     }
   }
 
   /** The answer arrived (`undefined` for an END without a message). */
   answer(value: unknown): void {
-    this.#settle();
+    this.#deadlines?.settled(this);
     this.#resolve(value);
   }
 
   /** The stream failed first: the request rejects with `error`. */
   fail(error: unknown): void {
-    this.#settle();
+    this.#deadlines?.settled(this);
     this.#reject(error);
   }
 
-  /** The deadline passed: rejects with `TimeoutError`, then asks for the reset. */
+  /**
+   * The deadline passed (called once, by its deadlines, while it waits): rejects with
+   * `TimeoutError`, then asks for the reset.
+   */
   expire(): void {
-    if (this.settled) return;
-    this.settled = true;
     const timeoutMs = this.#timeoutMs;
     const error = new TimeoutError(`Stream ${this.#id} got no answer within ${timeoutMs} ms`);
     this.#reject(error);
     this.#onTimeout(`No answer within ${timeoutMs} ms`, error);
-  }
-
-  #settle(): void {
-    if (this.settled) return;
-    this.settled = true;
-    if (this.#deadlines !== undefined) this.#deadlines.settled(this);
-    else if (this.#timer !== undefined) clearTimeout(this.#timer);
   }
 }
 
@@ -104,33 +86,32 @@ export class RequestDeadlines {
   /** The deadline the timer was armed for. */
   #armedFor = 0;
 
-  /** A request with a deadline waits; `now` is when its deadline was counted from. */
-  add(request: PendingRequest, now: number): void {
+  /** `request` waits, for `timeoutMs` from now. */
+  add(request: PendingRequest, timeoutMs: number): void {
+    const now = Date.now();
     this.#waiting.add(request);
-    if (this.#timer === undefined || request.deadline < this.#armedFor) {
-      this.#arm(request.deadline, now);
-    }
+    this.#arm(request.deadline = now + timeoutMs, now);
   }
 
   /**
    * `request` settled: it no longer waits. The timer stays armed while other requests wait (when
-   * it fires it re-arms for the earliest left), and is cleared once none does.
+   * it fires it re-arms for the earliest left), and is cleared once none does: a session that
+   * ends fails every request it had, so it is left with none.
    */
   settled(request: PendingRequest): void {
     const waiting = this.#waiting;
-    waiting.delete(request);
-    if (waiting.size === 0) this.stop();
+    if (waiting.delete(request) && waiting.size === 0) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
   }
 
-  /** Nothing waits any more (the last request settled, or the session ended): no timer. */
-  stop(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#waiting.clear();
-  }
-
+  /** Arms the timer for `deadline`, unless it is armed for an earlier one. */
   #arm(deadline: number, now: number): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) {
+      if (deadline >= this.#armedFor) return;
+      clearTimeout(this.#timer);
+    }
     this.#armedFor = deadline;
     this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - now));
   }
@@ -145,20 +126,17 @@ export class RequestDeadlines {
     // Never before the deadline the timer was armed for: its own delay has passed, even if the
     // wall clock went back meanwhile (a clock that jumped ahead times out what it passed).
     const due = Math.max(Date.now(), this.#armedFor);
-    const expired: PendingRequest[] = [];
-    for (const request of this.#waiting) {
-      if (request.deadline <= due) {
-        expired.push(request);
-        this.#waiting.delete(request);
+    const waiting = this.#waiting;
+    // A timeout's reset runs abort listeners (user code), which may settle a request due after
+    // it (then it no longer waits) or make new ones (which arm the timer themselves).
+    for (const request of [...waiting].sort((a, b) => a.deadline - b.deadline)) {
+      if (!waiting.has(request)) continue;
+      if (request.deadline > due) {
+        this.#arm(request.deadline, due);
+        return;
       }
-    }
-    expired.sort((a, b) => a.deadline - b.deadline);
-    // A timeout's reset runs abort listeners (user code), which may make new requests.
-    for (const request of expired) request.expire();
-    let next = Infinity;
-    for (const request of this.#waiting) next = Math.min(next, request.deadline);
-    if (next !== Infinity && (this.#timer === undefined || next < this.#armedFor)) {
-      this.#arm(next, due);
+      waiting.delete(request);
+      request.expire();
     }
   }
 }

@@ -24,12 +24,6 @@ export const RESUME = ':resume';
  */
 export const MAX_POSITIONS = 1024;
 
-/** A sequenced broadcast that arrived ahead of its turn while its tag's replay runs. */
-interface Early {
-  readonly seq: number;
-  readonly message: PublishMessage;
-}
-
 /** The headers of a PUBLISH without the reserved ones; null when none is left. */
 function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> | null {
   let own: Record<string, unknown> | null = null;
@@ -39,17 +33,22 @@ function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> |
   return own;
 }
 
+/** Orders sequenced broadcasts by their sequence number. */
+function bySeq(a: PublishMessage, b: PublishMessage): number {
+  return a.seq! - b.seq!;
+}
+
 /** The positions of one connection, for its lifetime across redials. */
 export class Positions {
   /** Per tag, the last sequence number delivered or told. */
   readonly #last = new Map<string, number>();
   /**
-   * The tags the current wire's hello resumed whose `:recovered` has not come yet, with what
-   * arrived ahead of its turn meanwhile.
+   * The tags the current wire's hello resumed whose `:recovered` has not come yet, each with the
+   * broadcasts that arrived ahead of their turn meanwhile.
    */
-  #resuming: Map<string, Early[]> | undefined;
-  /** The positions the current wire's hello resumed from. */
-  readonly #from = new Map<string, number>();
+  #resuming: Map<string, PublishMessage[]> | undefined;
+  /** The positions the current wire's hello resumed from, by tag. */
+  #from: Record<string, number> = {};
   readonly #deliver: (message: PublishMessage) => void;
   readonly #recovered: (info: RecoveredInfo) => void;
 
@@ -71,30 +70,24 @@ export class Positions {
    */
   resume(redial: boolean): Record<string, number> | undefined {
     this.#resuming = undefined;
-    this.#from.clear();
     if (!redial || this.#last.size === 0) return undefined;
-    const resume: Record<string, number> = {};
-    const resuming = new Map<string, Early[]>();
-    for (const [tag, seq] of this.#last) {
-      resume[tag] = seq;
-      this.#from.set(tag, seq);
-      resuming.set(tag, []);
-    }
-    this.#resuming = resuming;
-    return resume;
+    const from = this.#from = Object.fromEntries(this.#last);
+    const resuming = this.#resuming = new Map();
+    for (const tag of this.#last.keys()) resuming.set(tag, []);
+    return from;
   }
 
   /** A PUBLISH arrived: hand it on, or drop it as seen, or keep it for its turn. */
   receive(message: PublishMessage): void {
     const headers = message.headers;
-    const seq = headers?.[SEQ];
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+    // Anything but a non-negative safe integer (a number or not) is no sequence number.
+    const seq = headers?.[SEQ] as number;
+    if (!Number.isSafeInteger(seq) || seq < 0) {
       this.#deliver(message);
       return;
     }
     const tag = message.tag;
-    const resuming = this.#resuming;
-    const early = resuming?.get(tag);
+    const early = this.#resuming?.get(tag);
     if (headers![POSITION] === true) {
       // While a tag is resumed its replay tells the position; an earlier one is stale.
       if (early === undefined) this.#set(tag, seq);
@@ -102,16 +95,14 @@ export class Positions {
     }
     if (RECOVERED in headers!) {
       if (early === undefined) return;
-      resuming!.delete(tag);
+      this.#resuming!.delete(tag);
       // What waited for its turn (a replay that began after a gap) goes first, in order.
-      early.sort((a, b) => a.seq - b.seq);
-      for (const item of early) this.#take(tag, item.seq, item.message);
+      for (const item of early.sort(bySeq)) this.#take(item);
       const info = headers![RECOVERED];
       if (typeof info === 'object' && info !== null) {
         // A marker below the position resumed from means the store lost its log and numbers
         // again from 1: it sets the position, so the broadcasts that follow are not dropped.
-        const last = this.#last.get(tag) ?? 0;
-        if (seq < this.#from.get(tag)! || seq > last) this.#set(tag, seq);
+        if (seq < this.#from[tag] || seq > (this.#last.get(tag) ?? 0)) this.#set(tag, seq);
         const { replayed, gap } = info as { replayed?: unknown; gap?: unknown };
         this.#recovered({
           tag,
@@ -127,28 +118,23 @@ export class Positions {
       payload: message.payload,
       seq,
     };
-    if (early !== undefined) {
-      // The replay comes in order from the position: the next one is handed on at once, a
-      // later one waits for its turn (it arrived before the replay reached it).
-      const last = this.#last.get(tag) ?? 0;
-      if (seq <= last) return;
-      if (seq !== last + 1) {
-        early.push({ seq, message: delivered });
-        return;
-      }
-      this.#take(tag, seq, delivered);
-      if (early.length > 1) early.sort((a, b) => a.seq - b.seq);
-      while (early.length > 0 && early[0].seq <= this.#last.get(tag)! + 1) {
-        const item = early.shift()!;
-        this.#take(tag, item.seq, item.message);
-      }
+    if (early === undefined) {
+      this.#take(delivered);
       return;
     }
-    this.#take(tag, seq, delivered);
+    // The replay comes in order from the position: the next one is handed on at once, a later
+    // one waits for its turn (it arrived before the replay reached it), one seen is dropped.
+    early.push(delivered);
+    early.sort(bySeq);
+    while (early.length > 0 && early[0].seq! <= (this.#last.get(tag) ?? 0) + 1) {
+      this.#take(early.shift()!);
+    }
   }
 
-  /** Hands on `message` unless its `seq` is at or below the tag's last; records it. */
-  #take(tag: string, seq: number, message: PublishMessage): void {
+  /** Hands on `message` unless its `seq` is at or below its tag's last; records it. */
+  #take(message: PublishMessage): void {
+    const tag = message.tag;
+    const seq = message.seq!;
     const last = this.#last.get(tag);
     if (last !== undefined && seq <= last) return;
     this.#set(tag, seq, last === undefined);

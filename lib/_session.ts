@@ -29,12 +29,14 @@
  */
 import { NotConnectedError } from './errors.ts';
 import { type Limits, resolveLimits } from './limits.ts';
-import { closeCodeOf } from './_codes.ts';
+import { closeCodeOf, ResetCode } from './_codes.ts';
 import { describe, mustBe } from './_describe.ts';
 import {
   FLAG_END,
   FLAG_HELLO,
+  FrameError,
   GOAWAY,
+  hasHello,
   isHeaders,
   isResetCode,
   isStreamId,
@@ -43,6 +45,7 @@ import {
   overLimit,
   PING,
   PUBLISH,
+  RESET,
 } from './_frame.ts';
 import { Receiver } from './_receive.ts';
 import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from './_reserved.ts';
@@ -54,6 +57,8 @@ import { encodeError } from './_value_path.ts';
 export type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
 export { SOCKET_POLL_MS } from './_socket_wait.ts';
 export { WINDOW_BUDGET } from './_session_streams.ts';
+
+const EMPTY = Promise.resolve();
 
 /**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
@@ -126,10 +131,13 @@ export class SessionCore extends Receiver {
     headers: Record<string, unknown> | null,
     reserved?: Readonly<Record<string, unknown>>,
   ): Stream {
-    const options: WithMuxws<OpenOptions> = reserved === undefined
-      ? { headers }
-      : { headers, [MUXWS]: { headers: reserved } };
-    return this.#open(payload, options, true, 'the hello', FLAG_HELLO);
+    return this.#open(
+      payload,
+      { headers, [MUXWS]: { headers: reserved } },
+      true,
+      'the hello',
+      FLAG_HELLO,
+    );
   }
 
   #open(
@@ -245,9 +253,14 @@ export class SessionCore extends Receiver {
 
 /**
  * One connection's multiplexer as the acceptor (and a test) makes it: {@linkcode SessionCore}
- * with its options checked, and the acceptor's API, GOAWAY and a PUBLISH encoded once.
+ * with its options checked, and the acceptor's API: GOAWAY, `idle()`, a PUBLISH encoded once, and
+ * the hello and GOAWAY refusals of an OPEN.
  */
 export class Session extends SessionCore {
+  /** True once this side sent GOAWAY: the other side's later OPENs are refused. */
+  #goingAway = false;
+  #idle: (() => void)[] | undefined;
+
   /**
    * Creates the session over an open transport.
    *
@@ -286,6 +299,81 @@ export class Session extends SessionCore {
     super(sink, options, limits, first);
   }
 
+  /** Resolves when no stream is open (at once when none is) or the session ends. */
+  idle(): Promise<void> {
+    if (this.isClosed || this.activeStreams === 0) return EMPTY;
+    return new Promise<void>((resolve) => (this.#idle ??= []).push(resolve));
+  }
+
+  override finished(stream: Stream, provoked: boolean): void {
+    super.finished(stream, provoked);
+    if (this.activeStreams === 0) this.#wakeIdle();
+  }
+
+  override end(code: number, reason: string, local: boolean): void {
+    super.end(code, reason, local);
+    this.#wakeIdle();
+  }
+
+  /** A PUBLISH arrived: malformed when the other side is a dialer, else as `SessionCore` takes it. */
+  override published(
+    tag: string,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    units: number,
+  ): void {
+    if (this.side === 'acceptor') {
+      this.malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
+    } else super.published(tag, headers, payload, units);
+  }
+
+  /**
+   * An OPEN of the other side that passed the frame checks, as {@linkcode SessionCore} takes it,
+   * with the acceptor's refusals first: `refused` once this side sent GOAWAY or above the
+   * `lastId` of one received (not counted: these are the OPENs already in flight, and the side
+   * that sent GOAWAY closes once its streams drained), `hello_required` before the hello is
+   * acknowledged; the hello goes to `onHello` (else `onStream`, marked `isHello`), and neither it
+   * nor the others while it is open count it against `maxStreams` (WSM-APP-001).
+   */
+  override accept(
+    id: number,
+    flags: number,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+  ): void {
+    const options = this.options;
+    // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
+    const isHello = id === 1 && hasHello(flags);
+    const goAway = this.goAwayReceived;
+    if (
+      this.#goingAway ||
+      (goAway !== undefined && this.side === 'acceptor' && id > goAway.lastId)
+    ) {
+      this.send(
+        this.codec.encode([RESET, id, ResetCode.Refused, 'The connection is going away']),
+      );
+      return;
+    }
+    if (!isHello && options.helloPending === true) {
+      this.refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
+      return;
+    }
+    const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
+    super.accept(
+      id,
+      flags,
+      headers,
+      payload,
+      isHello && onStream !== undefined
+        ? (stream) => {
+          control.markHello(stream);
+          return onStream(stream);
+        }
+        : onStream,
+      isHello ? Infinity : this.get(1)?.isHello === true ? 1 : 0,
+    );
+  }
+
   /**
    * Sends GOAWAY with `lastId` = the highest id the other side opened, and refuses its later
    * OPENs with `refused`.
@@ -311,8 +399,15 @@ export class Session extends SessionCore {
         mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
       );
     }
-    const lastId = this.goingAway();
-    this.send(this.codec.encode([GOAWAY, lastId, code, message, spreadMs]));
+    this.#goingAway = true;
+    this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
+  }
+
+  #wakeIdle(): void {
+    const idle = this.#idle;
+    if (idle === undefined) return;
+    this.#idle = undefined;
+    for (const resolve of idle) resolve();
   }
 
   /**

@@ -31,8 +31,6 @@ import { control, type Stream, type StreamHost } from './stream.ts';
  */
 export const WINDOW_BUDGET: number = 1024 * 1024;
 
-const EMPTY = Promise.resolve();
-
 /** The stream table, the socket and the end of one session (see the module doc). */
 export class SessionStreams implements StreamHost, SocketWaitHost {
   /** Which side this is. */
@@ -45,8 +43,9 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   readonly maxMessageBytes: number;
   /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
   readonly remoteParity: number;
+  /** The options the session was made with. */
+  readonly options: SessionOptions;
   readonly #sink: SessionSink;
-  readonly #options: SessionOptions;
   readonly #now: () => number;
   #closed = false;
   /**
@@ -61,7 +60,6 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   #only: Stream | undefined;
   #nextId: number;
   #remoteActive = 0;
-  #idle: (() => void)[] | undefined;
   /** Made by the first write or PONG that waits for the socket. */
   #wait: SocketWait | undefined;
   /** Made by the first counted reset. */
@@ -83,7 +81,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     this.maxMessageBytes = limits.maxMessageBytes;
     this.remoteParity = this.side === 'dialer' ? 0 : 1;
     this.#sink = sink;
-    this.#options = options;
+    this.options = options;
     this.#now = options.now ?? Date.now;
     this.#nextId = firstStreamId;
   }
@@ -127,10 +125,9 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   add(stream: Stream): void {
     const id = stream.id;
     const only = this.#only;
-    if (this.#table !== undefined) this.#table.set(id, stream);
-    else if (only === undefined || only.id === id) this.#only = stream;
+    if (this.#table === undefined && (only === undefined || only.id === id)) this.#only = stream;
     else {
-      this.#table = new Map([[only.id, only], [id, stream]]);
+      (this.#table ??= new Map([[only!.id, only!]])).set(id, stream);
       this.#only = undefined;
     }
     if (id % 2 === this.remoteParity) this.#remoteActive++;
@@ -184,24 +181,17 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   finished(stream: Stream, provoked: boolean): void {
+    if (this.get(stream.id) !== stream) return;
     const table = this.#table;
-    if (this.#only !== undefined) {
-      if (this.#only !== stream) return;
-      this.#only = undefined;
-    } else {
-      if (table?.get(stream.id) !== stream) return;
-      table.delete(stream.id);
-    }
+    if (table === undefined) this.#only = undefined;
+    else table.delete(stream.id);
     this.#wait?.forget(stream);
     if (stream.id % 2 === this.remoteParity) {
       this.#remoteActive--;
       if (provoked) this.countReset();
     }
-    if (this.#only === undefined && (table === undefined || table.size === 0)) {
-      // An idle session (an idle peer's memory) holds no table.
-      this.#table = undefined;
-      this.#wakeIdle();
-    }
+    // An idle session (an idle peer's memory) holds no table.
+    if (table === undefined || table.size === 0) this.#table = undefined;
   }
 
   /**
@@ -211,10 +201,10 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
    * - a RESET the other side sent on a live stream it opened (Rapid Reset, CVE-2023-44487);
    * - a reset this side sent on a live stream the other side opened because of its input, through
    *   `control.fail(stream, code, message)`: `decode`, `flow` (MadeYouReset, CVE-2025-8671);
-   * - a refusal of an OPEN through the receiver's `#refuse`: `decode` (undecodable or too deep),
+   * - a refusal of an OPEN through the receiver's `refuse`: `decode` (undecodable or too deep),
    *   `refused` (no handler, over `maxStreams`).
    * A new reset code provoked by the other side joins with one line: `control.fail(…)` for a
-   * stream that exists, the receiver's `#refuse(…)` for an OPEN that never becomes one.
+   * stream that exists, the receiver's `refuse(…)` for an OPEN that never becomes one.
    */
   countReset(): void {
     const max = this.limits.maxResetRate;
@@ -238,18 +228,12 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
 
   /** Reports a contained error to `onError`, or to `console.error` without one. */
   report(error: unknown): void {
-    reportTo(this.#options.onError, error);
+    reportTo(this.options.onError, error);
   }
 
   /** Calls a user callback with `value`, containing a throw or a rejection as `report` does. */
   emit<T>(callback: ((value: T) => unknown) | undefined, value: T): void {
-    callContained(this.#options.onError ?? lastResort, callback, value);
-  }
-
-  /** Resolves when no stream is open (at once when none is) or the session ends. */
-  idle(): Promise<void> {
-    if (this.#closed || (this.#table === undefined && this.#only === undefined)) return EMPTY;
-    return new Promise<void>((resolve) => (this.#idle ??= []).push(resolve));
+    callContained(this.options.onError ?? lastResort, callback, value);
   }
 
   /** Closes the transport from this side, then ends the session. */
@@ -275,16 +259,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     this.#only = undefined;
     if (only !== undefined) control.lost(only);
     if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
-    this.#deadlines?.stop();
     this.#remoteActive = 0;
-    this.#wakeIdle();
-    this.emit(this.#options.onClose, { code, reason, local });
-  }
-
-  #wakeIdle(): void {
-    const idle = this.#idle;
-    if (idle === undefined) return;
-    this.#idle = undefined;
-    for (const resolve of idle) resolve();
+    this.emit(this.options.onClose, { code, reason, local });
   }
 }

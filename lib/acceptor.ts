@@ -38,7 +38,8 @@
  *
  * @module
  */
-import { type Codec, jsonCodec, subprotocol } from './codec.ts';
+import { type Codec, subprotocol } from './codec.ts';
+import { JSON_CODEC } from './_json.ts';
 import type { Limits } from './limits.ts';
 import type { Stream } from './stream.ts';
 import type {
@@ -173,7 +174,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     // Inside, a peer is the untyped `Peer`: `Api` and `PeerData` type only what the caller sees.
     const o = options as unknown as AcceptorOptions;
     const routes = checkedRoutes(o.routes, 'create Acceptor');
-    const codec = o.codec ?? jsonCodec;
+    // The plain codec, as connect()'s default: a bundle without `jsonCodec` has no strict codec.
+    const codec: Codec = o.codec ?? JSON_CODEC;
     const protocol = subprotocol(codec);
     const limits: Readonly<Limits> = sessionLimits(o.limits);
     const origin = originCheck(o.origins);

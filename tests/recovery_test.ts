@@ -511,3 +511,25 @@ test('the dialer keeps the positions of at most 1024 tags, forgetting the oldest
   assert.equal(resume.t0, undefined);
   assert.equal(resume.t1099, 1);
 });
+
+test('the dialer resumes a tag named __proto__ like any other (WSM-REC-002)', () => {
+  const positions = new Positions(() => {}, () => {});
+  positions.receive({ tag: '__proto__', headers: { ':seq': 3 }, payload: null });
+  positions.receive({ tag: 'room', headers: { ':seq': 5 }, payload: null });
+  const resume = positions.resume(true)!;
+  assert.equal(JSON.stringify(resume), '{"__proto__":3,"room":5}');
+  const seen: unknown[] = [];
+  const recovered: RecoveredInfo[] = [];
+  const again = new Positions((m) => seen.push(m.payload), (info) => recovered.push(info));
+  again.receive({ tag: '__proto__', headers: { ':seq': 3 }, payload: 3 });
+  again.resume(true);
+  // The store lost its log: a marker below the position resumed from sets the position.
+  again.receive({
+    tag: '__proto__',
+    headers: { ':seq': 1, ':recovered': { replayed: 0 } },
+    payload: null,
+  });
+  again.receive({ tag: '__proto__', headers: { ':seq': 2 }, payload: 2 });
+  assert.deepEqual(seen, [3, 2]);
+  assert.deepEqual(recovered, [{ tag: '__proto__', replayed: 0, gap: false }]);
+});
