@@ -10,8 +10,12 @@ import { join } from 'node:path';
 import { bundleBreakdown, esbuildRun } from '../bench/bundle.ts';
 import { repoRoot } from './_repo.ts';
 
-/** The budget: the figure of docs/design/bundle-size.md rounded up to the next 100 B. */
-const CONNECT_BUDGET_BYTES = 17_400;
+/**
+ * The budget: today's figure of docs/design/bundle-size.md (18,036 B) rounded up to the next
+ * 100 B. A change that grows `connect` past it wins the bytes back, or raises the budget on
+ * purpose and says why in that document.
+ */
+const CONNECT_BUDGET_BYTES = 18_100;
 
 const root = repoRoot();
 const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
