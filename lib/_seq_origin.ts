@@ -9,13 +9,13 @@
  */
 
 /** How many numbers each millisecond of the clock leaves room for. */
-export const SEQS_PER_MS = 1024;
+export const SEQS_PER_MS: number = 1024;
 
 /**
  * The last millisecond the rule numbers from: `MAX_ORIGIN_MS * SEQS_PER_MS` plus a billion
  * appends is still a safe integer. It falls in September 2248.
  */
-export const MAX_ORIGIN_MS = Math.floor((Number.MAX_SAFE_INTEGER - 1e9) / SEQS_PER_MS);
+export const MAX_ORIGIN_MS: number = Math.floor((Number.MAX_SAFE_INTEGER - 1e9) / SEQS_PER_MS);
 
 /**
  * The first sequence number of a tag whose counter is created at `nowMs` (epoch ms):
