@@ -9,10 +9,14 @@
  *
  * @module
  */
+import { seqOrigin } from './_seq_origin.ts';
 
 /** One logged broadcast. */
 export interface HistoryEntry {
-  /** The tag's sequence number of this broadcast: 1 for the first, then increasing by 1. */
+  /**
+   * The tag's sequence number of this broadcast: drawn from the store's clock for the first (see
+   * {@linkcode History}), then increasing by 1.
+   */
   readonly seq: number;
   /** What the acceptor stored for it (opaque to the store): text or bytes, returned as given. */
   readonly data: string | Uint8Array;
@@ -40,8 +44,21 @@ export interface HistoryRetention {
 }
 
 /**
- * A broadcast log shared by the acceptors that use it. Sequence numbers are per tag, start at 1
- * and increase by one with each {@linkcode History.append}, across every node sharing the store.
+ * A broadcast log shared by the acceptors that use it. Sequence numbers are per tag and increase
+ * by one with each {@linkcode History.append}, across every node sharing the store.
+ *
+ * They never go backwards, even when the store loses its state (a Redis restarted without
+ * persistence, a new process for `memoryHistory()`, a Durable Object's storage lost): a tag with
+ * no counter starts at `floor(now) * 1024 + 1`, `now` being the store's clock in epoch ms (so 1
+ * on a clock at 0). That is above every number the store gave before its loss unless the tag took
+ * more than 1024 appends per millisecond on average, from its counter's creation to the loss; it
+ * stays a safe integer until the year 2248. A dialer connected through the loss keeps receiving
+ * broadcasts (their numbers are above its position), and one that redials gets what the new log
+ * holds with `gap: true` (what the old log held after its position is gone).
+ *
+ * The range's gap compares the first entry held with the position asked for; position 0 (the tag
+ * had no counter when it was read) is the one exception: the first entry of the counter's life
+ * follows it without a gap.
  */
 export interface History {
   /** Appends `data` to the log of `tag`; resolves with the sequence number it was given. */
@@ -74,6 +91,8 @@ export interface MemoryHistoryOptions extends HistoryRetention {
 interface TagLog {
   /** The last sequence number given. */
   seq: number;
+  /** The first sequence number given, drawn from the clock when the tag was first appended to. */
+  readonly origin: number;
   /** Entries, oldest first; those before `start` are trimmed. */
   entries: Array<{ seq: number; data: string | Uint8Array; at: number }>;
   start: number;
@@ -95,9 +114,11 @@ function retention(name: string, value: unknown, fallback: number): number {
 /**
  * A {@linkcode History} in this process's memory, for one acceptor node: per tag, a ring of at
  * most `maxEntries` entries (default 10000), from which entries older than `maxAgeMs` (default
- * 120000, on the `now` clock) are trimmed as the tag is written or read. Sequence numbers start
- * at 1 per tag and are never reused while the store lives; the log is lost with the process, so
- * a new store starts every tag again at 1 (which a dialer's recovery reports as a gap).
+ * 120000, on the `now` clock) are trimmed as the tag is written or read. A tag's first sequence
+ * number is drawn from `now` (`floor(now) * 1024 + 1`, see {@linkcode History}), the next ones
+ * increase by 1. The log is lost with the process; a new store numbers each tag from its own
+ * clock, above what the lost one gave, so a dialer's recovery reports a gap instead of taking the
+ * new numbers for old ones.
  *
  * @param options `maxEntries`, `maxAgeMs` and `now`.
  * @returns The store, to pass as the acceptor's `history` option.
@@ -108,7 +129,7 @@ function retention(name: string, value: unknown, fallback: number): number {
  * import { memoryHistory } from 'muxws/acceptor';
  * import assert from 'node:assert/strict';
  *
- * let now = 0;
+ * let now = 0; // a clock at 0: numbers start at 1
  * const history = memoryHistory({ maxEntries: 2, now: () => now });
  * assert.equal(await history.append('room', 'a'), 1);
  * assert.equal(await history.append('room', 'b'), 2);
@@ -149,7 +170,10 @@ export function memoryHistory(options: MemoryHistoryOptions = {}): History {
   return {
     append(tag: string, data: string | Uint8Array): Promise<number> {
       let log = logs.get(tag);
-      if (log === undefined) logs.set(tag, log = { seq: 0, entries: [], start: 0 });
+      if (log === undefined) {
+        const origin = seqOrigin(now());
+        logs.set(tag, log = { seq: origin - 1, origin, entries: [], start: 0 });
+      }
       const seq = ++log.seq;
       log.entries.push({ seq, data, at: now() });
       trim(log);
@@ -171,8 +195,10 @@ export function memoryHistory(options: MemoryHistoryOptions = {}): History {
       for (let i = from; i < entries.length && picked.length < limit; i++) {
         picked.push({ seq: entries[i].seq, data: entries[i].data });
       }
-      // Gone: seqs after `after` before the first one held; or the counter is behind `after`.
-      const gap = after > head || (after < head && first > after + 1);
+      // Gone: seqs after `after` before the first one held (the counter's first one follows 0);
+      // or the counter is behind `after`.
+      const gap = after > head ||
+        (after < head && first > after + 1 && !(after === 0 && first === log.origin));
       return Promise.resolve({ entries: picked, gap, head });
     },
   };

@@ -5,13 +5,20 @@
  * historySuite('redisHistory()', async (options) => {
  *   const redis = await startRedis();
  *   // two stores on two clients of the same Redis
- *   return { stores: [a, b], close: async () => { ...; await redis.stop(); } };
+ *   return {
+ *     stores: [a, b],
+ *     lose: async () => { await client.flushAll(); return [a, b]; },
+ *     close: async () => { ...; await redis.stop(); },
+ *   };
  * });
  * ```
  *
  * `open` receives the retention and the clock of the test and returns two stores that share one
- * log, as two nodes would (a one-node store returns the same object twice), and `close`, which
- * the suite calls in `finally`. Every wait is bounded by `within`.
+ * log, as two nodes would (a one-node store returns the same object twice), `lose`, which makes
+ * the store lose its state as a restart without persistence would and returns the stores to use
+ * after it, and `close`, which the suite calls in `finally`. Sequence numbers start on the
+ * store's clock, so the tests read the first one and count from it. Every wait is bounded by
+ * `within`.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,9 +31,14 @@ export interface HistorySuiteOptions {
   readonly now: () => number;
 }
 
-/** Two stores sharing one log, and how to release them. */
+/** Two stores sharing one log, how to make them lose it, and how to release them. */
 export interface HistoryFixture {
   readonly stores: readonly [History, History];
+  /**
+   * Loses every tag's log and counter, as a restart without persistence does (a new store over
+   * nothing, a flushed Redis); resolves with the two stores to use after it, on the same clock.
+   */
+  lose(): Promise<readonly [History, History]>;
   close(): Promise<void>;
 }
 
@@ -66,7 +78,10 @@ export function historySuite(
 
   async function withStores(
     suiteOptions: Omit<HistorySuiteOptions, 'now'> & { now?: () => number },
-    body: (stores: readonly [History, History]) => Promise<void>,
+    body: (
+      stores: readonly [History, History],
+      lose: () => Promise<readonly [History, History]>,
+    ) => Promise<void>,
   ): Promise<void> {
     const fixture = await within(
       open({ now: manualClock().now, ...suiteOptions }),
@@ -74,24 +89,43 @@ export function historySuite(
       `${name} to open`,
     );
     try {
-      await body(fixture.stores);
+      await body(
+        fixture.stores,
+        () => within(fixture.lose(), WAIT_MS, `${name} to lose its state`),
+      );
     } finally {
       await within(fixture.close(), WAIT_MS, `${name} to close`);
     }
   }
 
-  test(`${name} numbers each tag's appends from 1 by 1 and reports the head (WSM-REC-001)`, {
-    timeout,
-  }, async () => {
-    await withStores({}, async ([a, b]) => {
-      assert.equal(await a.head('room'), 0);
+  test(
+    `${name} numbers each tag's appends by 1 from a first drawn from its clock and reports the head (WSM-REC-001)`,
+    {
+      timeout,
+    },
+    async () => {
+      const clock = manualClock();
+      await withStores({ now: clock.now }, async ([a, b]) => {
+        assert.equal(await a.head('room'), 0);
+        const first = await a.append('room', 'one');
+        assert.equal(first, 1_700_000_000_000 * 1024 + 1, 'floor(now) * 1024 + 1');
+        assert.equal(await b.append('room', 'two'), first + 1);
+        clock.advance(5);
+        const other = await a.append('other', 'first of other');
+        assert.equal(other, 1_700_000_000_005 * 1024 + 1);
+        assert.equal(await a.append('room', 'three'), first + 2, 'a counter keeps counting by 1');
+        assert.equal(await b.head('room'), first + 2);
+        assert.equal(await b.head('other'), other);
+        assert.equal(await b.head('never'), 0);
+      });
+    },
+  );
+
+  test(`${name} numbers from 1 on a clock at 0 (WSM-REC-001)`, { timeout }, async () => {
+    await withStores({ now: () => 0 }, async ([a, b]) => {
       assert.equal(await a.append('room', 'one'), 1);
       assert.equal(await b.append('room', 'two'), 2);
-      assert.equal(await a.append('other', 'first of other'), 1);
-      assert.equal(await a.append('room', 'three'), 3);
-      assert.equal(await b.head('room'), 3);
-      assert.equal(await b.head('other'), 1);
-      assert.equal(await b.head('never'), 0);
+      assert.deepEqual(seqs(await b.range('room', 0, 10)), [1, 2]);
     });
   });
 
@@ -99,9 +133,10 @@ export function historySuite(
     timeout,
   }, async () => {
     await withStores({}, async ([a, b]) => {
-      for (let i = 1; i <= 10; i++) await a.append('room', `m${i}`);
+      const base = await a.append('room', 'm1') - 1;
+      for (let i = 2; i <= 10; i++) await a.append('room', `m${i}`);
       const all = await b.range('room', 0, 100);
-      assert.deepEqual(seqs(all), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(seqs(all), Array.from({ length: 10 }, (_, i) => base + i + 1));
       assert.deepEqual(all.entries.map((entry) => entry.data), [
         'm1',
         'm2',
@@ -114,14 +149,14 @@ export function historySuite(
         'm9',
         'm10',
       ]);
-      assert.equal(all.gap, false);
-      assert.equal(all.head, 10);
-      const page = await b.range('room', 4, 3);
-      assert.deepEqual(seqs(page), [5, 6, 7]);
+      assert.equal(all.gap, false, 'the first number of a counter follows position 0');
+      assert.equal(all.head, base + 10);
+      const page = await b.range('room', base + 4, 3);
+      assert.deepEqual(seqs(page), [base + 5, base + 6, base + 7]);
       assert.equal(page.gap, false);
-      assert.equal(page.head, 10);
-      const atHead = await b.range('room', 10, 5);
-      assert.deepEqual(atHead, { ...atHead, entries: [], gap: false, head: 10 });
+      assert.equal(page.head, base + 10);
+      const atHead = await b.range('room', base + 10, 5);
+      assert.deepEqual(atHead, { ...atHead, entries: [], gap: false, head: base + 10 });
       const empty = await b.range('never', 0, 5);
       assert.deepEqual(empty, { ...empty, entries: [], gap: false, head: 0 });
     });
@@ -131,15 +166,19 @@ export function historySuite(
     timeout,
   }, async () => {
     await withStores({ maxEntries: 3 }, async ([a, b]) => {
-      for (let i = 1; i <= 8; i++) await a.append('room', `m${i}`);
-      const trimmed = await b.range('room', 2, 100);
-      assert.deepEqual(seqs(trimmed), [6, 7, 8]);
+      const base = await a.append('room', 'm1') - 1;
+      for (let i = 2; i <= 8; i++) await a.append('room', `m${i}`);
+      const trimmed = await b.range('room', base + 2, 100);
+      assert.deepEqual(seqs(trimmed), [base + 6, base + 7, base + 8]);
       assert.equal(trimmed.gap, true);
-      assert.equal(trimmed.head, 8);
-      const kept = await b.range('room', 5, 100);
-      assert.deepEqual(seqs(kept), [6, 7, 8]);
+      assert.equal(trimmed.head, base + 8);
+      const fromZero = await b.range('room', 0, 100);
+      assert.deepEqual(seqs(fromZero), [base + 6, base + 7, base + 8]);
+      assert.equal(fromZero.gap, true, 'the first entries of the counter are gone');
+      const kept = await b.range('room', base + 5, 100);
+      assert.deepEqual(seqs(kept), [base + 6, base + 7, base + 8]);
       assert.equal(kept.gap, false);
-      assert.equal(await a.append('room', 'm9'), 9, 'trimming never resets the counter');
+      assert.equal(await a.append('room', 'm9'), base + 9, 'trimming never resets the counter');
     });
   });
 
@@ -148,24 +187,24 @@ export function historySuite(
   }, async () => {
     const clock = manualClock();
     await withStores({ maxAgeMs: 60_000, now: clock.now }, async ([a, b]) => {
-      await a.append('room', 'old 1');
+      const base = await a.append('room', 'old 1') - 1;
       await b.append('room', 'old 2');
       clock.advance(30_000);
       await a.append('room', 'young 3');
       clock.advance(30_001); // 1 and 2 are now 60001 ms old, 3 is 30001 ms old
       const aged = await b.range('room', 0, 100);
-      assert.deepEqual(seqs(aged), [3]);
+      assert.deepEqual(seqs(aged), [base + 3]);
       assert.equal(aged.gap, true);
-      assert.equal(aged.head, 3);
-      const fromTwo = await b.range('room', 2, 100);
-      assert.deepEqual(seqs(fromTwo), [3]);
+      assert.equal(aged.head, base + 3);
+      const fromTwo = await b.range('room', base + 2, 100);
+      assert.deepEqual(seqs(fromTwo), [base + 3]);
       assert.equal(fromTwo.gap, false);
       clock.advance(30_000); // everything is old now
-      const gone = await a.range('room', 1, 100);
-      assert.deepEqual(gone, { ...gone, entries: [], gap: true, head: 3 });
-      assert.equal(await a.head('room'), 3, 'age never resets the counter');
-      assert.equal(await b.append('room', 'new 4'), 4);
-      assert.deepEqual(seqs(await a.range('room', 3, 100)), [4]);
+      const gone = await a.range('room', base + 1, 100);
+      assert.deepEqual(gone, { ...gone, entries: [], gap: true, head: base + 3 });
+      assert.equal(await a.head('room'), base + 3, 'age never resets the counter');
+      assert.equal(await b.append('room', 'new 4'), base + 4);
+      assert.deepEqual(seqs(await a.range('room', base + 3, 100)), [base + 4]);
     });
   });
 
@@ -214,10 +253,11 @@ export function historySuite(
           }
         }
         const all = [...seqsA, ...seqsB].sort((x, y) => x - y);
-        assert.deepEqual(all, Array.from({ length: 2 * count }, (_, i) => i + 1));
+        const base = all[0] - 1;
+        assert.deepEqual(all, Array.from({ length: 2 * count }, (_, i) => base + i + 1));
         const { entries, gap, head } = await b.range('room', 0, 10 * count);
         assert.equal(gap, false);
-        assert.equal(head, 2 * count);
+        assert.equal(head, base + 2 * count);
         assert.deepEqual(entries.map((entry) => entry.seq), all);
         const bySeq = new Map<number, string>();
         seqsA.forEach((seq, i) => bySeq.set(seq, `a${i}`));
@@ -232,13 +272,47 @@ export function historySuite(
   }, async () => {
     await withStores({}, async ([a, b]) => {
       await a.append('room', 'one');
-      await a.append('room', 'two');
-      // A dialer that knew seq 50 of a log that was lost and started again.
-      // Its entries are not the ones after 50 the dialer missed; the head is its position now.
-      const past = await b.range('room', 50, 100);
-      assert.deepEqual(past, { ...past, entries: [], gap: true, head: 2 });
+      const head = await a.append('room', 'two');
+      // A dialer that knew a number the store never gave (it came from another store, or from
+      // a clock that has since stepped back). Its entries are not the ones the dialer missed;
+      // the head is its position now.
+      const past = await b.range('room', head + 50, 100);
+      assert.deepEqual(past, { ...past, entries: [], gap: true, head });
       const never = await b.range('never', 7, 100);
       assert.deepEqual(never, { ...never, entries: [], gap: true, head: 0 });
     });
   });
+
+  test(
+    `${name} numbers on above the old numbers after it lost its state, and reports the gap (WSM-REC-001, WSM-REC-004)`,
+    {
+      timeout,
+    },
+    async () => {
+      const clock = manualClock();
+      await withStores({ now: clock.now }, async ([a], lose) => {
+        for (let i = 1; i <= 100; i++) await a.append('room', `old ${i}`);
+        const old = await a.head('room');
+        clock.advance(1); // the restart took a millisecond: room for 1024 numbers
+        const [c, d] = await lose();
+        assert.equal(await c.head('room'), 0, 'the state is lost');
+        const fresh = await c.append('room', 'new 1');
+        assert.ok(fresh > old, `numbers go on above ${old}: found ${fresh}`);
+        assert.equal(await d.append('room', 'new 2'), fresh + 1);
+        // A dialer at the old head is replayed all the new log; what the old one held is gone.
+        const redial = await d.range('room', old, 100);
+        assert.deepEqual(redial, {
+          ...redial,
+          entries: redial.entries,
+          gap: true,
+          head: fresh + 1,
+        });
+        assert.deepEqual(redial.entries.map((entry) => entry.data), ['new 1', 'new 2']);
+        // A dialer at position 0 (it read the head after the loss) misses nothing.
+        const fromZero = await c.range('room', 0, 100);
+        assert.deepEqual(seqs(fromZero), [fresh, fresh + 1]);
+        assert.equal(fromZero.gap, false);
+      });
+    },
+  );
 }

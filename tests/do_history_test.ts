@@ -35,38 +35,61 @@ function fakeStorage(): DurableObjectStorageLike & { map: Map<string, unknown>; 
 
 test('durableObjectHistory() numbers on across a new store over the same storage, per tag (WSM-REC-001)', async () => {
   const storage = fakeStorage();
-  const first = durableObjectHistory(storage);
-  assert.deepEqual(await Promise.all([first.append('a', 'a1'), first.append('a', 'a2')]), [1, 2]);
-  assert.equal(await first.append('a:b', 'other'), 1, 'a tag that extends another is its own');
-  const woken = durableObjectHistory(storage);
-  assert.equal(await woken.head('a'), 2);
-  assert.equal(await woken.append('a', new Uint8Array([7])), 3);
-  const range = await woken.range('a', 1, 10);
-  assert.deepEqual(range.entries, [{ seq: 2, data: 'a2' }, { seq: 3, data: new Uint8Array([7]) }]);
+  let time = 1_700_000_000_000;
+  const now = () => time;
+  const first = durableObjectHistory(storage, { now });
+  const base = 1_700_000_000_000 * 1024; // the first number is floor(now) * 1024 + 1
+  assert.deepEqual(await Promise.all([first.append('a', 'a1'), first.append('a', 'a2')]), [
+    base + 1,
+    base + 2,
+  ]);
+  time += 1;
+  assert.equal(
+    await first.append('a:b', 'other'),
+    base + 1024 + 1,
+    'a tag that extends another is its own',
+  );
+  const woken = durableObjectHistory(storage, { now });
+  assert.equal(await woken.head('a'), base + 2);
+  assert.equal(await woken.append('a', new Uint8Array([7])), base + 3);
+  const range = await woken.range('a', base + 1, 10);
+  assert.deepEqual(range.entries, [
+    { seq: base + 2, data: 'a2' },
+    { seq: base + 3, data: new Uint8Array([7]) },
+  ]);
   assert.equal(range.gap, false);
-  assert.equal(range.head, 3);
+  assert.equal(range.head, base + 3);
+  const all = await woken.range('a', 0, 10);
+  assert.deepEqual(all.entries.map((entry) => entry.seq), [base + 1, base + 2, base + 3]);
+  assert.equal(all.gap, false, 'the first number of the counter follows position 0');
 });
 
 test('durableObjectHistory() trims by count and by age and reports what is gone as a gap (WSM-REC-004)', async () => {
   using clock = fakeTime();
   const storage = fakeStorage();
   const history = durableObjectHistory(storage, { maxEntries: 3, maxAgeMs: 1000 });
-  for (let i = 1; i <= 5; i++) await history.append('count', String(i));
-  assert.deepEqual((await history.range('count', 0, 10)).entries.map((e) => e.seq), [3, 4, 5]);
+  const base = await history.append('count', '1') - 1;
+  for (let i = 2; i <= 5; i++) await history.append('count', String(i));
+  assert.deepEqual((await history.range('count', 0, 10)).entries.map((e) => e.seq), [
+    base + 3,
+    base + 4,
+    base + 5,
+  ]);
   assert.equal((await history.range('count', 0, 10)).gap, true);
-  assert.equal((await history.range('count', 2, 10)).gap, false);
+  assert.equal((await history.range('count', base + 2, 10)).gap, false);
   assert.equal([...storage.map.keys()].filter((k) => k.includes(':count:e')).length, 3);
-  await history.append('age', 'old');
+  const old = await history.append('age', 'old');
   clock.tick(600);
   await history.append('age', 'new');
   clock.tick(600);
+  const head = old + 1;
   const aged = await history.range('age', 0, 1);
-  assert.deepEqual(aged, { entries: [{ seq: 2, data: 'new' }], gap: true, head: 2 });
+  assert.deepEqual(aged, { entries: [{ seq: head, data: 'new' }], gap: true, head });
   assert.equal([...storage.map.keys()].filter((k) => k.includes(':age:e')).length, 1);
-  assert.deepEqual(await history.range('age', 2, 10), { entries: [], gap: false, head: 2 });
+  assert.deepEqual(await history.range('age', head, 10), { entries: [], gap: false, head });
   clock.tick(1000); // everything aged: the read ends on the counter alone
-  assert.deepEqual(await history.range('age', 0, 10), { entries: [], gap: true, head: 2 });
-  assert.deepEqual(await history.range('age', 0, 10), { entries: [], gap: true, head: 2 }); // and again, once they are deleted
+  assert.deepEqual(await history.range('age', 0, 10), { entries: [], gap: true, head });
+  assert.deepEqual(await history.range('age', 0, 10), { entries: [], gap: true, head }); // and again, once they are deleted
 });
 
 test('durableObjectHistory() over a storage that lost everything reports the gap (WSM-REC-004)', async () => {
@@ -83,20 +106,21 @@ test('an acceptor over durableObjectHistory() replays what a redialled peer miss
   const history = durableObjectHistory(fakeStorage());
   const acceptor = new Acceptor({ idleTimeoutMs: 0, history });
   for (let i = 1; i <= 300; i++) await acceptor.broadcast('room', i);
+  const base = await history.head('room') - 300;
   const got: unknown[][] = [];
   const handle = acceptor.attach({
     send: (data) => got.push(JSON.parse(String(data))),
     close() {},
   }, { tags: ['room'] });
-  handle.message(JSON.stringify([1, 1, 3, { ':resume': { room: 10 } }, null]));
+  handle.message(JSON.stringify([1, 1, 3, { ':resume': { room: base + 10 } }, null]));
   for (let i = 0; i < 200; i++) await Promise.resolve();
   const frames = got.filter((f) => f[0] === 9);
   assert.equal(frames.length, 291);
-  assert.deepEqual(frames[0], [9, 'room', { ':seq': 11 }, 11]);
+  assert.deepEqual(frames[0], [9, 'room', { ':seq': base + 11 }, 11]);
   assert.deepEqual(frames.at(-1), [
     9,
     'room',
-    { ':seq': 300, ':recovered': { replayed: 290, gap: false } },
+    { ':seq': base + 300, ':recovered': { replayed: 290, gap: false } },
     null,
   ]);
   await acceptor.close({ drainMs: 0 });
@@ -106,5 +130,13 @@ test('an acceptor over durableObjectHistory() replays what a redialled peer miss
 // the same store over one storage.
 historySuite('durableObjectHistory()', (options) => {
   const history = durableObjectHistory(fakeStorage(), options);
-  return Promise.resolve({ stores: [history, history], close: () => Promise.resolve() });
+  return Promise.resolve({
+    stores: [history, history],
+    // The object's storage lost: a new object over an empty storage, on the same clock.
+    lose: () => {
+      const fresh = durableObjectHistory(fakeStorage(), options);
+      return Promise.resolve([fresh, fresh] as const);
+    },
+    close: () => Promise.resolve(),
+  });
 });

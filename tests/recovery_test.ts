@@ -1,7 +1,8 @@
 // Recovery of missed broadcasts (WSM-REC-001..005): sequence numbers, positions, the redial's
 // `:resume`, replay paced by the socket, gaps, store failures and resets. The acceptor's side is
 // driven with raw frames through attach(); the whole loop with connect() over in-memory sockets
-// on fake time.
+// on fake time. Stores on a clock at 0 (`now: () => 0`) number each tag from 1, so the frames
+// read 1, 2, 3; on a moving clock the first number is floor(now) * 1024 + 1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -83,7 +84,7 @@ function wrapped(inner: History, hooks: {
 }
 
 test('broadcasts to a tag carry its sequence number, increasing per tag (WSM-REC-001)', async () => {
-  const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory() });
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory({ now: () => 0 }) });
   const peer = rawPeer(acceptor, ['a', 'b']);
   await settle();
   await acceptor.broadcast('a', 'a1');
@@ -117,7 +118,7 @@ test('broadcastAll carries no sequence number even with history (WSM-REC-001)', 
 });
 
 test('a peer that gains a tag is told its position before any broadcast of it (WSM-REC-002)', async () => {
-  const history = memoryHistory();
+  const history = memoryHistory({ now: () => 0 });
   const acceptor = new Acceptor({ idleTimeoutMs: 0, history });
   await acceptor.broadcast('room', 'before');
   await acceptor.broadcast('room', 'before');
@@ -138,7 +139,7 @@ test('a peer that gains a tag is told its position before any broadcast of it (W
 test('a resumed tag is replayed in order before live broadcasts, each once (WSM-REC-003)', async () => {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => release = resolve);
-  const history = wrapped(memoryHistory(), { range: () => gate });
+  const history = wrapped(memoryHistory({ now: () => 0 }), { range: () => gate });
   const acceptor = new Acceptor({
     idleTimeoutMs: 0,
     history,
@@ -181,8 +182,18 @@ test('a trimmed log replays what remains and reports the gap, by count and by ag
     f[3] === null && f[2] && ':recovered' in (f[2] as object)
   );
   assert.deepEqual(markers, [
-    [9, 'count', { ':seq': 5, ':recovered': { replayed: 3, gap: true } }, null],
-    [9, 'age', { ':seq': 2, ':recovered': { replayed: 1, gap: true } }, null],
+    [
+      9,
+      'count',
+      { ':seq': await history.head('count'), ':recovered': { replayed: 3, gap: true } },
+      null,
+    ],
+    [
+      9,
+      'age',
+      { ':seq': await history.head('age'), ':recovered': { replayed: 1, gap: true } },
+      null,
+    ],
   ]);
   await acceptor.close({ drainMs: 0 });
 });
@@ -210,14 +221,15 @@ test('a replay of 10,000 waits for the socket and never overfills it by more tha
   const frames = published(peer.got, 'room');
   const seqs = frames.map((f) => (f[2] as { ':seq': number })[':seq']);
   assert.ok(frames.length > 10_000, `replayed ${frames.length}`);
-  assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'every seq once, in order');
+  assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'every seq once, in order');
+  assert.equal(seqs[0], 1_700_000_000_000 * 1024 + 1, 'from the first, drawn from the clock');
   assert.ok(peer.peak <= highWaterMark + longest, `peak ${peer.peak}`);
   await acceptor.close({ drainMs: 0 });
 });
 
 test('a store failure during the replay ends it with a gap, reported, and live ones follow (WSM-REC-004)', async () => {
   const errors: unknown[] = [];
-  const failing = wrapped(memoryHistory(), {
+  const failing = wrapped(memoryHistory({ now: () => 0 }), {
     range: (call) => {
       if (call === 2) throw new Error('store down');
     },
@@ -253,7 +265,7 @@ test('a store failure during the replay ends it with a gap, reported, and live o
 
 test('a store answering a full batch with nothing new ends the replay with a gap, reported, instead of asking forever (WSM-REC-004)', async () => {
   const errors: unknown[] = [];
-  const inner = memoryHistory();
+  const inner = memoryHistory({ now: () => 0 });
   let ranges = 0;
   const stuck: History = {
     append: (tag, data) => inner.append(tag, data),
@@ -297,7 +309,7 @@ test('a hello with only :resume is acknowledged without onHello and never reache
   const streams: unknown[] = [];
   const acceptor = new Acceptor({
     idleTimeoutMs: 0,
-    history: memoryHistory(),
+    history: memoryHistory({ now: () => 0 }),
     onStream: (stream) => void streams.push(stream),
   });
   await acceptor.broadcast('room', 'missed');
@@ -347,7 +359,7 @@ function recording(WebSocket: never, extra: ConnectOptions = {}) {
 test('a redialled dialer gets what it missed once, in order, then live ones, and onRecovered counts (WSM-REC-002, WSM-REC-004)', async () => {
   using clock = fakeTime();
   const { acceptor, sockets, server, WebSocket } = served({
-    history: memoryHistory({ now: () => Date.now() }),
+    history: memoryHistory({ now: () => 0 }),
     onHello: (hello, peer) =>
       void peer.tags.add(`room:${(hello.payload as { room: string }).room}`),
   });
@@ -402,14 +414,22 @@ test('a dialer that received nothing before the outage still recovers, without a
   await acceptor.close({ drainMs: 0 });
 });
 
-test('after the store lost its log the marker resets the position, so new broadcasts are delivered (WSM-REC-004)', async () => {
-  using clock = fakeTime();
+/**
+ * A store that can lose its state as a restart without persistence does: `lose()` puts a new
+ * memoryHistory in its place, on the same (fake) clock.
+ */
+function resettable(): History & { lose(): void } {
   let history = memoryHistory({ now: () => Date.now() });
-  const store: History = {
+  return {
     append: (tag, data) => history.append(tag, data),
     head: (tag) => history.head(tag),
     range: (tag, after, limit) => history.range(tag, after, limit),
+    lose: () => void (history = memoryHistory({ now: () => Date.now() })),
   };
+}
+
+/** A dialer connected to an acceptor over `store` whose peers hold the tag "room". */
+async function roomDialer(clock: ReturnType<typeof fakeTime>, store: History) {
   const { acceptor, sockets, WebSocket } = served({
     history: store,
     onPeer: (peer) => void peer.tags.add('room'),
@@ -419,12 +439,65 @@ test('after the store lost its log the marker resets the position, so new broadc
   await clock.tickAsync(10);
   const connection = await connecting;
   await clock.tickAsync(10);
+  return { acceptor, sockets, seen, recovered, connection };
+}
+
+test('a dialer connected through a store that lost its state keeps receiving live broadcasts (WSM-REC-001, WSM-REC-004)', async () => {
+  using clock = fakeTime();
+  const store = resettable();
+  const { acceptor, seen, recovered, connection } = await roomDialer(clock, store);
+  for (let i = 1; i <= 3; i++) await acceptor.broadcast('room', `old ${i}`);
+  await clock.tickAsync(10);
+  store.lose(); // Redis restarted without persistence while the dialer stayed connected
+  for (let i = 1; i <= 2; i++) await acceptor.broadcast('room', `new ${i}`);
+  await clock.tickAsync(10);
+  assert.deepEqual(seen.map((m) => m.payload), ['old 1', 'old 2', 'old 3', 'new 1', 'new 2']);
+  assert.ok(seen[3].seq! > seen[2].seq!, `numbers go on: ${seen[2].seq}, then ${seen[3].seq}`);
+  assert.deepEqual(recovered, []);
+  await connection.close();
+  await acceptor.close({ drainMs: 0 });
+});
+
+test('a dialer redialling after its store lost its state is replayed all that was logged since, with a gap (WSM-REC-004)', async () => {
+  using clock = fakeTime();
+  const store = resettable();
+  const { acceptor, sockets, seen, recovered, connection } = await roomDialer(clock, store);
   for (let i = 1; i <= 3; i++) await acceptor.broadcast('room', `old ${i}`);
   await clock.tickAsync(10);
   sockets[0].close(1011, 'cut');
   await clock.tickAsync(10);
-  history = memoryHistory({ now: () => Date.now() }); // Redis restarted without persistence
-  await acceptor.broadcast('room', 'lost');
+  store.lose();
+  // More broadcasts than the dialer's old position while it is away.
+  for (let i = 1; i <= 5; i++) await acceptor.broadcast('room', `away ${i}`);
+  await clock.tickAsync(100);
+  await clock.tickAsync(10);
+  await acceptor.broadcast('room', 'new');
+  await clock.tickAsync(10);
+  assert.deepEqual(seen.map((m) => m.payload), [
+    'old 1',
+    'old 2',
+    'old 3',
+    'away 1',
+    'away 2',
+    'away 3',
+    'away 4',
+    'away 5',
+    'new',
+  ]);
+  assert.deepEqual(recovered, [{ tag: 'room', replayed: 5, gap: true }]);
+  await connection.close();
+  await acceptor.close({ drainMs: 0 });
+});
+
+test('after the store lost its state with nothing logged since, the marker resets the position, so new broadcasts are delivered (WSM-REC-004)', async () => {
+  using clock = fakeTime();
+  const store = resettable();
+  const { acceptor, sockets, seen, recovered, connection } = await roomDialer(clock, store);
+  for (let i = 1; i <= 3; i++) await acceptor.broadcast('room', `old ${i}`);
+  await clock.tickAsync(10);
+  sockets[0].close(1011, 'cut');
+  await clock.tickAsync(10);
+  store.lose();
   await clock.tickAsync(100);
   await clock.tickAsync(10);
   await acceptor.broadcast('room', 'new');

@@ -55,11 +55,17 @@ historySuite('redisHistory()', async (options) => {
     await redis.stop();
     throw error;
   }
+  const stores = [
+    redisHistory({ client: clients[0], ...options }),
+    redisHistory({ client: clients[1], ...options }),
+  ] as const;
   return {
-    stores: [
-      redisHistory({ client: clients[0], ...options }),
-      redisHistory({ client: clients[1], ...options }),
-    ],
+    stores,
+    // Redis restarted without persistence, as far as the keys go: the same stores over nothing.
+    async lose() {
+      await clients[0].flushAll();
+      return stores;
+    },
     async close() {
       clients.forEach(destroy);
       await redis.stop();
@@ -91,18 +97,26 @@ test(
   async () => {
     await withRedis({ prefix: 'app:' }, async (history, client) => {
       assert.equal(history.prefix, 'app:');
-      await history.append('room:1', 'hello');
+      const before = Date.now();
+      const first = await history.append('room:1', 'hello');
+      const after = Date.now();
+      // The first number is drawn from the clock: floor(now) * 1024 + 1.
+      assert.ok(
+        first >= before * 1024 + 1 && first <= after * 1024 + 1,
+        `first seq ${first} drawn between ${before} and ${after} ms`,
+      );
       await history.append('room:1', new Uint8Array([0, 255]));
       assert.equal(await client.type('app:{room:1}:log'), 'stream');
       assert.equal(await client.type('app:{room:1}:seq'), 'hash');
       const log = (await client.xRange('app:{room:1}:log', '-', '+')) ?? [];
-      assert.deepEqual(log.map((entry) => entry.id), ['1-0', '2-0']);
+      assert.deepEqual(log.map((entry) => entry.id), [`${first}-0`, `${first + 1}-0`]);
       assert.equal(log[0].message.k, 's');
       assert.equal(log[0].message.d, 'hello');
       assert.equal(log[1].message.k, 'b');
       assert.equal(log[1].message.d, 'AP8=');
       const counter = await client.hGetAll('app:{room:1}:seq');
-      assert.equal(counter.seq, '2');
+      assert.equal(counter.seq, String(first + 1));
+      assert.equal(counter.origin, String(first));
       assert.match(counter.epoch, /^[0-9a-f-]{36}$/);
       const range = await history.range('room:1', 0, 10);
       assert.equal(range.epoch, counter.epoch);
@@ -140,12 +154,15 @@ test(
       await within(cluster.connect(), 5000, 'the cluster client to connect');
       const history = redisHistory({ client: cluster });
       for (const tag of ['room:1', 'a}b', '{x}']) {
-        assert.equal(await history.append(tag, 'one'), 1);
-        assert.equal(await history.append(tag, new Uint8Array([7])), 2);
+        const first = await history.append(tag, 'one');
+        assert.equal(await history.append(tag, new Uint8Array([7])), first + 1);
         const { entries, gap, head } = await history.range(tag, 0, 10);
-        assert.deepEqual(entries, [{ seq: 1, data: 'one' }, { seq: 2, data: new Uint8Array([7]) }]);
+        assert.deepEqual(entries, [
+          { seq: first, data: 'one' },
+          { seq: first + 1, data: new Uint8Array([7]) },
+        ]);
         assert.equal(gap, false);
-        assert.equal(head, 2);
+        assert.equal(head, first + 1);
       }
     } finally {
       await cluster?.destroy();
@@ -172,7 +189,8 @@ test(
           return real.evalSha(sha1, options);
         },
       };
-      const history = redisHistory({ client: counting });
+      // On a clock at 0 numbers start at 1.
+      const history = redisHistory({ client: counting, now: () => 0 });
       for (let i = 1; i <= 3; i++) assert.equal(await history.append('room', `m${i}`), i);
       assert.deepEqual(calls, ['eval', 'evalSha', 'evalSha']);
       calls.length = 0;
@@ -230,7 +248,8 @@ test(
         },
         evalSha: logging.evalSha,
       };
-      const history = redisHistory({ client });
+      // On a clock at 0 numbers start at 1.
+      const history = redisHistory({ client, now: () => 0 });
       for (let i = 1; i <= 4; i++) assert.equal(await history.append('room', `m${i}`), i);
       await real.scriptFlush();
       log.length = 0;
@@ -271,7 +290,8 @@ test(
             .then(() => logging.evalSha(sha1, options));
         },
       };
-      const history = redisHistory({ client });
+      // On a clock at 0 numbers start at 1.
+      const history = redisHistory({ client, now: () => 0 });
       assert.equal(await history.append('room', 'm1'), 1);
       await real.scriptFlush();
       const results = await Promise.allSettled([
@@ -306,7 +326,8 @@ test(
         },
         evalSha: logging.evalSha,
       };
-      const history = redisHistory({ client });
+      // On a clock at 0 numbers start at 1.
+      const history = redisHistory({ client, now: () => 0 });
       for (let i = 1; i <= 4; i++) assert.equal(await history.append('room', `m${i}`), i);
       await real.scriptFlush();
       const other = history.append('other', 'x');
@@ -328,7 +349,8 @@ test(
     try {
       client = await connectClient(redis.url);
       const history = redisHistory({ client });
-      for (let i = 1; i <= 3; i++) assert.equal(await history.append('room', `old ${i}`), i);
+      for (let i = 1; i <= 3; i++) await history.append('room', `old ${i}`);
+      const old = await history.head('room');
       await redis.stop();
       await redis.start();
       await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
@@ -338,7 +360,9 @@ test(
         5000,
         'the appends after the restart',
       );
-      assert.deepEqual(seqs, [1, 2, 3, 4, 5]);
+      // Numbered on from the clock, above the seqs Redis lost, one by one in call order.
+      assert.ok(seqs[0] > old, `the first seq after the restart ${seqs[0]} is above ${old}`);
+      assert.deepEqual(seqs, [0, 1, 2, 3, 4].map((i) => seqs[0] + i));
       const { entries } = await history.range('room', 0, 10);
       assert.deepEqual(entries.map((e) => e.data), names);
     } finally {
@@ -404,15 +428,17 @@ test(
   async () => {
     let time = 1_700_000_000_000;
     await withRedis({ maxAgeMs: 60_000, now: () => time }, async (history, client) => {
-      for (let i = 1; i <= 50; i++) await history.append('room', `old ${i}`);
+      const base = await history.append('room', 'old 1') - 1;
+      for (let i = 2; i <= 50; i++) await history.append('room', `old ${i}`);
       time += 30_000;
       await history.append('room', 'young 51');
       time += 30_001; // 1 to 50 are 60001 ms old now
-      assert.deepEqual((await history.range('room', 0, 100)).entries.map((e) => e.seq), [51]);
+      const aged = await history.range('room', 0, 100);
+      assert.deepEqual(aged.entries.map((e) => e.seq), [base + 51]);
       assert.equal(await client.xLen('muxws:history:{room}:log'), 51, 'reads trim nothing');
-      assert.equal(await history.append('room', 'new 52'), 52);
+      assert.equal(await history.append('room', 'new 52'), base + 52);
       const log = (await client.xRange('muxws:history:{room}:log', '-', '+')) ?? [];
-      assert.deepEqual(log.map((entry) => entry.id), ['51-0', '52-0']);
+      assert.deepEqual(log.map((entry) => entry.id), [`${base + 51}-0`, `${base + 52}-0`]);
     });
   },
 );
@@ -424,15 +450,16 @@ test(
   },
   async () => {
     await withRedis({}, async (history, client) => {
-      for (let i = 1; i <= 5; i++) await history.append('room', `m${i}`);
+      const base = await history.append('room', 'm1') - 1;
+      for (let i = 2; i <= 5; i++) await history.append('room', `m${i}`);
       await client.del('muxws:history:{room}:seq');
-      assert.equal(await history.head('room'), 5);
-      assert.equal(await history.append('room', 'm6'), 6);
+      assert.equal(await history.head('room'), base + 5);
+      assert.equal(await history.append('room', 'm6'), base + 6);
       // With every entry trimmed away too, the stream's last id still holds the count.
       await client.del('muxws:history:{room}:seq');
       await client.xTrim('muxws:history:{room}:log', 'MAXLEN', 0);
-      assert.equal(await history.head('room'), 6);
-      assert.equal(await history.append('room', 'm7'), 7);
+      assert.equal(await history.head('room'), base + 6);
+      assert.equal(await history.append('room', 'm7'), base + 7);
     });
   },
 );
@@ -464,7 +491,7 @@ test('redisHistory() rejects with the tag and what Redis said when a command fai
 });
 
 test(
-  'redisHistory() rejects during a Redis restart, then starts again at 1 with a gap and a new epoch when nothing persisted (WSM-REC-005)',
+  'redisHistory() rejects during a Redis restart, then numbers on above the lost seqs with a gap and a new epoch when nothing persisted (WSM-REC-005)',
   {
     timeout: 30_000,
   },
@@ -491,14 +518,18 @@ test(
       assert.ok(Date.now() - started <= 1500, `rejected after ${Date.now() - started} ms`);
       await redis.start();
       await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
-      assert.equal(await history.append('room', 'after'), 1);
-      // A dialer at seq 3 asks: the counter is below it, so a gap, and the head to go back to.
-      const after = await history.range('room', 3, 10);
-      assert.deepEqual(after.entries, []);
+      const fresh = await history.append('room', 'after');
+      assert.ok(fresh > before.head, `the seq after the restart ${fresh} is above ${before.head}`);
+      // A dialer at the old head asks: it gets what was logged since, with a gap for what the
+      // old log held.
+      const after = await history.range('room', before.head, 10);
+      assert.deepEqual(after.entries, [{ seq: fresh, data: 'after' }]);
       assert.equal(after.gap, true);
-      assert.equal(after.head, 1);
-      assert.deepEqual((await history.range('room', 0, 10)).entries, [{ seq: 1, data: 'after' }]);
+      assert.equal(after.head, fresh);
       assert.notEqual(after.epoch, before.epoch);
+      const fromZero = await history.range('room', 0, 10);
+      assert.deepEqual(fromZero.entries, [{ seq: fresh, data: 'after' }]);
+      assert.equal(fromZero.gap, false);
     } finally {
       destroy(client);
       await redis.stop();
@@ -523,7 +554,7 @@ test(
       await redis.stop();
       await redis.start();
       await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
-      assert.equal(await history.append('room', 'm4'), 4);
+      assert.equal(await history.append('room', 'm4'), before.head + 1);
       const after = await history.range('room', 0, 10);
       assert.deepEqual(after.entries.map((entry) => entry.data), ['m1', 'm2', 'm3', 'm4']);
       assert.equal(after.gap, false);
@@ -560,7 +591,8 @@ test(
           return sent;
         },
       };
-      const history = redisHistory({ client: delaying, commandTimeoutMs: 200 });
+      // On a clock at 0 numbers start at 1.
+      const history = redisHistory({ client: delaying, commandTimeoutMs: 200, now: () => 0 });
       assert.equal(await history.append('room', 'first'), 1);
       let release = () => {};
       held = new Promise((resolve) => (release = resolve));

@@ -66,6 +66,7 @@ import { acceptorMaySend, CloseCode } from '../_codes.ts';
 import { describe } from '../_describe.ts';
 import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
 import type { History, HistoryEntry, HistoryRange, MemoryHistoryOptions } from '../history.ts';
+import { seqOrigin } from '../_seq_origin.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -577,7 +578,10 @@ interface StoredEntry {
 
 /** The cached counter of one tag, loaded from storage once. */
 interface TagCounter {
+  /** The last sequence number given; 0 when the tag has none. */
   seq: number;
+  /** The first sequence number of the counter's life; 1 for a counter stored without one. */
+  origin: number;
 }
 
 /** A positive integer option of {@linkcode durableObjectHistory}, or its default. */
@@ -601,7 +605,9 @@ function positiveOption(name: string, value: unknown, fallback: number): number 
  * append past it), and a read skips (and deletes) those older than `maxAgeMs` (default 120000).
  * Every append is one storage write (the entry and the counter), made before the broadcast
  * leaves; an entry is limited to the storage's value size (128 KiB on Cloudflare), so a larger
- * broadcast rejects. The object is single-threaded, so numbers are given in call order.
+ * broadcast rejects. The object is single-threaded, so numbers are given in call order. A tag's
+ * first number is drawn from `now` (`floor(now) * 1024 + 1`, see {@linkcode History}), so a
+ * storage that lost everything numbers on above what it gave before.
  *
  * @param storage The object's `ctx.storage`.
  * @param options `maxEntries`, `maxAgeMs` and `now`.
@@ -627,10 +633,10 @@ function positiveOption(name: string, value: unknown, fallback: number): number 
  *       .sort(([a], [b]) => a < b ? -1 : 1).slice(0, limit))),
  * };
  * const history = durableObjectHistory(storage);
- * assert.equal(await history.append('room', 'hi'), 1);
+ * const first = await history.append('room', 'hi'); // drawn from the clock
  * // The object slept: a new store over the same storage numbers on.
  * const woken = durableObjectHistory(storage);
- * assert.equal(await woken.append('room', 'again'), 2);
+ * assert.equal(await woken.append('room', 'again'), first + 1);
  * assert.deepEqual((await woken.range('room', 0, 10)).entries.map((e) => e.data), ['hi', 'again']);
  * ```
  */
@@ -652,14 +658,19 @@ export function durableObjectHistory(
   // Keys: a tag's prefix holds its length, so no tag's keys start with another's prefix.
   const prefixOf = (tag: string) => `muxws:history:${tag.length}:${tag}:`;
   const counterKey = (tag: string) => `${prefixOf(tag)}seq`;
+  // The counter's first number; sorts after every entry key, as the counter's key does.
+  const originKey = (tag: string) => `${prefixOf(tag)}origin`;
   // Entry keys sort by number: 16 digits hold every safe integer.
   const entryKey = (tag: string, seq: number) =>
     `${prefixOf(tag)}e${String(seq).padStart(16, '0')}`;
   const counter = (tag: string): Promise<TagCounter> => {
     let loaded = counters.get(tag);
     if (loaded === undefined) {
-      loaded = storage.get(counterKey(tag)).then((value) => ({
-        seq: typeof value === 'number' && Number.isSafeInteger(value) ? value : 0,
+      loaded = Promise.all([storage.get(counterKey(tag)), storage.get(originKey(tag))]).then((
+        [seq, origin],
+      ) => ({
+        seq: typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : 0,
+        origin: typeof origin === 'number' && Number.isSafeInteger(origin) ? origin : 1,
       }));
       loaded.catch(() => counters.delete(tag));
       counters.set(tag, loaded);
@@ -669,22 +680,32 @@ export function durableObjectHistory(
   return {
     async append(tag: string, data: string | Uint8Array): Promise<number> {
       const state = await counter(tag);
+      const at = now();
+      const writes: Record<string, unknown> = {};
+      if (state.seq === 0) {
+        // No counter: the first number comes from the clock, above any the storage lost.
+        state.seq = seqOrigin(at) - 1;
+        state.origin = state.seq + 1;
+        writes[originKey(tag)] = state.origin;
+      }
       const seq = ++state.seq;
-      const entry: StoredEntry = { d: data, t: now() };
-      await storage.put({ [entryKey(tag, seq)]: entry, [counterKey(tag)]: seq });
-      if (seq > maxEntries) await storage.delete([entryKey(tag, seq - maxEntries)]);
+      const entry: StoredEntry = { d: data, t: at };
+      writes[entryKey(tag, seq)] = entry;
+      writes[counterKey(tag)] = seq;
+      await storage.put(writes);
+      if (seq - state.origin >= maxEntries) await storage.delete([entryKey(tag, seq - maxEntries)]);
       return seq;
     },
     async head(tag: string): Promise<number> {
       return (await counter(tag)).seq;
     },
     async range(tag: string, after: number, limit: number): Promise<HistoryRange> {
-      const head = (await counter(tag)).seq;
+      const { seq: head, origin } = await counter(tag);
       const oldest = now() - maxAgeMs;
       const prefix = prefixOf(tag);
       const entries: HistoryEntry[] = [];
       const aged: string[] = [];
-      let from = Math.max(Math.floor(after) + 1, head - maxEntries + 1, 1);
+      let from = Math.max(Math.floor(after) + 1, head - maxEntries + 1, origin);
       let first: number | undefined;
       while (entries.length < limit && from <= head) {
         const listed = await storage.list({
@@ -708,7 +729,10 @@ export function durableObjectHistory(
         if (from === before) break; // nothing more is logged
       }
       if (aged.length > 0) await storage.delete(aged);
-      const gap = after > head || (after < head && (first ?? head + 1) > after + 1);
+      // The counter's first number follows position 0 without a gap.
+      const held = first ?? head + 1;
+      const gap = after > head ||
+        (after < head && held > after + 1 && !(after === 0 && held === origin));
       return { entries, gap, head };
     },
   };

@@ -13,6 +13,7 @@
  */
 import type { History, HistoryEntry, HistoryRange, HistoryRetention } from '../history.ts';
 import { describe } from '../_describe.ts';
+import { seqOrigin } from '../_seq_origin.ts';
 import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
 import { MuxwsError, TimeoutError } from '../errors.ts';
 import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
@@ -75,8 +76,8 @@ export interface RedisHistoryRange extends HistoryRange {
   /**
    * The id of the counter's life: drawn when the tag's counter is created, kept while it exists.
    * A different epoch than before means the counter was lost (Redis restarted without
-   * persistence, or the key was deleted) and sequence numbers started again at 1. Empty when
-   * the tag has no counter.
+   * persistence, or the key was deleted) and sequence numbers started again from the clock.
+   * Empty when the tag has no counter.
    */
   readonly epoch: string;
 }
@@ -141,9 +142,9 @@ end
 `;
 
 /**
- * KEYS: log, counter. ARGV: now, maxEntries, maxAgeMs, epoch if new, kind, data, and the Redis
- * time after which the append must not be applied (0: none). Replies the seq (0: not applied, too
- * late) and Redis's time in milliseconds.
+ * KEYS: log, counter. ARGV: now, maxEntries, maxAgeMs, epoch if new, kind, data, the Redis time
+ * after which the append must not be applied (0: none), and the first seq if new (drawn from
+ * `now`). Replies the seq (0: not applied, too late) and Redis's time in milliseconds.
  */
 const APPEND_SCRIPT = `${SCRIPT_HELPERS}
 local log, counter = KEYS[1], KEYS[2]
@@ -154,10 +155,16 @@ if expiresAt > 0 and redisMs >= expiresAt then return { 0, redisMs } end
 local seq, newest = headOf(log, counter)
 local time = tonumber(ARGV[1])
 if newest then time = math.max(time, timeOf(newest)) end
-seq = seq + 1
+if seq == 0 then
+  -- No counter and no log: the first number comes from the clock, above any Redis lost.
+  seq = tonumber(ARGV[8])
+  redis.call('HSET', counter, 'origin', string.format('%d', seq))
+else
+  seq = seq + 1
+end
 redis.call('XADD', log, 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq),
   't', string.format('%d', time), 'k', ARGV[5], 'd', ARGV[6])
-redis.call('HSET', counter, 'seq', seq)
+redis.call('HSET', counter, 'seq', string.format('%d', seq))
 redis.call('HSETNX', counter, 'epoch', ARGV[4])
 local fresh = firstFresh(log, 0, tonumber(ARGV[1]) - tonumber(ARGV[3]))
 if fresh then redis.call('XTRIM', log, 'MINID', string.format('%d-0', fresh)) end
@@ -172,6 +179,7 @@ local head = headOf(log, counter)
 local after, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local reset = after > head
 local from = math.max(after, head - tonumber(ARGV[4]))
+local origin = tonumber(redis.call('HGET', counter, 'origin')) or 1
 local reply = { head, redis.call('HGET', counter, 'epoch') or '', 0 }
 local fresh = not reset and firstFresh(log, from + 1, tonumber(ARGV[3]))
 local firstSeq = nil
@@ -185,7 +193,10 @@ if fresh then
     reply[#reply + 1] = field(entry[2], 'd')
   end
 end
-if reset or (after < head and firstSeq ~= after + 1) then reply[3] = 1 end
+-- The counter's first number follows position 0 without a gap.
+if reset or (after < head and firstSeq ~= after + 1 and not (after == 0 and firstSeq == origin)) then
+  reply[3] = 1
+end
 return reply
 `;
 
@@ -229,8 +240,10 @@ function isNoScript(error: unknown): boolean {
 interface Flight {
   /** Its place among the calls of its tag. */
   readonly order: number;
-  /** The script's arguments but the last, the deadline, which each send computes. */
+  /** The script's arguments before the deadline, which each send computes. */
   readonly args: string[];
+  /** The script's last argument: the first seq should the tag have no counter, from the call's clock. */
+  readonly origin: string;
   /** `performance.now()` at the call: the append is bounded by `commandTimeoutMs` from it. */
   readonly calledAt: number;
   /**
@@ -285,13 +298,21 @@ function checkInteger(what: string, name: string, value: unknown, min: number): 
  * never expires (a dialer connected through a quiet spell keeps its position valid); delete both
  * keys to forget a tag.
  *
+ * A tag with no counter and no log starts at `floor(now) * 1024 + 1` (see {@linkcode History}),
+ * on the `now` of the node that appends first, and the counter keeps that first number
+ * (`origin`). So when Redis lost the keys (restarted without persistence, flushed), numbers
+ * continue above the old ones: a dialer connected through it keeps receiving broadcasts, and one
+ * that redials is replayed the new log with `gap: true`. The number comes from the node's clock,
+ * not Redis's `TIME`, so that it is the clock entry ages are measured on and tests can inject
+ * it; nodes' clocks disagree by far less than the time a counter lives before it is lost, and
+ * that difference only has to stay below the counter's age for the new numbers to be above the
+ * old. With persistence (`appendonly yes`), a restart keeps the counter and numbers simply go on.
+ *
  * `range(tag, after, limit)` reports `gap: true` when the first entry after `after` is gone
- * while `after` is below the head, and when `after` is above the head: the counter was lost
- * (Redis restarted without persistence) and started again at 1; then no entries are returned
- * (as `memoryHistory()` does: the head is the caller's position now), and the `epoch` differs
- * from the one read before. With persistence
- * (`appendonly yes`), a restart keeps the counter and sequence numbers continue above the old
- * ones.
+ * while `after` is below the head (after 0, the counter's first number is not a gap), and when
+ * `after` is above the head (Redis lost the counter and nothing was appended since); then no
+ * entries are returned (as `memoryHistory()` does: the head is the caller's position now), and
+ * the `epoch` differs from the one read before.
  *
  * Data round-trips exactly: text is stored as given, bytes as base64 (a text of lone UTF-16
  * surrogates cannot cross Redis; JSON codecs never produce one). Each call rejects with a
@@ -461,7 +482,10 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
     const expiresAt = redisOffsetMs === undefined
       ? 0
       : Math.floor(flight.calledAt + redisOffsetMs + commandTimeoutMs);
-    const options = { keys: keys(tag), arguments: [...flight.args, String(expiresAt)] };
+    const options = {
+      keys: keys(tag),
+      arguments: [...flight.args, String(expiresAt), flight.origin],
+    };
     const bySha = flight.bySha;
     let sending: Promise<unknown>;
     try {
@@ -585,8 +609,9 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         );
       }
       if (client.isReady === false) throw failed(cannot, tag, 'the client is not connected');
+      const at = now();
       const args = [
-        String(Math.floor(now())),
+        String(Math.floor(at)),
         String(maxEntries),
         String(maxAgeMs),
         crypto.randomUUID(),
@@ -608,6 +633,7 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
         const flight: Flight = {
           order: lane.next++,
           args,
+          origin: String(seqOrigin(at)),
           calledAt: performance.now(),
           state: 'waiting',
           bySha: false,

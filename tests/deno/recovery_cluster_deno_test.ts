@@ -256,8 +256,10 @@ test(
       await waitFor(() => d.ns('room:1').includes(111), 10_000, 'the last live one');
 
       assert.deepEqual(d.ns('room:1'), range(1, 111));
-      // One store for both nodes: the sequence numbers count every broadcast to the tag.
-      assert.deepEqual(d.published.map((m) => m.seq), range(1, 111));
+      // One store for both nodes: the sequence numbers count every broadcast to the tag, from
+      // the first, drawn from the clock.
+      const seqs = d.published.map((m) => m.seq!);
+      assert.deepEqual(seqs, range(seqs[0], seqs[0] + 110));
       assert.deepEqual(d.recovered, [{ tag: 'room:1', replayed: 100, gap: false, after: 105 }]);
       assert.deepEqual(await errors(c.b), []);
     } finally {
@@ -348,10 +350,8 @@ test(
       await waitFor(() => d.ns('room:1').includes(54), 10_000, 'a live one after');
 
       assert.deepEqual(d.ns('room:1'), range(4, 54));
-      assert.deepEqual(
-        d.published.filter((m) => m.tag === 'room:1').map((m) => m.seq),
-        range(4, 54),
-      );
+      const seqs = d.published.filter((m) => m.tag === 'room:1').map((m) => m.seq!);
+      assert.deepEqual(seqs, range(seqs[0], seqs[0] + 50));
       assert.deepEqual(
         d.recovered.find((r) => r.tag === 'room:1'),
         { tag: 'room:1', replayed: 50, gap: false, after: 50 },
@@ -364,7 +364,7 @@ test(
 );
 
 test(
-  'Redis restarted without persistence during the outage: the dialer is told of a gap, gets nothing twice, and live broadcasts after it arrive (WSM-REC-004 WSM-REC-005)',
+  'Redis restarted without persistence during the outage: the dialer is told of a gap, is replayed what was logged after the restart, and gets nothing twice (WSM-REC-004 WSM-REC-005)',
   { timeout: 90_000 },
   async () => {
     const c = await cluster();
@@ -375,7 +375,8 @@ test(
 
       await c.killA(d);
       await sent(c.b, 'room:1', 21, 10);
-      // The log and the counter are lost: sequence numbers restart at 1, below the dialer's 20.
+      // The log and the counter are lost: numbering starts again from the clock, above the
+      // dialer's position (Redis runs on this machine, whose clock moved on).
       await c.redis.stop();
       await c.redis.start();
       assert.equal(await c.b.send('redis'), 'REDIS ok');
@@ -386,21 +387,11 @@ test(
       await sent(c.b, 'room:1', 36, 5);
       await waitFor(() => d.ns('room:1').includes(40), 10_000, 'the live ones after the reset');
 
-      const ns = d.ns('room:1');
-      console.log(
-        `After the Redis restart: delivered ${JSON.stringify(ns.slice(20))}, ${
-          JSON.stringify(d.recovered)
-        }`,
-      );
-      assert.deepEqual(ns.slice(0, 20), range(1, 20));
-      for (let i = 1; i < ns.length; i++) {
-        assert.ok(ns[i] > ns[i - 1], `${ns[i]} after ${ns[i - 1]}`);
-      }
-      // Only broadcasts still in the new log can be replayed; the lost ones never arrive.
-      assert.ok(ns.slice(20).every((n) => n >= 31), `nothing of the lost log: ${ns.slice(20)}`);
-      assert.deepEqual(ns.slice(-5), range(36, 40));
-      assert.equal(d.recovered.length, 1);
-      assert.equal(d.recovered[0].gap, true);
+      // 21 to 30 went with the lost log (the gap); 31 to 35, logged after the restart, are
+      // replayed; 36 to 40 arrive live.
+      assert.deepEqual(d.ns('room:1'), [...range(1, 20), ...range(31, 40)]);
+      assertIncreasing(d, 'room:1');
+      assert.deepEqual(d.recovered, [{ tag: 'room:1', replayed: 5, gap: true, after: 25 }]);
     } finally {
       await c.finish();
     }

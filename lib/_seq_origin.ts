@@ -1,0 +1,32 @@
+/**
+ * Where a tag's sequence numbers start when a history store has no counter for it: on the
+ * store's clock, so that a store that lost its state (a Redis restarted without persistence, a
+ * new process, a Durable Object's storage lost) numbers on above every number it gave before,
+ * and a dialer never sees numbers go backwards. Internal; the Redis store's script has its own
+ * copy of the rule.
+ *
+ * @module
+ */
+
+/** How many numbers each millisecond of the clock leaves room for. */
+export const SEQS_PER_MS: number = 1024;
+
+/**
+ * The last millisecond the rule numbers from: `MAX_ORIGIN_MS * SEQS_PER_MS` plus a billion
+ * appends is still a safe integer. It falls in September 2248.
+ */
+export const MAX_ORIGIN_MS: number = Math.floor((Number.MAX_SAFE_INTEGER - 1e9) / SEQS_PER_MS);
+
+/**
+ * The first sequence number of a tag whose counter is created at `nowMs` (epoch ms):
+ * `floor(nowMs) * 1024 + 1`, so 1 on a clock at 0 (and for a clock that is not a positive
+ * finite number). A counter created at `t` gives `t * 1024 + n` to its n-th append, which stays
+ * below the first number of a counter created after a loss at `t + d` while the tag took at most
+ * `1024 * d` appends: more than a million a second, kept up from the counter's creation to its
+ * loss, would be needed to reach it.
+ */
+export function seqOrigin(nowMs: number): number {
+  const ms = Math.floor(nowMs);
+  if (!(ms > 0)) return 1;
+  return Math.min(ms, MAX_ORIGIN_MS) * SEQS_PER_MS + 1;
+}
