@@ -101,7 +101,8 @@ export class Positions {
       const info = headers![RECOVERED];
       if (typeof info === 'object' && info !== null) {
         // A marker below the position resumed from means the store lost its log and numbers
-        // again from 1: it sets the position, so the broadcasts that follow are not dropped.
+        // again lower (its clock stepped back, or nothing was logged since): it sets the
+        // position, so the broadcasts that follow are not dropped.
         if (seq < this.#from[tag] || seq > (this.#last.get(tag) ?? 0)) this.#set(tag, seq);
         const { replayed, gap } = info as { replayed?: unknown; gap?: unknown };
         this.#recovered({
