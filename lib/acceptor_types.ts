@@ -185,8 +185,8 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    */
   nodeId?: string;
   /**
-   * The broadcast log that lets a dialer recover what it missed while reconnecting: every broadcast to a tag is appended first and carries the tag's
-   * sequence number; a peer that gains a tag is told its position; a redialled peer whose
+   * The broadcast log that lets a dialer recover what it missed while reconnecting: every
+   * broadcast to a tag is appended first and carries the tag's sequence number; a peer that gains a tag is told its position; a redialled peer whose
    * hello names its positions is replayed what came after them before any live broadcast of
    * those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
    * shared by every node. Without it nothing of this happens or costs anything.
@@ -202,10 +202,12 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    *   tags: ['room'],
    * });
    * await acceptor.broadcast('room', 'hi');
-   * assert.deepEqual(sent, [
-   *   [9, 'room', { ':seq': 0, ':position': true }, null], // where the tag stood when joined
-   *   [9, 'room', { ':seq': 1 }, 'hi'],
-   * ]);
+   * await acceptor.broadcast('room', 'again');
+   * // Where the tag stood when the peer joined it: nothing logged yet.
+   * assert.deepEqual(sent[0], [9, 'room', { ':seq': 0, ':position': true }, null]);
+   * const [first, second] = sent.slice(1) as [number, string, { ':seq': number }, string][];
+   * assert.equal(second[2][':seq'], first[2][':seq'] + 1); // one more per broadcast
+   * assert.deepEqual([first[3], second[3]], ['hi', 'again']);
    * await acceptor.close();
    * ```
    */
