@@ -129,12 +129,13 @@ export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs
 }
 
 /**
- * A {@linkcode Peer}. Its `closed` promise and `data` object are created when first read, and
- * its idle clock is its session's (which starts when the peer is accepted): an idle peer holds
- * as little as it can, since idle memory per peer is budgeted.
+ * A {@linkcode Peer}. Its `id` (unless restored), `closed` promise and `data` object are created
+ * when first read, and its idle clock is its session's (which starts when the peer is accepted):
+ * an idle peer holds as little as it can, since idle memory per peer is budgeted.
  */
 export class PeerImpl implements Peer {
-  readonly id: string;
+  /** The restored id, or the fresh one once read. */
+  #id: string | undefined;
   readonly tags: TagSet = new TagSet();
   readonly session: Session;
   /** The peer's link, its session's sink. */
@@ -150,12 +151,16 @@ export class PeerImpl implements Peer {
 
   /** Creates the peer of `link` and its session (tags are added before the session exists). */
   constructor(link: PeerLink, options: AttachOptions) {
-    this.id = options.id ?? newPeerId();
+    this.#id = options.id;
     this.#data = options.data;
     this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
     this.session = new Session(link, link);
+  }
+
+  get id(): string {
+    return this.#id ??= newPeerId();
   }
 
   get data(): Record<string, unknown> {
