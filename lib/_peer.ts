@@ -145,9 +145,11 @@ export class PeerImpl implements Peer {
   /** The accepted hello; undefined before (and always without onHello). */
   hello: PeerHello | undefined;
   #data: Record<string, unknown> | undefined;
-  #closed: Promise<PeerCloseInfo> | undefined;
-  #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
-  #closeInfo: PeerCloseInfo | undefined;
+  /**
+   * The end, in one field: `undefined` while open and `closed` unread; the waiter while open
+   * and read; once ended, the close info, or the `closed` promise once read (resolved with it).
+   */
+  #end: PeerCloseInfo | ClosedWaiter | Promise<PeerCloseInfo> | undefined;
 
   /** Creates the peer of `link` and its session (tags are added before the session exists). */
   constructor(link: PeerLink, options: AttachOptions) {
@@ -172,17 +174,20 @@ export class PeerImpl implements Peer {
   }
 
   get closed(): Promise<PeerCloseInfo> {
-    if (this.#closed === undefined) {
-      const info = this.#closeInfo;
-      this.#closed = info !== undefined
-        ? Promise.resolve(info)
-        : new Promise((resolve) => this.#resolveClosed = resolve);
+    const end = this.#end;
+    if (end instanceof Promise) return end;
+    if (end instanceof ClosedWaiter) return end.promise;
+    if (end === undefined) {
+      const waiter = new ClosedWaiter();
+      this.#end = waiter;
+      return waiter.promise;
     }
-    return this.#closed;
+    return this.#end = Promise.resolve(end);
   }
 
   get isClosed(): boolean {
-    return this.#closeInfo !== undefined;
+    const end = this.#end;
+    return end !== undefined && !(end instanceof ClosedWaiter);
   }
 
   get nextStreamId(): number {
@@ -228,12 +233,25 @@ export class PeerImpl implements Peer {
 
   /** Records the end; returns false when it was already recorded. */
   ended(info: PeerCloseInfo): boolean {
-    if (this.#closeInfo) return false;
-    this.#closeInfo = info;
-    const resolve = this.#resolveClosed;
-    this.#resolveClosed = undefined;
-    resolve?.(info);
+    if (this.isClosed) return false;
+    const end = this.#end;
+    if (end instanceof ClosedWaiter) {
+      this.#end = end.promise;
+      end.resolve(info);
+    } else {
+      this.#end = info;
+    }
     return true;
+  }
+}
+
+/** A peer's `closed` promise read before the peer ended, with its resolver. */
+class ClosedWaiter {
+  readonly promise: Promise<PeerCloseInfo>;
+  resolve!: (info: PeerCloseInfo) => void;
+
+  constructor() {
+    this.promise = new Promise((resolve) => this.resolve = resolve);
   }
 }
 
