@@ -75,9 +75,9 @@ export class TagSet extends Set<string> {
   #index: TagIndex | undefined;
   /**
    * The first tag, while the set's own storage is empty and was never used. Once the field is
-   * left, the storage keeps every tag: `null` when the field's tag was deleted (or a storage
-   * method ran before any tag), `false` when the tag moved to the storage; `undefined` before any
-   * tag.
+   * left, the storage keeps every tag: `false` while the tag that moved there is its first entry;
+   * `null` once the field's tag was deleted, there or in the field (or a storage method ran
+   * before any tag), so every tag of the storage came after it; `undefined` before any tag.
    */
   #first: string | null | false | undefined;
 
@@ -145,6 +145,8 @@ export class TagSet extends Set<string> {
       had = this.#first === tag;
       if (had) this.#first = null;
     } else {
+      // Nothing precedes the tag that moved to the storage: it is the storage's first entry.
+      if (this.#first === false && super.values().next().value === tag) this.#first = null;
       had = super.delete(tag);
     }
     if (had) this.#index?.tagDeleted(tag);
@@ -171,17 +173,16 @@ export class TagSet extends Set<string> {
     }
     yield first;
     // What a live iteration of a Set sees after its first entry: nothing, while the field still
-    // holds it; every tag of the storage when the field's tag was deleted first; and when the
-    // tag moved to the storage (which holds it first, unless deleted since), the tags after it.
+    // holds it; the storage's tags after it, once it moved there (its first entry, or deleted
+    // since, so that every tag of the storage came after it).
     const now = this.#first;
     if (now === first) return;
     let skip = now === false;
     for (const tag of super.values()) {
-      if (skip && tag === first) {
+      if (skip) {
         skip = false;
         continue;
       }
-      skip = false;
       yield tag;
     }
   }

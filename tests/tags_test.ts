@@ -116,6 +116,17 @@ test('TagSet iterations see additions and deletions made while they run, as a Se
       set.delete('a');
       set.add('a');
     }],
+    ['a second tag added, both deleted, the first added back', ['a'], (set) => {
+      set.add('b');
+      set.delete('a');
+      set.delete('b');
+      set.add('a');
+    }],
+    ['a second tag added, the first deleted, a third added', ['a'], (set) => {
+      set.add('b');
+      set.delete('a');
+      set.add('c');
+    }],
     ['an addition to two tags', ['a', 'b'], (set) => set.add('c')],
     ['a clear, then an addition', ['a'], (set) => {
       set.clear();
