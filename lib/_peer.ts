@@ -129,12 +129,13 @@ export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs
 }
 
 /**
- * A {@linkcode Peer}. Its `closed` promise and `data` object are created when first read, and
- * its idle clock is its session's (which starts when the peer is accepted): an idle peer holds
- * as little as it can, since idle memory per peer is budgeted.
+ * A {@linkcode Peer}. Its `id` (unless restored), `closed` promise and `data` object are created
+ * when first read, and its idle clock is its session's (which starts when the peer is accepted):
+ * an idle peer holds as little as it can, since idle memory per peer is budgeted.
  */
 export class PeerImpl implements Peer {
-  readonly id: string;
+  /** The restored id, or the fresh one once read. */
+  #id: string | undefined;
   readonly tags: TagSet = new TagSet();
   readonly session: Session;
   /** The peer's link, its session's sink. */
@@ -144,18 +145,24 @@ export class PeerImpl implements Peer {
   /** The accepted hello; undefined before (and always without onHello). */
   hello: PeerHello | undefined;
   #data: Record<string, unknown> | undefined;
-  #closed: Promise<PeerCloseInfo> | undefined;
-  #resolveClosed: ((info: PeerCloseInfo) => void) | undefined;
-  #closeInfo: PeerCloseInfo | undefined;
+  /**
+   * The end, in one field: `undefined` while open and `closed` unread; the waiter while open
+   * and read; once ended, the close info, or the `closed` promise once read (resolved with it).
+   */
+  #end: PeerCloseInfo | ClosedWaiter | Promise<PeerCloseInfo> | undefined;
 
   /** Creates the peer of `link` and its session (tags are added before the session exists). */
   constructor(link: PeerLink, options: AttachOptions) {
-    this.id = options.id ?? newPeerId();
+    this.#id = options.id;
     this.#data = options.data;
     this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
     this.session = new Session(link, link);
+  }
+
+  get id(): string {
+    return this.#id ??= newPeerId();
   }
 
   get data(): Record<string, unknown> {
@@ -167,17 +174,20 @@ export class PeerImpl implements Peer {
   }
 
   get closed(): Promise<PeerCloseInfo> {
-    if (this.#closed === undefined) {
-      const info = this.#closeInfo;
-      this.#closed = info !== undefined
-        ? Promise.resolve(info)
-        : new Promise((resolve) => this.#resolveClosed = resolve);
+    const end = this.#end;
+    if (end instanceof Promise) return end;
+    if (end instanceof ClosedWaiter) return end.promise;
+    if (end === undefined) {
+      const waiter = new ClosedWaiter();
+      this.#end = waiter;
+      return waiter.promise;
     }
-    return this.#closed;
+    return this.#end = Promise.resolve(end);
   }
 
   get isClosed(): boolean {
-    return this.#closeInfo !== undefined;
+    const end = this.#end;
+    return end !== undefined && !(end instanceof ClosedWaiter);
   }
 
   get nextStreamId(): number {
@@ -223,12 +233,25 @@ export class PeerImpl implements Peer {
 
   /** Records the end; returns false when it was already recorded. */
   ended(info: PeerCloseInfo): boolean {
-    if (this.#closeInfo) return false;
-    this.#closeInfo = info;
-    const resolve = this.#resolveClosed;
-    this.#resolveClosed = undefined;
-    resolve?.(info);
+    if (this.isClosed) return false;
+    const end = this.#end;
+    if (end instanceof ClosedWaiter) {
+      this.#end = end.promise;
+      end.resolve(info);
+    } else {
+      this.#end = info;
+    }
     return true;
+  }
+}
+
+/** A peer's `closed` promise read before the peer ended, with its resolver. */
+class ClosedWaiter {
+  readonly promise: Promise<PeerCloseInfo>;
+  resolve!: (info: PeerCloseInfo) => void;
+
+  constructor() {
+    this.promise = new Promise((resolve) => this.resolve = resolve);
   }
 }
 

@@ -89,6 +89,46 @@ test('WSM-ACC-002 bunHandlers() attaches on open, feeds messages, ends the peer 
   assert.equal(ws.sent.length, 2, 'nothing reaches a closed peer');
 });
 
+test('WSM-ACC-002 bunHandlers() keeps the sink in the socket data in place of the accepted upgrade, and serves a socket whose data is frozen', async () => {
+  const closes: Array<[string, number]> = [];
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    authorize: () => ({ data: { user: 'ada' }, tags: ['room'] }),
+    onPeerClose: (peer, { code }) => closes.push([String(peer.data.user), code]),
+    onStream: (stream, peer) => ({ echo: stream.payload, tags: [...peer.tags] }),
+  });
+  const { fetch, websocket } = bunHandlers(acceptor);
+  const upgraded = async (ws: FakeBunSocket & { data?: unknown }, freeze: boolean) => {
+    const server = {
+      upgrade: (_request: Request, options: { data?: unknown }) => {
+        ws.data = freeze ? Object.freeze({ ...options.data as object }) : options.data;
+        return true;
+      },
+    };
+    assert.equal(await fetch(upgradeRequest('muxws.v1.json'), server), undefined);
+    websocket.open(ws);
+    return ws;
+  };
+  const held = await upgraded(new FakeBunSocket(), false);
+  const frozen = await upgraded(new FakeBunSocket(), true);
+  const kept = (held.data as { muxws?: { protocol?: unknown } }).muxws;
+  assert.ok(kept !== undefined && kept.protocol === undefined, 'the accepted upgrade is let go');
+  for (const ws of [held, frozen]) {
+    websocket.message(ws, JSON.stringify([1, 1, 1, null, 'hi']));
+    await settle();
+    assert.deepEqual(ws.sent.map((m) => JSON.parse(String(m))), [
+      [2, 1, 1, { echo: 'hi', tags: ['room'] }],
+    ]);
+    websocket.close(ws, 4000, 'bye');
+    websocket.close(ws, 4001, 'again');
+    websocket.message(ws, JSON.stringify([1, 3, 1, null, 'late']));
+    websocket.drain(ws);
+  }
+  assert.deepEqual(closes, [['ada', 4000], ['ada', 4000]]);
+  assert.equal(held.sent.length + frozen.sent.length, 2, 'nothing reaches a closed peer');
+  await acceptor.close();
+});
+
 test('WSM-ACC-005 bunHandlers() backpressure: getBufferedAmount, or send() -1 until drain', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0, limits: { highWaterMark: 1024 } });
   const { websocket } = bunHandlers(acceptor);

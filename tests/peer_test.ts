@@ -65,6 +65,24 @@ test('PeerLink takes the id, tags, data and first stream id from its options (WS
   assert.throws(() => new PeerLink(host(), sink(), false, { tags: [''] }), TypeError);
 });
 
+test('PeerImpl makes its id when first read, once, and keeps a restored one', () => {
+  const crypto = globalThis.crypto as { randomUUID(): string };
+  const original = crypto.randomUUID;
+  let made = 0;
+  crypto.randomUUID = () => `00000000-0000-4000-8000-00000000000${++made}`;
+  try {
+    const fresh = new PeerLink(host(), sink(), false, {}).peer;
+    const restored = new PeerLink(host(), sink(), false, { id: 'p1' }).peer;
+    assert.equal(made, 0);
+    assert.equal(fresh.id, '00000000-0000-4000-8000-000000000001');
+    assert.equal(fresh.id, '00000000-0000-4000-8000-000000000001');
+    assert.equal(restored.id, 'p1');
+    assert.equal(made, 1);
+  } finally {
+    crypto.randomUUID = original;
+  }
+});
+
 test('PeerLink announces once, or while its acceptor closes sends GOAWAY and closes with the terms of the code (WSM-ACC-008)', () => {
   const cases: Array<[number | undefined, string | undefined, string | undefined]> = [
     [undefined, undefined, undefined],

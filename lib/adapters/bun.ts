@@ -27,9 +27,13 @@
 import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor.ts';
 import { TOPIC_SINK, type TopicPublisher, type TopicSink } from '../_topics.ts';
 
-/** What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`. */
+/**
+ * What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`, which replaces it
+ * with the socket's sink (so the socket's data holds the sink, rather than a map from socket to
+ * sink holding an entry per peer).
+ */
 interface BunSocketData {
-  muxws?: UpgradeAccepted<unknown>;
+  muxws?: UpgradeAccepted<unknown> | BunSink;
   /** The server that upgraded the socket, when it can publish to topics. */
   muxwsServer?: TopicPublisher;
 }
@@ -109,7 +113,12 @@ export interface BunHandlers {
  */
 // deno-lint-ignore no-explicit-any
 export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
-  const peers = new WeakMap<BunServerWebSocket, BunSink>();
+  /** The sinks of sockets whose `data` cannot hold theirs (not an object, or frozen). */
+  let others: WeakMap<BunServerWebSocket, BunSink> | undefined;
+  const sinkOf = (ws: BunServerWebSocket): BunSink | undefined => {
+    const held = (ws.data as BunSocketData | undefined)?.muxws;
+    return held instanceof BunSink ? held : others?.get(ws);
+  };
   return {
     async fetch(request, server) {
       const check = await acceptor.checkUpgrade(request);
@@ -125,26 +134,41 @@ export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
       open(ws) {
         const socketData = ws.data as BunSocketData | undefined;
         const sink = new BunSink(ws, socketData?.muxwsServer);
-        const accepted = socketData?.muxws;
+        const held = socketData?.muxws;
+        const accepted = held instanceof BunSink ? undefined : held;
         sink.handle = acceptor.attach(sink, { data: accepted?.data, tags: accepted?.tags });
-        peers.set(ws, sink);
+        if (!holdSink(socketData, sink)) (others ??= new WeakMap()).set(ws, sink);
       },
       message(ws, message) {
-        peers.get(ws)?.handle?.message(message);
+        sinkOf(ws)?.handle?.message(message);
       },
       close(ws, code, reason) {
-        const sink = peers.get(ws);
-        peers.delete(ws);
-        sink?.handle?.closed(code, reason);
+        const sink = sinkOf(ws);
+        if (sink === undefined) return;
+        const handle = sink.handle;
+        sink.handle = undefined;
+        others?.delete(ws);
+        handle?.closed(code, reason);
       },
       drain(ws) {
-        const sink = peers.get(ws);
+        const sink = sinkOf(ws);
         if (sink === undefined) return;
         sink.backpressured = false;
         sink.handle?.drain();
       },
     },
   };
+}
+
+/** Keeps `sink` in the socket's `data` in place of the accepted upgrade; false when it cannot. */
+function holdSink(data: BunSocketData | undefined, sink: BunSink): boolean {
+  if (typeof data !== 'object' || data === null) return false;
+  try {
+    data.muxws = sink;
+  } catch {
+    // A frozen or sealed object without the key, in strict mode.
+  }
+  return data.muxws === sink;
 }
 
 /**
