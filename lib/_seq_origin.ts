@@ -3,10 +3,34 @@
  * store's clock, so that a store that lost its state (a Redis restarted without persistence, a
  * new process, a Durable Object's storage lost) numbers on above every number it gave before,
  * and a dialer never sees numbers go backwards. Internal; the Redis store's script has its own
- * copy of the rule.
+ * copy of the rule. Also the retention check the memory and Durable Object stores share.
  *
  * @module
  */
+import { describe } from './_describe.ts';
+
+/**
+ * A retention option of the store named `store`: a positive integer, or `fallback` when
+ * undefined.
+ *
+ * @throws {RangeError} For any other value, naming the store, the option and the value.
+ */
+export function retentionOption(
+  store: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(
+      `Cannot create ${store} as "${name}" must be a positive integer: current value is ${
+        describe(value)
+      }`,
+    );
+  }
+  return value;
+}
 
 /** How many numbers each millisecond of the clock leaves room for. */
 export const SEQS_PER_MS: number = 1024;

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { seqOrigin } from './_seq_origin.ts';
+import { retentionOption, seqOrigin } from './_seq_origin.ts';
 
 /** One logged broadcast. */
 export interface HistoryEntry {
@@ -98,19 +98,6 @@ interface TagLog {
   start: number;
 }
 
-/** Checks a retention option: a positive integer, or undefined for the default. */
-function retention(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(
-      `Cannot create memoryHistory as "${name}" must be a positive integer: current value is ${
-        typeof value === 'number' ? value : typeof value
-      }`,
-    );
-  }
-  return value;
-}
-
 /**
  * A {@linkcode History} in this process's memory, for one acceptor node: per tag, a ring of at
  * most `maxEntries` entries (default 10000), from which entries older than `maxAgeMs` (default
@@ -146,8 +133,8 @@ function retention(name: string, value: unknown, fallback: number): number {
  * ```
  */
 export function memoryHistory(options: MemoryHistoryOptions = {}): History {
-  const maxEntries = retention('maxEntries', options.maxEntries, 10_000);
-  const maxAgeMs = retention('maxAgeMs', options.maxAgeMs, 120_000);
+  const maxEntries = retentionOption('memoryHistory', 'maxEntries', options.maxEntries, 10_000);
+  const maxAgeMs = retentionOption('memoryHistory', 'maxAgeMs', options.maxAgeMs, 120_000);
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') {
     throw new TypeError(

@@ -66,7 +66,7 @@ import { acceptorMaySend, CloseCode } from '../_codes.ts';
 import { describe } from '../_describe.ts';
 import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
 import type { History, HistoryEntry, HistoryRange, MemoryHistoryOptions } from '../history.ts';
-import { seqOrigin } from '../_seq_origin.ts';
+import { retentionOption, seqOrigin } from '../_seq_origin.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -584,19 +584,6 @@ interface TagCounter {
   origin: number;
 }
 
-/** A positive integer option of {@linkcode durableObjectHistory}, or its default. */
-function positiveOption(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(
-      `Cannot create durableObjectHistory as "${name}" must be a positive integer: current value is ${
-        describe(value)
-      }`,
-    );
-  }
-  return value;
-}
-
 /**
  * A broadcast history in a Durable Object's storage, for the acceptor of that object (a room):
  * the log and each tag's counter outlive hibernation and restarts of the object, so a dialer that
@@ -651,8 +638,13 @@ export function durableObjectHistory(
       );
     }
   }
-  const maxEntries = positiveOption('maxEntries', options.maxEntries, 10_000);
-  const maxAgeMs = positiveOption('maxAgeMs', options.maxAgeMs, 120_000);
+  const maxEntries = retentionOption(
+    'durableObjectHistory',
+    'maxEntries',
+    options.maxEntries,
+    10_000,
+  );
+  const maxAgeMs = retentionOption('durableObjectHistory', 'maxAgeMs', options.maxAgeMs, 120_000);
   const now = options.now ?? Date.now;
   const counters = new Map<string, Promise<TagCounter>>();
   // Keys: a tag's prefix holds its length, so no tag's keys start with another's prefix.
