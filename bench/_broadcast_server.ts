@@ -25,12 +25,10 @@ import { Server as SocketIoServer } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { createClient } from 'redis';
 import { Acceptor } from '../lib/acceptor.ts';
-import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
-import { acceptUpgrades } from './_ws_upgrade.ts';
-import { bunHandlers } from '../lib/adapters/bun.ts';
+import { listen, serveAcceptor } from './_serve_acceptor.ts';
 import { redisBackplane } from '../lib/adapters/redis.ts';
 import type { Backplane } from '../lib/backplane.ts';
-import { cpuMicros, option, PAYLOADS, readLines, runtime } from './_common.ts';
+import { cpuMicros, option, PAYLOADS, readLines } from './_common.ts';
 
 const subject = option('subject', 'muxws');
 const redisUrl = option('redis', '');
@@ -45,16 +43,6 @@ async function redisPair() {
   subscriber.on('error', (error) => console.error(`node ${nodeId} subscriber:`, error));
   await Promise.all([publisher.connect(), subscriber.connect()]);
   return { publisher, subscriber };
-}
-
-function listen(server: ReturnType<typeof createServer>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : 0);
-    });
-  });
 }
 
 async function serveMuxws(): Promise<number> {
@@ -84,28 +72,7 @@ async function serveMuxws(): Promise<number> {
     },
     onError: (error) => console.error(`node ${nodeId} acceptor:`, error),
   });
-  if (runtime === 'deno') {
-    const deno = (globalThis as unknown as { Deno: typeof Deno }).Deno;
-    return await new Promise((resolve) => {
-      deno.serve(
-        { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => resolve(port) },
-        (request) => denoUpgrade(request, acceptor),
-      );
-    });
-  }
-  if (runtime === 'bun') {
-    const bun = (globalThis as unknown as {
-      Bun: {
-        serve(options: { hostname: string; port: number } & ReturnType<typeof bunHandlers>): {
-          port: number;
-        };
-      };
-    }).Bun;
-    return bun.serve({ hostname: '127.0.0.1', port: 0, ...bunHandlers(acceptor) }).port;
-  }
-  const server = createServer((_req, res) => res.writeHead(404).end());
-  acceptUpgrades(server, () => acceptor);
-  return await listen(server);
+  return await serveAcceptor(acceptor);
 }
 
 async function serveSocketIo(): Promise<number> {

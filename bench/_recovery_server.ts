@@ -26,11 +26,9 @@ import { Server as SocketIoServer } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import { createClient } from 'redis';
 import { Acceptor } from '../lib/acceptor.ts';
-import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
-import { bunHandlers } from '../lib/adapters/bun.ts';
 import { redisBackplane, redisHistory } from '../lib/adapters/redis.ts';
-import { acceptUpgrades } from './_ws_upgrade.ts';
-import { collectGarbage, memory, option, PAYLOADS, readLines, runtime, sleep } from './_common.ts';
+import { listen, serveAcceptor } from './_serve_acceptor.ts';
+import { collectGarbage, memory, option, PAYLOADS, readLines, sleep } from './_common.ts';
 
 const subject = option('subject', 'muxws');
 const redisUrl = option('redis', 'redis://127.0.0.1:6379');
@@ -41,16 +39,6 @@ function redisClient() {
   const client = createClient({ url: redisUrl, socket: { reconnectStrategy: () => 100 } });
   client.on('error', (error) => console.error(`node ${nodeId} redis:`, error));
   return client;
-}
-
-function listen(server: ReturnType<typeof createServer>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : 0);
-    });
-  });
 }
 
 let broadcast: (n: number) => void = () => {};
@@ -85,28 +73,7 @@ async function serveMuxws(): Promise<number> {
       console.error(`node ${nodeId} broadcast ${n}:`, error)
     );
   };
-  if (runtime === 'deno') {
-    const deno = (globalThis as unknown as { Deno: typeof Deno }).Deno;
-    return await new Promise((resolve) => {
-      deno.serve(
-        { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => resolve(port) },
-        (request) => denoUpgrade(request, acceptor),
-      );
-    });
-  }
-  if (runtime === 'bun') {
-    const bun = (globalThis as unknown as {
-      Bun: {
-        serve(options: { hostname: string; port: number } & ReturnType<typeof bunHandlers>): {
-          port: number;
-        };
-      };
-    }).Bun;
-    return bun.serve({ hostname: '127.0.0.1', port: 0, ...bunHandlers(acceptor) }).port;
-  }
-  const server = createServer((_req, res) => res.writeHead(404).end());
-  acceptUpgrades(server, () => acceptor);
-  return await listen(server);
+  return await serveAcceptor(acceptor);
 }
 
 async function serveSocketIo(): Promise<number> {
