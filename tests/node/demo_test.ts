@@ -23,6 +23,7 @@ interface Summary {
   }[];
   reconnecting: { at: number; attempt: number; delayMs: number }[];
   opens: { at: number; reconnected: boolean; attempts: number; welcome: unknown }[];
+  closes: { at: number; code: number; delayMs?: number }[];
 }
 
 interface Run {
@@ -129,7 +130,17 @@ test('WSM-RCN-002 npm run demo redials the stopped acceptor on the backoff sched
     const dial = summary.dials.find((d) => d.at >= r.at && d.attempt === r.attempt);
     assert(dial, `no redial after the wait of attempt ${r.attempt}`);
     assert.equal(dial.resumedFromServiceRestart, false);
-    assert(dial.at - r.at >= r.delayMs - 5, `attempt ${r.attempt} redialled early`);
+    // The wait starts as the redial is scheduled: after a loss that is just before onClose (whose
+    // own work delays onReconnecting under load), after a refused redial just before
+    // onReconnecting.
+    const close = summary.closes.findLast((c) => c.at <= r.at);
+    const from = r.attempt === 0 && close ? close.at : r.at;
+    assert(
+      dial.at - from >= r.delayMs - 5,
+      `attempt ${r.attempt} redialled ${Math.round(dial.at - from)} ms after its wait of ${
+        Math.round(r.delayMs)
+      } ms began`,
+    );
   }
   assert.deepEqual(summary.backoffDelaysMs, waits.map((r) => Math.round(r.delayMs)));
   const back = summary.opens[2];
