@@ -3,11 +3,29 @@
  * store's clock, so that a store that lost its state (a Redis restarted without persistence, a
  * new process, a Durable Object's storage lost) numbers on above every number it gave before,
  * and a dialer never sees numbers go backwards. Internal; the Redis store's script has its own
- * copy of the rule. Also the retention check the memory and Durable Object stores share.
+ * copy of the rule. Also what the stores share beside it: the retention defaults and check, and
+ * the rule that says whether a range has a gap.
  *
  * @module
  */
 import { describe } from './_describe.ts';
+
+/** How many entries a store keeps per tag unless told otherwise. */
+export const DEFAULT_MAX_ENTRIES: number = 10_000;
+
+/** How long a store keeps an entry unless told otherwise, in milliseconds. */
+export const DEFAULT_MAX_AGE_MS: number = 120_000;
+
+/**
+ * Whether a range read after `after` has a gap: the counter is behind `after` (the store lost
+ * its state), or `after` is below the head and `first`, the first number held after `after`
+ * (`head + 1` when none is), does not follow it. Position 0 followed by the counter's own first
+ * number, `origin`, is no gap. (The Redis store's range script applies the same rule.)
+ */
+export function rangeGap(after: number, head: number, first: number, origin: number): boolean {
+  return after > head ||
+    (after < head && first > after + 1 && !(after === 0 && first === origin));
+}
 
 /**
  * A retention option of the store named `store`: a positive integer, or `fallback` when

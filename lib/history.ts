@@ -9,7 +9,13 @@
  *
  * @module
  */
-import { retentionOption, seqOrigin } from './_seq_origin.ts';
+import {
+  DEFAULT_MAX_AGE_MS,
+  DEFAULT_MAX_ENTRIES,
+  rangeGap,
+  retentionOption,
+  seqOrigin,
+} from './_seq_origin.ts';
 
 /** One logged broadcast. */
 export interface HistoryEntry {
@@ -133,8 +139,18 @@ interface TagLog {
  * ```
  */
 export function memoryHistory(options: MemoryHistoryOptions = {}): History {
-  const maxEntries = retentionOption('memoryHistory', 'maxEntries', options.maxEntries, 10_000);
-  const maxAgeMs = retentionOption('memoryHistory', 'maxAgeMs', options.maxAgeMs, 120_000);
+  const maxEntries = retentionOption(
+    'memoryHistory',
+    'maxEntries',
+    options.maxEntries,
+    DEFAULT_MAX_ENTRIES,
+  );
+  const maxAgeMs = retentionOption(
+    'memoryHistory',
+    'maxAgeMs',
+    options.maxAgeMs,
+    DEFAULT_MAX_AGE_MS,
+  );
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') {
     throw new TypeError(
@@ -182,10 +198,7 @@ export function memoryHistory(options: MemoryHistoryOptions = {}): History {
       for (let i = from; i < entries.length && picked.length < limit; i++) {
         picked.push({ seq: entries[i].seq, data: entries[i].data });
       }
-      // Gone: seqs after `after` before the first one held (the counter's first one follows 0);
-      // or the counter is behind `after`.
-      const gap = after > head ||
-        (after < head && first > after + 1 && !(after === 0 && first === log.origin));
+      const gap = rangeGap(after, head, first, log.origin);
       return Promise.resolve({ entries: picked, gap, head });
     },
   };

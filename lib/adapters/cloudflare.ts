@@ -66,7 +66,13 @@ import { acceptorMaySend, CloseCode } from '../_codes.ts';
 import { describe } from '../_describe.ts';
 import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
 import type { History, HistoryEntry, HistoryRange, MemoryHistoryOptions } from '../history.ts';
-import { retentionOption, seqOrigin } from '../_seq_origin.ts';
+import {
+  DEFAULT_MAX_AGE_MS,
+  DEFAULT_MAX_ENTRIES,
+  rangeGap,
+  retentionOption,
+  seqOrigin,
+} from '../_seq_origin.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -642,9 +648,14 @@ export function durableObjectHistory(
     'durableObjectHistory',
     'maxEntries',
     options.maxEntries,
-    10_000,
+    DEFAULT_MAX_ENTRIES,
   );
-  const maxAgeMs = retentionOption('durableObjectHistory', 'maxAgeMs', options.maxAgeMs, 120_000);
+  const maxAgeMs = retentionOption(
+    'durableObjectHistory',
+    'maxAgeMs',
+    options.maxAgeMs,
+    DEFAULT_MAX_AGE_MS,
+  );
   const now = options.now ?? Date.now;
   const counters = new Map<string, Promise<TagCounter>>();
   // Keys: a tag's prefix holds its length, so no tag's keys start with another's prefix.
@@ -721,11 +732,7 @@ export function durableObjectHistory(
         if (from === before) break; // nothing more is logged
       }
       if (aged.length > 0) await storage.delete(aged);
-      // The counter's first number follows position 0 without a gap.
-      const held = first ?? head + 1;
-      const gap = after > head ||
-        (after < head && held > after + 1 && !(after === 0 && held === origin));
-      return { entries, gap, head };
+      return { entries, gap: rangeGap(after, head, first ?? head + 1, origin), head };
     },
   };
 }

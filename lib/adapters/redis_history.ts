@@ -13,7 +13,7 @@
  */
 import type { History, HistoryEntry, HistoryRange, HistoryRetention } from '../history.ts';
 import { describe } from '../_describe.ts';
-import { seqOrigin } from '../_seq_origin.ts';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_ENTRIES, seqOrigin } from '../_seq_origin.ts';
 import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
 import { MuxwsError, TimeoutError } from '../errors.ts';
 import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
@@ -193,7 +193,7 @@ if fresh then
     reply[#reply + 1] = field(entry[2], 'd')
   end
 end
--- The counter's first number follows position 0 without a gap.
+-- The counter's first number follows position 0 without a gap (rangeGap() in lib/_seq_origin.ts).
 if reset or (after < head and firstSeq ~= after + 1 and not (after == 0 and firstSeq == origin)) then
   reply[3] = 1
 end
@@ -368,8 +368,8 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
   const {
     client,
     prefix = 'muxws:history:',
-    maxAgeMs = 120_000,
-    maxEntries = 10_000,
+    maxAgeMs = DEFAULT_MAX_AGE_MS,
+    maxEntries = DEFAULT_MAX_ENTRIES,
     now = Date.now,
     commandTimeoutMs = 5000,
   } = options;
