@@ -24,7 +24,7 @@ import {
   type HelloFunction,
 } from './_dial_options.ts';
 import { describe } from './_describe.ts';
-import { RESUME } from './_resume.ts';
+import { RESUME } from './_reserved.ts';
 import { timerDelay } from './_delay.ts';
 import type { CloseFields, OpenReport, Refusal, Transport, Wire } from './_transport.ts';
 

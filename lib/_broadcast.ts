@@ -24,7 +24,8 @@ import { type Backplane, BackplaneError, type BackplaneMessage } from './backpla
 import { encodePublish } from './_session.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
-import { type Recovery, SEQ } from './_recovery.ts';
+import type { Recovery } from './_recovery.ts';
+import { SEQ } from './_reserved.ts';
 import { topicPrefix, type TopicPublisher, type TopicSink } from './_topics.ts';
 import { type TextBytes, textBytes } from './_node_ws.ts';
 

@@ -16,18 +16,10 @@ import type { Peer } from './acceptor_types.ts';
 import { isTag, PUBLISH } from './_frame.ts';
 import { MuxwsError } from './errors.ts';
 import { SOCKET_POLL_MS } from './_socket_wait.ts';
+import { MAX_RESUMED_TAGS, POSITION, RECOVERED, RESUME, SEQ } from './_reserved.ts';
 
 /** How many entries a replay reads from the store at a time. */
 export const REPLAY_BATCH = 256;
-
-/** The reserved PUBLISH header carrying a broadcast's sequence number. */
-export const SEQ = ':seq';
-/** The reserved PUBLISH header marking a frame that only tells a tag's position. */
-export const POSITION = ':position';
-/** The reserved PUBLISH header marking the end of a tag's replay. */
-export const RECOVERED = ':recovered';
-/** The reserved hello header naming, per tag, the last sequence number the dialer delivered. */
-export const RESUME = ':resume';
 
 /** What recovery reads of a peer. */
 export interface RecoveringPeer extends Peer {
@@ -58,12 +50,6 @@ interface Hold {
   /** Who releases it: the position read, or the replay (which takes over a position's hold). */
   by: 'position' | 'replay';
 }
-
-/**
- * The most tags one `:resume` names that are read (the dialer keeps at most as many positions):
- * a hello naming more cannot make the acceptor answer each.
- */
-export const MAX_RESUMED_TAGS = 1024;
 
 /**
  * The `:resume` header of a hello, checked: tags and non-negative integers only, the first

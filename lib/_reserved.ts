@@ -41,3 +41,19 @@ export function reservedKeyMessage(what: string, key: string): string {
     JSON.stringify(key)
   }: keys starting with ":" are muxws's`;
 }
+
+/** The reserved PUBLISH header carrying a broadcast's sequence number (recovery). */
+export const SEQ = ':seq';
+/** The reserved PUBLISH header marking a frame that only tells a tag's position. */
+export const POSITION = ':position';
+/** The reserved PUBLISH header marking the end of a tag's replay. */
+export const RECOVERED = ':recovered';
+/** The reserved hello header naming, per tag, the last sequence number the dialer delivered. */
+export const RESUME = ':resume';
+
+/**
+ * The most tags one `:resume` names: the dialer keeps at most as many positions (past it, the tag
+ * first seen longest ago is forgotten, and a later broadcast of it is delivered as new), and the
+ * acceptor reads at most as many, so a hello naming more cannot make it answer each.
+ */
+export const MAX_RESUMED_TAGS = 1024;

@@ -8,21 +8,7 @@
  */
 import type { RecoveredInfo } from './dialer_types.ts';
 import type { PublishMessage } from './stream.ts';
-
-/** The reserved PUBLISH header carrying a broadcast's sequence number. */
-const SEQ = ':seq';
-/** The reserved PUBLISH header marking a frame that only tells a tag's position. */
-const POSITION = ':position';
-/** The reserved PUBLISH header marking the end of a tag's replay. */
-const RECOVERED = ':recovered';
-/** The reserved hello header of a redial. */
-export const RESUME = ':resume';
-/**
- * The most tags whose positions a connection keeps (the acceptor reads as many from `:resume`):
- * past it, the tag first seen longest ago is forgotten, and a later broadcast of it is delivered
- * as new.
- */
-export const MAX_POSITIONS = 1024;
+import { MAX_RESUMED_TAGS, POSITION, RECOVERED, SEQ } from './_reserved.ts';
 
 /** The headers of a PUBLISH without the reserved ones; null when none is left. */
 function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> | null {
@@ -31,11 +17,6 @@ function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> |
     if (key.charCodeAt(0) !== 58 /* ':' */) (own ??= {})[key] = headers[key];
   }
   return own;
-}
-
-/** Orders sequenced broadcasts by their sequence number. */
-function bySeq(a: PublishMessage, b: PublishMessage): number {
-  return a.seq! - b.seq!;
 }
 
 /** The positions of one connection, for its lifetime across redials. */
@@ -97,7 +78,7 @@ export class Positions {
       if (early === undefined) return;
       this.#resuming!.delete(tag);
       // What waited for its turn (a replay that began after a gap) goes first, in order.
-      for (const item of early.sort(bySeq)) this.#take(item);
+      for (const item of early) this.#take(item);
       const info = headers![RECOVERED];
       if (typeof info === 'object' && info !== null) {
         // A marker below the position resumed from means the store lost its log and numbers
@@ -125,8 +106,11 @@ export class Positions {
     }
     // The replay comes in order from the position: the next one is handed on at once, a later
     // one waits for its turn (it arrived before the replay reached it), one seen is dropped.
-    early.push(delivered);
-    early.sort(bySeq);
+    // The list stays in order: frames arrive in order but for a lower one a node sent late, so
+    // each is inserted in place rather than the whole list sorted again for every frame.
+    let i = early.length;
+    while (i > 0 && early[i - 1].seq! > seq) i--;
+    early.splice(i, 0, delivered);
     while (early.length > 0 && early[0].seq! <= (this.#last.get(tag) ?? 0) + 1) {
       this.#take(early.shift()!);
     }
@@ -142,9 +126,9 @@ export class Positions {
     this.#deliver(message);
   }
 
-  /** Records the position of `tag`; a new tag past {@linkcode MAX_POSITIONS} evicts the oldest. */
+  /** Records the position of `tag`; a new tag past {@linkcode MAX_RESUMED_TAGS} evicts the oldest. */
   #set(tag: string, seq: number, isNew = !this.#last.has(tag)): void {
-    if (isNew && this.#last.size >= MAX_POSITIONS) {
+    if (isNew && this.#last.size >= MAX_RESUMED_TAGS) {
       this.#last.delete(this.#last.keys().next().value!);
     }
     this.#last.set(tag, seq);
