@@ -85,10 +85,17 @@ export class RequestDeadlines {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** The deadline the timer was armed for. */
   #armedFor = 0;
+  /** The session's clock. */
+  readonly #now: () => number;
+
+  /** @param now The clock deadlines are read on (the session's). */
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** `request` waits, for `timeoutMs` from now. */
   add(request: PendingRequest, timeoutMs: number): void {
-    const now = Date.now();
+    const now = this.#now();
     this.#waiting.add(request);
     this.#arm(request.deadline = now + timeoutMs, now);
   }
@@ -125,7 +132,7 @@ export class RequestDeadlines {
     this.#timer = undefined;
     // Never before the deadline the timer was armed for: its own delay has passed, even if the
     // wall clock went back meanwhile (a clock that jumped ahead times out what it passed).
-    const due = Math.max(Date.now(), this.#armedFor);
+    const due = Math.max(this.#now(), this.#armedFor);
     const waiting = this.#waiting;
     // A timeout's reset runs abort listeners (user code), which may settle a request due after
     // it (then it no longer waits) or make new ones (which arm the timer themselves).

@@ -217,7 +217,7 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
   }
 
   requestDeadlines(): RequestDeadlines {
-    return this.#deadlines ??= new RequestDeadlines();
+    return this.#deadlines ??= new RequestDeadlines(this.#now);
   }
 
   growWindow(units: number): number {

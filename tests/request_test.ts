@@ -128,3 +128,16 @@ test('RequestDeadlines keeps each timeout on time when the wall clock goes back 
   assert.deepEqual(timedOut, [1, 3]);
   assert.equal(clock.countTimers(), 0);
 });
+
+test("RequestDeadlines reads deadlines on the clock it is given, the session's, not the global one (WSM-STR-005)", () => {
+  using _clock = fakeTime();
+  let now = 5_000_000;
+  const deadlines = new RequestDeadlines(() => now);
+  const request = new PendingRequest(1, 250, () => assert.fail('no timeout expected'), deadlines);
+  assert.equal(request.deadline, 5_000_250);
+  now += 100;
+  const later = new PendingRequest(3, 250, () => assert.fail('no timeout expected'), deadlines);
+  assert.equal(later.deadline, 5_000_350);
+  request.answer(1);
+  later.answer(2);
+});
