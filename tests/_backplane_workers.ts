@@ -9,14 +9,7 @@ import {
   type BackplaneMessage,
   broadcastChannelBackplane,
 } from '../lib/backplane.ts';
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+import { within } from './_wait.ts';
 
 function frame(tag: string, n: number): BackplaneMessage {
   return {

@@ -23,6 +23,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { History, HistoryRange } from '../lib/history.ts';
+import { within } from './_wait.ts';
 
 /** What a test hands to `open`: the retention and the clock the stores must use. */
 export interface HistorySuiteOptions {
@@ -44,15 +45,6 @@ export interface HistoryFixture {
 
 /** Opens the stores of one test. */
 export type OpenHistory = (options: HistorySuiteOptions) => Promise<HistoryFixture>;
-
-/** Rejects when `promise` has not settled within `ms`, naming `what`. */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 const WAIT_MS = 10_000;
 

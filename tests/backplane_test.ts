@@ -16,25 +16,10 @@ import {
 import { BackplaneError as BackplaneErrorClass } from '../lib/backplane.ts';
 import { ClosedError } from '../lib/errors.ts';
 import { startRedis } from './_redis.ts';
+import { waitFor, within } from './_wait.ts';
 
 // Every wait below is bounded by within() or waitFor(); nothing sleeps to assert timing except
 // the Redis outage, which is real time by nature (3 s with Redis stopped).
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-async function waitFor(predicate: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -87,10 +72,10 @@ test('WSM-BP-002 broadcastChannelBackplane() hands a message to the other node o
     const first = message(1, 'a', { except: ['muted'], headers: { kind: 'chat' } });
     await a.publish(first);
     await a.publish(message(2, 'a'));
-    await waitFor(() => atB.length >= 2, 2000, 'two messages at b');
+    await waitFor(() => atB.length >= 2, 2000, 'two messages at b', 5);
     // b answers; once its message is at a, anything a could have echoed to itself is there too.
     await b.publish(message(3, 'b'));
-    await waitFor(() => atA.length >= 1, 2000, 'the message at a');
+    await waitFor(() => atA.length >= 1, 2000, 'the message at a', 5);
     await sleep(20);
     assert.deepEqual(atB.map(numberOf), [1, 2]);
     assert.deepEqual(atB[0], first);
@@ -113,7 +98,7 @@ test('WSM-BP-002 broadcastChannelBackplane() delivers 1,000 messages of a burst 
     const published: Promise<void>[] = [];
     for (let n = 1; n <= 1000; n++) published.push(a.publish(message(n, 'a')));
     await Promise.all(published);
-    await waitFor(() => got.length >= 1000, 5000, '1,000 messages');
+    await waitFor(() => got.length >= 1000, 5000, '1,000 messages', 5);
     await sleep(20);
     assert.equal(got.length, 1000);
     assert.deepEqual(got, Array.from({ length: 1000 }, (_, i) => i + 1));
@@ -164,7 +149,7 @@ test('WSM-BP-004 broadcastChannelBackplane() reports a message structuredClone c
     });
     // The channel still works after the failure, and b learns that one message never came.
     await a.publish(message(2, 'a'));
-    await waitFor(() => atB.length >= 2, 2000, 'the next message');
+    await waitFor(() => atB.length >= 2, 2000, 'the next message', 5);
     await sleep(20);
     assert.deepEqual(atB, [0, 2]);
     assert.equal(errors.length, 1);
@@ -192,7 +177,7 @@ test('WSM-BP-001 broadcastChannelBackplane() reports what is not a backplane mes
     b.subscribe((m) => got.push(numberOf(m)));
     raw.postMessage({ hello: 'not a backplane message' });
     await a.publish(message(7, 'a'));
-    await waitFor(() => got.length >= 1 && errors.length >= 2, 2000, 'the message and 2 errors');
+    await waitFor(() => got.length >= 1 && errors.length >= 2, 2000, 'the message and 2 errors', 5);
     assert.deepEqual(got, [7]);
     assert.match(errors[0].message, /not a backplane envelope/);
     assert.match(errors[1].message, /subscriber threw/);
@@ -226,7 +211,7 @@ test('WSM-BP-002 broadcastChannelBackplane() drops repeated and older envelopes 
         ['y', 8, 80],
       ] as const
     ) post(sender, seq, n);
-    await waitFor(() => got.length >= 5, 2000, 'five messages');
+    await waitFor(() => got.length >= 5, 2000, 'five messages', 5);
     await sleep(20);
     assert.deepEqual(got, [1, 2, 70, 5, 80]);
     assert.equal(errors.length, 1);
@@ -395,7 +380,7 @@ test('WSM-BP-003 redisBackplane() resubscribes when the subscriber is ready agai
     subscriber.isReady = true;
     subscriber.failSubscribe = true;
     subscriber.emit('ready');
-    await waitFor(() => errors.length >= 2, 1000, 'the failed resubscribe');
+    await waitFor(() => errors.length >= 2, 1000, 'the failed resubscribe', 5);
     assert.match(errors[1].message, /Cannot subscribe to Redis channel "c": subscribe refused/);
     subscriber.failSubscribe = false;
     subscriber.emit('ready');
@@ -567,11 +552,11 @@ test(
       await a.backplane.publish(message(1, 'node-a', { except: ['muted'], headers: { k: 'v' } }));
       await a.backplane.publish(message(2, 'node-a', { payload: bytes, codec: 'msgpack' }));
       await b.backplane.publish(message(3, 'node-b'));
-      await waitFor(() => atB.length >= 2 && atA.length >= 1, 5000, 'the messages');
+      await waitFor(() => atB.length >= 2 && atA.length >= 1, 5000, 'the messages', 5);
       // A marker from each side; once it arrives, any echo or repeat would have arrived before it.
       await a.backplane.publish(message(4, 'node-a'));
       await b.backplane.publish(message(5, 'node-b'));
-      await waitFor(() => atB.length >= 3 && atA.length >= 2, 5000, 'the markers');
+      await waitFor(() => atB.length >= 3 && atA.length >= 2, 5000, 'the markers', 5);
       assert.deepEqual(atB[0], message(1, 'node-a', { except: ['muted'], headers: { k: 'v' } }));
       assert.ok(atB[1].payload instanceof Uint8Array);
       assert.deepEqual([...atB[1].payload], [...bytes]);
@@ -609,7 +594,7 @@ test(
       }
       await within(Promise.all(published), 10_000, '2,000 publishes');
       const all = () => atC.get('node-a')!.length + atC.get('node-b')!.length;
-      await waitFor(() => all() >= 2000 && atA.length >= 1000, 10_000, 'every message');
+      await waitFor(() => all() >= 2000 && atA.length >= 1000, 10_000, 'every message', 5);
       const expected = Array.from({ length: 1000 }, (_, i) => i + 1);
       assert.deepEqual(atC.get('node-a'), expected);
       assert.deepEqual(atC.get('node-b'), expected);
@@ -661,25 +646,31 @@ test(
         }
       }, 10);
 
-      await waitFor(() => received.length >= 20, 5000, 'traffic before the outage');
+      await waitFor(() => received.length >= 20, 5000, 'traffic before the outage', 5);
       await redis.stop();
       const stoppedAt = Date.now();
       await sleep(3000);
       await redis.start();
       const backAt = Date.now();
-      await waitFor(() => received.some((r) => r.at >= backAt), 5000, 'delivery after the outage');
+      await waitFor(
+        () => received.some((r) => r.at >= backAt),
+        5000,
+        'delivery after the outage',
+        5,
+      );
       const resumed = received.find((r) => r.at >= backAt)!;
       await waitFor(
         () => errorsB.some((e) => e instanceof BackplaneGapError && e.missed === undefined),
         5000,
         'the gap report',
+        5,
       );
       await sleep(200);
       clearInterval(ticker);
       ticker = undefined;
       await within(Promise.all([...inFlight]), 5000, 'the last publishes');
       const lastAccepted = Math.max(...accepted.map((r) => r.n));
-      await waitFor(() => received.some((r) => r.n === lastAccepted), 5000, 'the last message');
+      await waitFor(() => received.some((r) => r.n === lastAccepted), 5000, 'the last message', 5);
 
       // Nothing was thrown into the broadcasting loop; the failures came as rejections.
       assert.equal(thrown, 0);

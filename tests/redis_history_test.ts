@@ -15,9 +15,10 @@ import {
   type RedisScriptClient,
 } from '../lib/adapters/redis.ts';
 import { MuxwsError, TimeoutError } from '../lib/errors.ts';
-import { historySuite, within } from './_history_suite.ts';
+import { historySuite } from './_history_suite.ts';
 import { startRedis } from './_redis.ts';
 import { fakeTime } from './_fake_time.ts';
+import { waitFor, within } from './_wait.ts';
 
 async function connectClient(url: string) {
   const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
@@ -33,15 +34,6 @@ function destroy(client: Client | undefined): void {
     client?.destroy();
   } catch {
     // already closed
-  }
-}
-
-/** Resolves once `check()` holds, polling every 20 ms; rejects after `ms`. */
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -353,7 +345,7 @@ test(
       const old = await history.head('room');
       await redis.stop();
       await redis.start();
-      await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
+      await waitFor(() => client!.isReady, 5000, 'the client to reconnect', 20);
       const names = ['m1', 'm2', 'm3', 'm4', 'm5'];
       const seqs = await within(
         Promise.all(names.map((name) => history.append('room', name))),
@@ -517,7 +509,7 @@ test(
       });
       assert.ok(Date.now() - started <= 1500, `rejected after ${Date.now() - started} ms`);
       await redis.start();
-      await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
+      await waitFor(() => client!.isReady, 5000, 'the client to reconnect', 20);
       const fresh = await history.append('room', 'after');
       assert.ok(fresh > before.head, `the seq after the restart ${fresh} is above ${before.head}`);
       // A dialer at the old head asks: it gets what was logged since, with a gap for what the
@@ -553,7 +545,7 @@ test(
       const before = await history.range('room', 0, 10);
       await redis.stop();
       await redis.start();
-      await waitFor(() => client!.isReady, 5000, 'the client to reconnect');
+      await waitFor(() => client!.isReady, 5000, 'the client to reconnect', 20);
       assert.equal(await history.append('room', 'm4'), before.head + 1);
       const after = await history.range('room', 0, 10);
       assert.deepEqual(after.entries.map((entry) => entry.data), ['m1', 'm2', 'm3', 'm4']);

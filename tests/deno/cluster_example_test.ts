@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort, startRedis } from '../_redis.ts';
+import { within } from '../_wait.ts';
 
 const root = new URL('../../', import.meta.url);
 const BIN: Record<string, string> = {
@@ -34,18 +35,6 @@ function spawn(argv: string[], env: Record<string, string>): Deno.ChildProcess {
     stdout: 'piped',
     stderr: 'piped',
   }).spawn();
-}
-
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Reads a node's stdout until its "listening" line; keeps draining it (and stderr) after. */

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { connect, type Connection } from '../../lib/dialer.ts';
 import type { PublishMessage } from '../../lib/stream.ts';
 import { type RedisServer, startRedis } from '../_redis.ts';
+import { waitFor, within } from '../_wait.ts';
 
 const root = new URL('../../', import.meta.url);
 const script = new URL('tests/_redis_cluster_node.ts', root).pathname;
@@ -22,26 +23,6 @@ interface Node {
 interface Dialer {
   connection: Connection;
   published: (PublishMessage & { at: number })[];
-}
-
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitFor(predicate: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function dial(port: number, tags: string[]): Promise<Dialer> {

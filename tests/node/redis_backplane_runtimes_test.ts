@@ -11,6 +11,7 @@ import type { BackplaneError, BackplaneMessage } from '../../lib/backplane.ts';
 import { redisBackplane } from '../../lib/adapters/redis.ts';
 import { startRedis } from '../_redis.ts';
 import { repoRoot } from '../_repo.ts';
+import { within } from '../_wait.ts';
 
 const COUNT = 500;
 
@@ -62,14 +63,6 @@ function startNode(runtime: 'deno' | 'bun', url: string, origin: string): Child 
       if (child.exitCode === null) child.kill('SIGKILL');
     },
   };
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 test(
