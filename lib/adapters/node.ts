@@ -31,7 +31,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Acceptor } from '../acceptor.ts';
 import { CloseCode } from '../_codes.ts';
-import { requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
+import { messageLimitOf, requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
 
 /**
  * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the
@@ -39,9 +39,11 @@ import { requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
  */
 export interface NodeWsOptions {
   /**
-   * The largest message taken, in bytes; a larger one closes the socket with 1009.
+   * The largest message taken, in bytes; a larger one closes the socket with 1009 as soon as
+   * its frame header arrives, before `ws` buffers it. The acceptor's own limit applies as well,
+   * so a larger value than the acceptor's only makes `ws` buffer what the acceptor then refuses.
    *
-   * @default {104857600}
+   * @default {the acceptor's `limits.maxMessageBytes`}
    */
   maxPayload?: number;
   /**
@@ -259,6 +261,9 @@ function ignoreSocketError(): void {}
  * and body included, and the connection closed. A malformed upgrade (no `Sec-WebSocket-Key`, a
  * wrong version) is answered 400 by `ws`.
  *
+ * `ws`'s `maxPayload` defaults to the acceptor's `limits.maxMessageBytes`, so a larger message
+ * closes the socket with 1009 as soon as its frame header arrives, before `ws` buffers it.
+ *
  * An upgrade on another path is left untouched for the server's other `upgrade` listeners (a
  * second acceptor on another path, another WebSocket server). When none of them answers it, the
  * connection stays open unanswered until the client gives up or the server's
@@ -308,6 +313,7 @@ export function attach(
 ): Attachment {
   const matches = pathMatcher(options.path);
   const wss = new WebSocketServer({
+    maxPayload: messageLimitOf(acceptor),
     ...options.ws,
     noServer: true,
     handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
