@@ -74,8 +74,8 @@ export interface BunServer {
 export interface BunWebSocketHandlers {
   /**
    * The largest message Bun takes, in bytes: the acceptor's `limits.maxMessageBytes`, so a larger
-   * message closes the socket with 1009 as soon as its frame header arrives, before Bun buffers
-   * it (Bun's own default is 16 MiB).
+   * message closes the socket with 1009 as soon as the frame that passes the limit arrives,
+   * before Bun buffers the rest (Bun's own default is 16 MiB).
    */
   maxPayloadLength: number;
   /** Attaches the socket to the acceptor. */

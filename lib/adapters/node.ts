@@ -40,8 +40,9 @@ import { messageLimitOf, requestOf, upgradeCheckOf, type UpgradeHead } from '../
 export interface NodeWsOptions {
   /**
    * The largest message taken, in bytes; a larger one closes the socket with 1009 as soon as
-   * its frame header arrives, before `ws` buffers it. The acceptor's own limit applies as well,
-   * so a larger value than the acceptor's only makes `ws` buffer what the acceptor then refuses.
+   * the frame that passes the limit arrives, before `ws` buffers the rest. The acceptor's own
+   * limit applies as well, so a value above the acceptor's only makes `ws` buffer what the
+   * acceptor then refuses.
    *
    * @default {the acceptor's `limits.maxMessageBytes`}
    */
@@ -287,7 +288,8 @@ function answersTheRest(server: HttpServer | HttpsServer, listener: unknown): bo
  * wrong version) is answered 400 by `ws`.
  *
  * `ws`'s `maxPayload` defaults to the acceptor's `limits.maxMessageBytes`, so a larger message
- * closes the socket with 1009 as soon as its frame header arrives, before `ws` buffers it.
+ * closes the socket with 1009 as soon as the frame that passes the limit arrives, before `ws`
+ * buffers the rest.
  *
  * An upgrade on another path is left for the server's other `upgrade` listeners. When all of
  * them are attachments (several `attach()` calls on different paths), one that no attachment
@@ -339,8 +341,9 @@ export function attach(
 ): Attachment {
   const matches = pathMatcher(options.path);
   const wss = new WebSocketServer({
-    maxPayload: messageLimitOf(acceptor),
     ...options.ws,
+    // `ws` reads an explicit undefined as 0, which it takes for no limit at all.
+    maxPayload: options.ws?.maxPayload ?? messageLimitOf(acceptor),
     noServer: true,
     handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
   });

@@ -487,3 +487,21 @@ test('attach() on two paths of one server hands each path to its own acceptor an
     await served.close();
   }
 });
+
+test("attach() gives ws a maxPayload of the acceptor's maxMessageBytes unless ws.maxPayload is given (WSM-LIM-004)", async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, limits: { maxMessageBytes: 4096 } });
+  const server = createServer();
+  const maxPayloadOf = (attachment: Attachment) =>
+    (attachment.wss as unknown as { options: { maxPayload: number } }).options.maxPayload;
+  const attachments = [
+    attach(server, acceptor),
+    attach(server, acceptor, { ws: { maxPayload: undefined } }),
+    attach(server, acceptor, { ws: { maxPayload: 8192 } }),
+  ];
+  try {
+    assert.deepEqual(attachments.map(maxPayloadOf), [4096, 4096, 8192]);
+  } finally {
+    for (const attachment of attachments) attachment.close();
+    await acceptor.close();
+  }
+});
