@@ -18,6 +18,7 @@ import type {
 } from './acceptor_types.ts';
 import { describe } from './_describe.ts';
 import { isTag, MAX_TAG_LENGTH } from './_tags.ts';
+import { DEFAULT_LIMITS } from './limits.ts';
 
 /**
  * What the checks read of an upgrade request: a `Request` is one, and so is an adapter's view of
@@ -66,20 +67,37 @@ export type Authorize = (
 /** An acceptor's whole upgrade decision ({@linkcode Acceptor.checkUpgrade}) over any head. */
 export type UpgradeCheck = (request: Request | UpgradeHead) => Promise<UpgradeAccepted | Response>;
 
-/**
- * Each acceptor's {@linkcode UpgradeCheck}, for an adapter that has a request head rather than a
- * `Request` (Node's): one entry per acceptor, never per upgrade.
- */
-const upgradeChecks = new WeakMap<object, UpgradeCheck>();
+/** What an acceptor registers for its adapters: one entry per acceptor, never per upgrade. */
+interface Registered {
+  /** The decision, for an adapter with a request head rather than a `Request` (Node's). */
+  readonly check: UpgradeCheck;
+  /** The acceptor's `maxMessageBytes`, for the runtime's own limit on a message it buffers. */
+  readonly maxMessageBytes: number;
+}
 
-/** Registers `acceptor`'s decision for {@linkcode upgradeCheckOf}. */
-export function registerUpgradeCheck(acceptor: object, check: UpgradeCheck): void {
-  upgradeChecks.set(acceptor, check);
+const registered = new WeakMap<object, Registered>();
+
+/** Registers `acceptor`'s decision and message limit for its adapters. */
+export function registerUpgradeCheck(
+  acceptor: object,
+  check: UpgradeCheck,
+  maxMessageBytes: number,
+): void {
+  registered.set(acceptor, { check, maxMessageBytes });
 }
 
 /** The decision `acceptor` registered, if any. */
 export function upgradeCheckOf(acceptor: object): UpgradeCheck | undefined {
-  return upgradeChecks.get(acceptor);
+  return registered.get(acceptor)?.check;
+}
+
+/**
+ * The largest message `acceptor` takes, in bytes: the limit an adapter hands the runtime, so a
+ * larger message is refused as its first frame header arrives (1009) rather than buffered whole
+ * before the session sees it. The default limit for an object that registered none.
+ */
+export function messageLimitOf(acceptor: object): number {
+  return registered.get(acceptor)?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes;
 }
 
 /** How long a refused dialer is asked to wait while the acceptor closes, in seconds. */
@@ -142,6 +160,31 @@ export async function authorizeUpgrade(
     report(error);
     return refusal(500, 'The upgrade could not be authorized');
   }
+}
+
+/**
+ * The 400 answer to an upgrade the runtime could not complete (`Deno.upgradeWebSocket` threw,
+ * Bun's `server.upgrade()` returned false): muxws's own text, naming the header at fault when
+ * one is, never the runtime's error.
+ */
+export function malformedUpgrade(request: Request | UpgradeHead): Response {
+  const headers = request.headers;
+  let found = 'a handshake the runtime could not complete';
+  if (!listHas(headers.get('connection'), 'upgrade')) found = 'no "Upgrade" in Connection';
+  else if (headers.get('sec-websocket-key') === null) found = 'no Sec-WebSocket-Key';
+  else if (headers.get('sec-websocket-version')?.trim() !== '13') {
+    found = 'a Sec-WebSocket-Version other than 13';
+  }
+  return refusal(
+    400,
+    `Bad WebSocket upgrade request: expected Connection: Upgrade, a Sec-WebSocket-Key and Sec-WebSocket-Version 13; found ${found}`,
+  );
+}
+
+/** Whether the comma-separated header value `list` holds `token`, compared without case. */
+function listHas(list: string | null, token: string): boolean {
+  if (list === null) return false;
+  return list.split(',').some((item) => item.trim().toLowerCase() === token);
 }
 
 /** The `data` and `tags` of what `authorize` returned. @throws {TypeError} For anything else. */

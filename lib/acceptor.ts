@@ -216,7 +216,11 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const backplane = o.backplane;
     const nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
     this.#broadcaster = new Broadcaster(this.#host, this.#peers, backplane, nodeId, recovery);
-    registerUpgradeCheck(this, (request) => this.#checkUpgrade(request));
+    registerUpgradeCheck(
+      this,
+      (request) => this.#checkUpgrade(request),
+      limits.maxMessageBytes,
+    );
   }
 
   /** Counters: live peers, accepted, refused, idle-closed, delivered and dropped broadcasts. */

@@ -33,7 +33,14 @@ import type {
  * - a predicate, called with the `Origin` header (`null` when absent) and the request.
  *
  * The default (no `origins` option) allows requests without an `Origin` header (non-browser
- * dialers) and requests whose `Origin` host equals the request's `Host`.
+ * dialers) and requests whose `Origin` host equals the request's `Host`. That stops a page of
+ * another site from opening a socket with your users' cookies, but it trusts the `Host` header,
+ * which a DNS-rebinding page sets: a page at `http://attacker.example:8080` whose name is made to
+ * point at your server sends `Origin` and `Host` of that same name, and passes. Such a page gets
+ * none of your site's cookies, so the default is enough where `authorize` or the hello checks a
+ * credential; list your pages' origins whenever browsers connect and the network alone decides
+ * who may (a service on localhost or an internal address), or refuse every browser with
+ * `(origin) => origin === null`.
  */
 export type OriginPolicy =
   | '*'
@@ -98,7 +105,9 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
   /** Per-connection limits; missing fields take the defaults of `DEFAULT_LIMITS`. */
   limits?: Partial<Limits>;
   /**
-   * The `Origin` policy of {@linkcode Acceptor.checkUpgrade}.
+   * The `Origin` policy of {@linkcode Acceptor.checkUpgrade}: list the origins your pages are
+   * served from when browsers connect, as the default trusts the `Host` header, which a
+   * DNS-rebinding page controls (see {@linkcode OriginPolicy}).
    *
    * @default {undefined} no `Origin`, or an `Origin` whose host equals the request's `Host`
    */

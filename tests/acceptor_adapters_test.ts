@@ -56,9 +56,26 @@ test('WSM-ACC-003 bunHandlers() refuses before upgrading and selects exactly the
   assert.equal(await fetch(upgradeRequest('token.abc, muxws.v1.json'), server), undefined);
   assert.deepEqual(upgrades[0].headers, { 'Sec-WebSocket-Protocol': 'muxws.v1.json' });
   const failing = { upgrade: () => false };
-  assert.equal((await fetch(upgradeRequest('muxws.v1.json'), failing))?.status, 400);
+  const malformed = await fetch(upgradeRequest('muxws.v1.json'), failing);
+  assert.equal(malformed?.status, 400);
+  assert.equal(
+    await malformed?.text(),
+    'Bad WebSocket upgrade request: expected Connection: Upgrade, a Sec-WebSocket-Key and Sec-WebSocket-Version 13; found no Sec-WebSocket-Key',
+  );
   assert.equal(acceptor.stats.peers, 0);
   await acceptor.close();
+});
+
+test("bunHandlers() gives Bun a maxPayloadLength of the acceptor's maxMessageBytes (WSM-LIM-004)", async () => {
+  const defaults = new Acceptor({ idleTimeoutMs: 0 });
+  const tight = new Acceptor({ idleTimeoutMs: 0, limits: { maxMessageBytes: 4096 } });
+  try {
+    assert.equal(bunHandlers(defaults).websocket.maxPayloadLength, 1024 * 1024);
+    assert.equal(bunHandlers(tight).websocket.maxPayloadLength, 4096);
+  } finally {
+    await defaults.close();
+    await tight.close();
+  }
 });
 
 test('WSM-ACC-002 bunHandlers() attaches on open, feeds messages, ends the peer on close', async () => {

@@ -6,6 +6,10 @@
  * `ServerWebSocket` to {@linkcode Acceptor.attach} with that `data` and `tags`, and its `drain`
  * wakes writes waiting on backpressure.
  *
+ * The `websocket` object sets Bun's `maxPayloadLength` to the acceptor's `limits.maxMessageBytes`:
+ * keep it when building your own `websocket` object around these handlers, so a larger message is
+ * refused before Bun buffers it.
+ *
  * Broadcasts use Bun's topics: each peer's socket is subscribed to one topic per tag it holds
  * once that tag is broadcast to, kept in step with `peer.tags`, and `acceptor.broadcast(tag, …)` is one `server.publish()` of
  * the encoded frame. The topics are named `"\0muxws <key>\0<tag>"`, the key random per
@@ -26,6 +30,7 @@
  */
 import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor.ts';
 import { TOPIC_SINK, type TopicPublisher, type TopicSink } from '../_topics.ts';
+import { malformedUpgrade, messageLimitOf } from '../_upgrade.ts';
 
 /**
  * What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`, which replaces it
@@ -67,6 +72,12 @@ export interface BunServer {
 
 /** The `websocket` handlers of {@linkcode bunHandlers}, for `Bun.serve({ websocket })`. */
 export interface BunWebSocketHandlers {
+  /**
+   * The largest message Bun takes, in bytes: the acceptor's `limits.maxMessageBytes`, so a larger
+   * message closes the socket with 1009 as soon as the frame that passes the limit arrives,
+   * before Bun buffers the rest (Bun's own default is 16 MiB).
+   */
+  maxPayloadLength: number;
   /** Attaches the socket to the acceptor. */
   open(ws: BunServerWebSocket): void;
   /** Feeds one message to the socket's peer. */
@@ -128,9 +139,10 @@ export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
       const data: BunSocketData = { muxws: check };
       if (typeof server.publish === 'function') data.muxwsServer = server as TopicPublisher;
       if (server.upgrade(request, { headers, data })) return undefined;
-      return new Response('WebSocket upgrade failed', { status: 400 });
+      return malformedUpgrade(request);
     },
     websocket: {
+      maxPayloadLength: messageLimitOf(acceptor),
       open(ws) {
         const socketData = ws.data as BunSocketData | undefined;
         const sink = new BunSink(ws, socketData?.muxwsServer);

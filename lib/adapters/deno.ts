@@ -16,6 +16,7 @@
  * @module
  */
 import type { Acceptor, ServerWebSocket } from '../acceptor.ts';
+import { malformedUpgrade } from '../_upgrade.ts';
 
 interface DenoUpgrade {
   upgradeWebSocket(
@@ -33,7 +34,8 @@ interface DenoUpgrade {
  * @param request The incoming request, e.g. from `Deno.serve`.
  * @param acceptor The acceptor that takes the socket.
  * @returns The 101 response to return from the handler, or the refusal (400 as well for an
- * upgrade `Deno.upgradeWebSocket` rejects, such as one without `Sec-WebSocket-Key`).
+ * upgrade `Deno.upgradeWebSocket` rejects, such as one without `Sec-WebSocket-Key`, with a text
+ * naming what was expected rather than the runtime's error).
  * @throws {TypeError} When `Deno.upgradeWebSocket` does not exist (not running on Deno).
  *
  * @example A refused request: no upgrade header
@@ -82,12 +84,10 @@ export async function upgrade(
   let upgraded: { socket: ServerWebSocket; response: Response };
   try {
     upgraded = deno.upgradeWebSocket(request, { protocol: check.protocol });
-  } catch (error) {
-    // A malformed upgrade (no Sec-WebSocket-Key, a wrong version): the client's fault.
-    return new Response(`Bad WebSocket upgrade request: ${(error as Error)?.message ?? error}`, {
-      status: 400,
-      headers: { 'content-type': 'text/plain; charset=utf-8' },
-    });
+  } catch {
+    // A malformed upgrade (no Sec-WebSocket-Key, a wrong version): the client's fault, answered
+    // in muxws's words rather than the runtime's.
+    return malformedUpgrade(request);
   }
   acceptor.accept(upgraded.socket, { data: check.data, tags: check.tags });
   return upgraded.response;

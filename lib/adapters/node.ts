@@ -31,7 +31,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Acceptor } from '../acceptor.ts';
 import { CloseCode } from '../_codes.ts';
-import { requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
+import { messageLimitOf, requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
 
 /**
  * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the
@@ -39,9 +39,12 @@ import { requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
  */
 export interface NodeWsOptions {
   /**
-   * The largest message taken, in bytes; a larger one closes the socket with 1009.
+   * The largest message taken, in bytes; a larger one closes the socket with 1009 as soon as
+   * the frame that passes the limit arrives, before `ws` buffers the rest. The acceptor's own
+   * limit applies as well, so a value above the acceptor's only makes `ws` buffer what the
+   * acceptor then refuses.
    *
-   * @default {104857600}
+   * @default {the acceptor's `limits.maxMessageBytes`}
    */
   maxPayload?: number;
   /**
@@ -92,7 +95,8 @@ export interface AttachOptions {
    * Which upgrades the acceptor takes, by the request's pathname (the URL without its query):
    * a string matches that pathname exactly (`'/ws'` takes `/ws` and `/ws?room=1`, not `/ws/`),
    * a predicate takes the pathnames it returns true for. Upgrades on other paths are left to the
-   * server's other `upgrade` listeners, untouched.
+   * server's other `upgrade` listeners; when the server has none but attachments, and no
+   * attachment takes the path, the upgrade is answered 404.
    *
    * @default {every path}
    */
@@ -229,6 +233,14 @@ function upgradeHead(message: IncomingMessage): UpgradeHead | Request {
   return new UpgradeMessage(message, url);
 }
 
+/** The answer to an upgrade on a path no attachment takes. */
+function notFound(): Response {
+  return new Response('No WebSocket endpoint at this path', {
+    status: 404,
+    headers: { 'content-type': 'text/plain; charset=utf-8' },
+  });
+}
+
 /** Headers the written refusal sets itself. */
 const FRAMING = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
@@ -250,6 +262,22 @@ async function refuse(socket: Duplex, response: Response): Promise<void> {
 /** Keeps a client's reset during the upgrade from being thrown out of the process. */
 function ignoreSocketError(): void {}
 
+/** The `upgrade` listeners of every attachment, to tell them from a server's other listeners. */
+const attachmentListeners = new WeakSet<(...args: never[]) => unknown>();
+
+/** The upgrades an attachment took, so the server's last attachment knows when none did. */
+const taken = new WeakSet<IncomingMessage>();
+
+/**
+ * Whether `listener`, an attachment's, is the last `upgrade` listener of `server` and every one
+ * before it is an attachment's too: then an upgrade none of them took is answered by nobody.
+ */
+function answersTheRest(server: HttpServer | HttpsServer, listener: unknown): boolean {
+  const listeners = server.listeners('upgrade');
+  if (listeners.at(-1) !== listener) return false;
+  return listeners.every((other) => attachmentListeners.has(other as () => unknown));
+}
+
 /**
  * Attaches `acceptor` to `server`'s upgrades: each one on `options.path` (default: every path)
  * goes through {@linkcode Acceptor.checkUpgrade} and, accepted, through the `ws` server's
@@ -259,11 +287,16 @@ function ignoreSocketError(): void {}
  * and body included, and the connection closed. A malformed upgrade (no `Sec-WebSocket-Key`, a
  * wrong version) is answered 400 by `ws`.
  *
- * An upgrade on another path is left untouched for the server's other `upgrade` listeners (a
- * second acceptor on another path, another WebSocket server). When none of them answers it, the
- * connection stays open unanswered until the client gives up or the server's
- * `closeAllConnections()` ends it: Node no longer manages a connection it handed to an `upgrade`
- * listener, so a server with other paths should have a listener that answers the rest (a 404).
+ * `ws`'s `maxPayload` defaults to the acceptor's `limits.maxMessageBytes`, so a larger message
+ * closes the socket with 1009 as soon as the frame that passes the limit arrives, before `ws`
+ * buffers the rest.
+ *
+ * An upgrade on another path is left for the server's other `upgrade` listeners. When all of
+ * them are attachments (several `attach()` calls on different paths), one that no attachment
+ * takes is answered 404 and its connection closed, so a client that got the path wrong fails at
+ * once. When the server has an `upgrade` listener of its own (another WebSocket server), that
+ * upgrade is left to it untouched: a listener that takes some paths should answer the rest, as
+ * Node no longer manages a connection it handed to an `upgrade` listener.
  *
  * The server's plain requests are never seen; only an upgrade on the path is turned into a web
  * `Request`.
@@ -309,6 +342,8 @@ export function attach(
   const matches = pathMatcher(options.path);
   const wss = new WebSocketServer({
     ...options.ws,
+    // `ws` reads an explicit undefined as 0, which it takes for no limit at all.
+    maxPayload: options.ws?.maxPayload ?? messageLimitOf(acceptor),
     noServer: true,
     handleProtocols: (offered) => acceptor.protocol([...offered]) ?? false,
   });
@@ -316,10 +351,17 @@ export function attach(
     ((request: UpgradeHead | Request) => acceptor.checkUpgrade(requestOf(request)));
   let closed = false;
   const onUpgrade = (message: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    if (matches !== undefined && !matches(pathnameOf(message.url))) return;
+    if (matches !== undefined && !matches(pathnameOf(message.url))) {
+      if (taken.has(message) || !answersTheRest(server, onUpgrade)) return;
+      socket.on('error', ignoreSocketError);
+      refuse(socket, notFound()).catch(() => socket.destroy());
+      return;
+    }
+    taken.add(message);
     socket.on('error', ignoreSocketError);
     upgrade(message, socket, head).catch(() => socket.destroy());
   };
+  attachmentListeners.add(onUpgrade);
   const upgrade = async (message: IncomingMessage, socket: Duplex, head: Buffer) => {
     let decision: Awaited<ReturnType<Acceptor['checkUpgrade']>>;
     try {

@@ -16,18 +16,34 @@ acceptorSuite('Deno', (acceptor) => {
   return Promise.resolve({ port: server.addr.port, path: '/ws', close: () => server.shutdown() });
 });
 
-test('Deno: WSM-ACC-003 upgrade() answers an upgrade Deno cannot perform with 400 and no Peer', async () => {
+test('Deno: upgrade() answers an upgrade Deno cannot perform with 400 in its own words, naming the header at fault, and no Peer (WSM-ACC-003)', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });
-  const request = new Request('http://127.0.0.1/ws', {
-    headers: {
-      upgrade: 'websocket',
-      connection: 'Upgrade',
-      'sec-websocket-protocol': 'muxws.v1.json',
-    },
-  });
-  const response = await upgrade(request, acceptor);
-  assert.equal(response.status, 400);
-  assert.match(await response.text(), /^Bad WebSocket upgrade request: .*sec-websocket-key/i);
-  assert.equal(acceptor.stats.accepted, 0);
-  await acceptor.close();
+  const expected =
+    'Bad WebSocket upgrade request: expected Connection: Upgrade, a Sec-WebSocket-Key and Sec-WebSocket-Version 13; found ';
+  const cases: Array<[Record<string, string>, string]> = [
+    [{}, 'no Sec-WebSocket-Key'],
+    [
+      { connection: 'keep-alive', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+      'no "Upgrade" in Connection',
+    ],
+  ];
+  try {
+    for (const [headers, found] of cases) {
+      const request = new Request('http://127.0.0.1/ws', {
+        headers: {
+          upgrade: 'websocket',
+          connection: 'Upgrade',
+          'sec-websocket-protocol': 'muxws.v1.json',
+          ...headers,
+        },
+      });
+      const response = await upgrade(request, acceptor);
+      assert.equal(response.status, 400);
+      assert.equal(response.headers.get('content-type'), 'text/plain; charset=utf-8');
+      assert.equal(await response.text(), expected + found);
+    }
+    assert.equal(acceptor.stats.accepted, 0);
+  } finally {
+    await acceptor.close();
+  }
 });

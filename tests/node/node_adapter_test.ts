@@ -416,3 +416,92 @@ test('attach() answers 400 to an upgrade whose URL a Request cannot hold (WSM-AP
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 });
+
+/** Serves `acceptors` on one `node:http` server, one `attach()` per path, and no other listener. */
+async function serveOnPaths(acceptors: Record<string, Acceptor>): Promise<{
+  port: number;
+  close(): Promise<void>;
+}> {
+  const server = createServer((_request, response) => response.writeHead(404).end());
+  const attachments = Object.entries(acceptors).map(([path, acceptor]) =>
+    attach(server, acceptor, { path })
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const acceptor of Object.values(acceptors)) await acceptor.close({ drainMs: 0 });
+      for (const attachment of attachments) attachment.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+test('attach() answers 404 to an upgrade on a path it does not take when the server has no other upgrade listener, so a dialer on a wrong path fails at once naming the 404', async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, onStream: (stream) => stream.payload });
+  const served = await serveOnPaths({ '/ws': acceptor });
+  try {
+    const answer = await rawUpgrade(served.port, '/');
+    assert.equal(answer.status, 404);
+    assert.equal(answer.headers.connection, 'close');
+    assert.equal(answer.body, 'No WebSocket endpoint at this path');
+    const startedAt = Date.now();
+    const failed = await within(
+      connect(`ws://127.0.0.1:${served.port}/`, { WebSocket, heartbeat: false, reconnect: false })
+        .then(() => undefined, (error: unknown) => error),
+      5000,
+      'the connect() failure',
+    );
+    assert.ok(failed instanceof Error, 'connect() to a wrong path rejects');
+    assert.match(failed.message, /\b404\b/);
+    assert.ok(Date.now() - startedAt < 5000, 'well before the 15 s handshake timeout');
+    assert.equal(acceptor.stats.accepted, 0);
+  } finally {
+    await served.close();
+  }
+});
+
+test('attach() on two paths of one server hands each path to its own acceptor and answers 404 to the rest', async () => {
+  const a = new Acceptor({ idleTimeoutMs: 0, onStream: () => 'a' });
+  const b = new Acceptor({ idleTimeoutMs: 0, onStream: () => 'b' });
+  const served = await serveOnPaths({ '/a': a, '/b': b });
+  try {
+    for (const [path, expected] of [['/a', 'a'], ['/b', 'b']]) {
+      const connection = await connect(`ws://127.0.0.1:${served.port}${path}`, {
+        WebSocket,
+        heartbeat: false,
+        reconnect: false,
+      });
+      try {
+        assert.equal(await within(connection.request('which'), 5000, 'the answer'), expected);
+      } finally {
+        await connection.close();
+      }
+    }
+    assert.equal((await rawUpgrade(served.port, '/c')).status, 404);
+    assert.equal((await rawUpgrade(served.port, '/a/')).status, 404);
+    assert.equal(a.stats.accepted, 1);
+    assert.equal(b.stats.accepted, 1);
+  } finally {
+    await served.close();
+  }
+});
+
+test("attach() gives ws a maxPayload of the acceptor's maxMessageBytes unless ws.maxPayload is given (WSM-LIM-004)", async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, limits: { maxMessageBytes: 4096 } });
+  const server = createServer();
+  const maxPayloadOf = (attachment: Attachment) =>
+    (attachment.wss as unknown as { options: { maxPayload: number } }).options.maxPayload;
+  const attachments = [
+    attach(server, acceptor),
+    attach(server, acceptor, { ws: { maxPayload: undefined } }),
+    attach(server, acceptor, { ws: { maxPayload: 8192 } }),
+  ];
+  try {
+    assert.deepEqual(attachments.map(maxPayloadOf), [4096, 4096, 8192]);
+  } finally {
+    for (const attachment of attachments) attachment.close();
+    await acceptor.close();
+  }
+});
