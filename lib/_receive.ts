@@ -309,13 +309,14 @@ export class Receiver extends SessionStreams {
   }
 
   /**
-   * Refuses an OPEN the other side sent (`decode`, or `refused` for want of a handler or over
-   * `maxStreams`): the refusal counts toward the reset budget first, so the OPEN that exceeds it
-   * closes the connection instead of drawing one more RESET.
+   * Refuses an OPEN the other side sent (`decode`, or `refused` for want of a handler, over
+   * `maxStreams` or after its GOAWAY): the refusal counts toward the reset budget first, so the
+   * OPEN that exceeds it closes the connection instead of drawing one more RESET. The RESET is a
+   * reply, which a socket over `maxBufferedBytes` does not take.
    */
   refuse(id: number, code: ProvokedResetCode, message: string): void {
     this.countReset();
-    this.send(this.codec.encode([RESET, id, code, message]));
+    this.reply(this.codec.encode([RESET, id, code, message]));
   }
 
   #decodeReset(stream: Stream, why: string): void {

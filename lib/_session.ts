@@ -59,6 +59,8 @@ export { SOCKET_POLL_MS } from './_socket_wait.ts';
 export { WINDOW_BUDGET } from './_session_streams.ts';
 
 const EMPTY = Promise.resolve();
+/** The message of the `refused` RESET an OPEN draws after a GOAWAY. */
+const GOING_AWAY = 'The connection is going away';
 
 /**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
@@ -329,9 +331,10 @@ export class Session extends SessionCore {
 
   /**
    * An OPEN of the other side that passed the frame checks, as {@linkcode SessionCore} takes it,
-   * with the acceptor's refusals first: `refused` once this side sent GOAWAY or above the
-   * `lastId` of one received (not counted: these are the OPENs already in flight, and the side
-   * that sent GOAWAY closes once its streams drained), `hello_required` before the hello is
+   * with the acceptor's refusals first: `refused` once this side sent GOAWAY (not counted
+   * against the reset budget: these are the OPENs already in flight, and this side closes once
+   * its streams drained) or above the `lastId` of one received (counted, as every refusal the
+   * other side draws at will), `hello_required` before the hello is
    * acknowledged; the hello goes to `onHello` (else `onStream`, marked `isHello`), and neither it
    * nor the others while it is open count it against `maxStreams` (WSM-APP-001).
    */
@@ -345,13 +348,13 @@ export class Session extends SessionCore {
     // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
     const isHello = id === 1 && hasHello(flags);
     const goAway = this.goAwayReceived;
-    if (
-      this.#goingAway ||
-      (goAway !== undefined && this.side === 'acceptor' && id > goAway.lastId)
-    ) {
-      this.send(
-        this.codec.encode([RESET, id, ResetCode.Refused, 'The connection is going away']),
-      );
+    if (this.#goingAway) {
+      // Not counted; a reply all the same, so a peer that never reads is closed at the cap.
+      this.reply(this.codec.encode([RESET, id, ResetCode.Refused, GOING_AWAY]));
+      return;
+    }
+    if (goAway !== undefined && this.side === 'acceptor' && id > goAway.lastId) {
+      this.refuse(id, ResetCode.Refused, GOING_AWAY);
       return;
     }
     if (!isHello && options.helloPending === true) {

@@ -1,6 +1,7 @@
 /**
  * What the streams of one session share, and what they call: the socket (a send that fails ends
- * the session; congestion against `highWaterMark`, and the wait of `_socket_wait.ts`), the table
+ * the session; congestion against `highWaterMark`, and the wait of `_socket_wait.ts`; replies
+ * capped at `maxBufferedBytes`), the table
  * of open streams and the ids of both sides, the shared window budget, the reset budget of
  * `_reset_budget.ts`, containment of user code (`_contain.ts`), and the session's end (every
  * stream lost first, then `onClose` once).
@@ -155,9 +156,29 @@ export class SessionStreams implements StreamHost, SocketWaitHost {
     }
   }
 
+  /**
+   * Sends a frame this side owes the other side and does not wait for the socket to send (a
+   * RESET, a refusal included; an END with no value; a CREDIT), unless the socket's
+   * `bufferedAmount` is above `maxBufferedBytes`: then, rather than queue it behind what a peer
+   * that never reads left unread, the session closes with 1008 (acceptor) / 4002 (dialer).
+   *
+   * @returns False when nothing was handed to the socket (the session ended, or closes now).
+   */
+  reply(data: string | Uint8Array): boolean {
+    const max = this.limits.maxBufferedBytes;
+    if (!this.#over(max)) return this.send(data);
+    this.close(SESSION_CLOSE[this.side].flood, `more than ${max} bytes buffered unread`);
+    return false;
+  }
+
   congested(): boolean {
-    const buffered = this.#sink.bufferedAmount;
-    return typeof buffered === 'number' && buffered > this.limits.highWaterMark;
+    return this.#over(this.limits.highWaterMark);
+  }
+
+  /** True when the sink's `bufferedAmount` is above `bytes` (never when it has none). */
+  #over(bytes: number): boolean {
+    // `undefined > bytes` is false: a sink without `bufferedAmount` is never congested.
+    return this.#sink.bufferedAmount! > bytes;
   }
 
   waitForSocket(stream: Stream): void {

@@ -16,7 +16,9 @@ import { mustBe } from './_describe.ts';
  * `maxResetRate` resets the other side caused within one second close it (acceptor 1008, dialer
  * 4002); an OPEN above `maxStreams` is refused with RESET `refused`; a
  * payload or headers value nested deeper than `maxDepth` resets its stream with `decode`. A
- * write waits while the socket's `bufferedAmount` is above `highWaterMark`.
+ * write waits while the socket's `bufferedAmount` is above `highWaterMark`; a RESET or another
+ * reply that does not wait is not queued above `maxBufferedBytes`: the connection closes instead
+ * (acceptor 1008, dialer 4002).
  *
  * @example Tighter limits for an endpoint that only answers small requests
  * ```ts
@@ -61,8 +63,9 @@ export interface Limits {
    * Resets the other side may cause within any one second; one more closes the connection (the
    * rapid-reset defence). Counted: each stream it opened and then reset itself, each of its
    * streams this side reset with `decode` or `flow` because of what it sent, and each of its
-   * OPENs this side refused with `decode` or `refused` (no stream handler, or over
-   * `maxStreams`). A refusal after this side sent GOAWAY does not count.
+   * OPENs this side refused with `decode` or `refused` (no stream handler, over `maxStreams`,
+   * or after the other side sent GOAWAY). A refusal after this side sent GOAWAY does not count
+   * (those OPENs were in flight); `maxBufferedBytes` bounds what they cost.
    *
    * @default {200}
    */
@@ -74,11 +77,22 @@ export interface Limits {
    * @default {1048576}
    */
   highWaterMark: number;
+  /**
+   * Bytes of the socket's `bufferedAmount` above which a RESET or another reply closes the
+   * connection instead of queueing behind a peer that does not read. The replies are what this
+   * side sends without waiting for the socket: a RESET (a refusal included), an END with no
+   * value, a CREDIT; the connection closes with 1008 (dialer 4002). Writes wait at
+   * `highWaterMark`, well below it, so only a peer that keeps sending and never reads gets
+   * there. Must be above `highWaterMark`.
+   *
+   * @default {8388608}
+   */
+  maxBufferedBytes: number;
 }
 
 /**
  * The default limits: 100 streams, 1 MiB messages, 16 protocol errors, depth 64, 200 resets a
- * second, and a 1 MiB high-water mark.
+ * second, a 1 MiB high-water mark and an 8 MiB cap on what is buffered for a peer.
  *
  * @example
  * ```ts
@@ -97,6 +111,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxDepth: 64,
   maxResetRate: 200,
   highWaterMark: 1024 * 1024,
+  maxBufferedBytes: 8 * 1024 * 1024,
 });
 
 /** The limit names, in the order messages list them: the keys of {@linkcode DEFAULT_LIMITS}. */
@@ -109,7 +124,8 @@ const NAMES = Object.keys(DEFAULT_LIMITS) as readonly (keyof Limits)[];
  * @param limits The limits to change; others keep their defaults.
  * @returns A new object with every field set.
  * @throws {TypeError} When `limits` is neither an object nor undefined, or names an unknown field.
- * @throws {RangeError} When a value is not a positive safe integer.
+ * @throws {RangeError} When a value is not a positive safe integer, or `maxBufferedBytes` is not
+ * above `highWaterMark`.
  *
  * @example Override one limit
  * ```ts
@@ -146,6 +162,11 @@ export function resolveLimits(limits?: Partial<Limits>): Limits {
       );
     }
     out[name] = value;
+  }
+  if (out.maxBufferedBytes <= out.highWaterMark) {
+    throw new RangeError(
+      mustBe('create Limits', 'maxBufferedBytes', 'above highWaterMark', out.maxBufferedBytes),
+    );
   }
   return out;
 }

@@ -120,6 +120,12 @@ export interface StreamHost {
    * had ended, or the send failed and ended it).
    */
   send(data: string | Uint8Array): boolean;
+  /**
+   * Sends a frame that does not wait for the socket (RESET, an END with no value, CREDIT); when
+   * the socket's `bufferedAmount` is above `maxBufferedBytes`, closes the session instead. False
+   * when it was not handed to the socket.
+   */
+  reply(data: string | Uint8Array): boolean;
   /** True while the socket's `bufferedAmount` is above the high-water mark. */
   congested(): boolean;
   /** A write of `stream` waits for the socket to drain: poll until it can go. */
@@ -469,7 +475,7 @@ export class Stream<R = unknown, W = unknown> {
   #transmit(data: string | Uint8Array, costs: boolean, end: boolean): boolean {
     if (costs) this.#sendCredit -= size(data);
     if (end) this.#endSent = true;
-    if (!this.#host.send(data)) return false;
+    if (!(costs ? this.#host.send(data) : this.#host.reply(data))) return false;
     if (end) this.#finishIfDone();
     return true;
   }
@@ -527,7 +533,7 @@ export class Stream<R = unknown, W = unknown> {
       }
       this.#creditAt = now;
       this.#recvAllowed += grant;
-      this.#host.send(this.#host.codec.encode([CREDIT, this.id, grant]));
+      this.#host.reply(this.#host.codec.encode([CREDIT, this.id, grant]));
     }
   }
 
@@ -610,7 +616,7 @@ export class Stream<R = unknown, W = unknown> {
     this.#done = true;
     this.#error = error;
     if (code !== undefined) {
-      this.#host.send(this.#host.codec.encode([RESET, this.id, code, message]));
+      this.#host.reply(this.#host.codec.encode([RESET, this.id, code, message]));
     }
     this.#unwatch();
     const request = this.#request;

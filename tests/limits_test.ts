@@ -10,6 +10,7 @@ test('WSM-ACC-006 DEFAULT_LIMITS are the documented defaults and frozen', () => 
     maxDepth: 64,
     maxResetRate: 200,
     highWaterMark: 1048576,
+    maxBufferedBytes: 8388608,
   });
   assert.ok(Object.isFrozen(DEFAULT_LIMITS));
 });
@@ -47,4 +48,16 @@ test('WSM-ACC-006 resolveLimits() throws TypeError for a non-object or an unknow
   assert.throws(() => resolveLimits(5 as never), TypeError);
   assert.throws(() => resolveLimits(null as never), TypeError);
   assert.throws(() => resolveLimits({ maxStream: 5 } as never), /"maxStream" is not a limit/);
+});
+
+test('resolveLimits() requires maxBufferedBytes above highWaterMark, naming both (WSM-LIM-002)', () => {
+  assert.throws(() => resolveLimits({ highWaterMark: 8 * 1024 * 1024 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Limits as "maxBufferedBytes" must be above highWaterMark: current value is 8388608',
+  });
+  assert.equal(
+    resolveLimits({ highWaterMark: 16_000_000, maxBufferedBytes: 64_000_000 }).maxBufferedBytes,
+    64_000_000,
+  );
 });

@@ -313,6 +313,87 @@ for (const codec of codecs) {
     assert.equal(p.sent.filter((f) => (f as unknown[])[2] === 'refused').length, 500);
   });
 
+  test(`WSM-LIM-002 ${c} OPENs a dialer sends after its own GOAWAY draw refused 200 times within one second, and the 201st closes the acceptor with 1008`, () => {
+    using clock = fakeTime();
+    using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
+    feed(p.session, [8, 0, 'shutdown', 'leaving', 0]);
+    let id = 1;
+    for (let i = 0; i < 200; i++, id += 2) {
+      feed(p.session, [1, id, 0, null, i]);
+      clock.tick(4); // 200 over 796 ms
+    }
+    assert.equal(p.session.isClosed, false);
+    assert.equal(p.sent.filter((f) => (f as unknown[])[2] === 'refused').length, 200);
+    feed(p.session, [1, id, 0, null, 'the 201st']);
+    assert.equal(p.sent.length, 200, 'the 201st is not answered');
+    assert.deepEqual(p.closes, [{
+      code: 1008,
+      reason: 'more than 200 streams reset within one second',
+    }]);
+  });
+
+  test(`WSM-LIM-002 ${c} OPENs refused after the other side's GOAWAY count on the dialer too: an acceptor flooding them is closed with 4002`, () => {
+    using clock = fakeTime();
+    using p = probe('dialer', { codec });
+    feed(p.session, [8, 0, 'restart', 'deploying', 0]);
+    let id = 2;
+    for (let i = 0; i < 200; i++, id += 2) {
+      feed(p.session, [1, id, 0, null, i]);
+      clock.tick(4);
+    }
+    assert.equal(p.session.isClosed, false);
+    feed(p.session, [1, id, 0, null, 'the 201st']);
+    assert.deepEqual(p.closes.map((x) => x.code), [4002]);
+  });
+
+  for (const [side, code] of [['acceptor', 1008], ['dialer', 4002]] as const) {
+    test(`WSM-LIM-002 ${c} a refusal to a peer whose socket holds more than maxBufferedBytes closes the ${side} with ${code} instead of queueing`, () => {
+      using p = probe(side, { codec, limits: { highWaterMark: 100, maxBufferedBytes: 1000 } });
+      const first = side === 'acceptor' ? 1 : 2;
+      p.buffered.amount = 1000;
+      feed(p.session, [1, first, 0, null, 'at the cap: answered']);
+      assert.deepEqual(p.sent, [[4, first, 'refused', 'No stream handler']]);
+      p.buffered.amount = 1001;
+      feed(p.session, [1, first + 2, 0, null, 'over the cap']);
+      assert.equal(p.sent.length, 1, 'nothing more is queued');
+      assert.deepEqual(p.closes, [{ code, reason: 'more than 1000 bytes buffered unread' }]);
+    });
+  }
+
+  test(`WSM-LIM-002 ${c} OPENs after this side's GOAWAY to a peer that never reads close it at maxBufferedBytes`, () => {
+    using p = probe('acceptor', { codec, limits: { highWaterMark: 100, maxBufferedBytes: 1000 } });
+    p.session.goAway('restart', 'deploying', 0);
+    let id = 1;
+    for (; id < 100; id += 2) feed(p.session, [1, id, 0, null, 'in flight']);
+    assert.equal(p.session.isClosed, false);
+    p.buffered.amount = 5000;
+    feed(p.session, [1, id, 0, null, 'one more']);
+    assert.deepEqual(p.closes.map((x) => x.code), [1008]);
+    assert.equal(p.sent.filter((f) => (f as unknown[])[0] === 4).length, 50);
+  });
+
+  test(`WSM-LIM-002 ${c} RESETs, ENDs and CREDITs a stream sends without waiting close a congested peer instead of queueing; writes still wait`, async () => {
+    const streams: Stream[] = [];
+    using p = probe('acceptor', {
+      codec,
+      limits: { highWaterMark: 100, maxBufferedBytes: 1000 },
+      onStream: (s) => (streams.push(s), new Promise(() => {})),
+    });
+    feed(p.session, [1, 1, 0, null, 'a']);
+    feed(p.session, [1, 3, 0, null, 'b']);
+    feed(p.session, [1, 5, 0, null, 'c']);
+    p.buffered.amount = 500; // above highWaterMark, under the cap: a write waits, a reply goes
+    const write = streams[0].write('waits');
+    streams[1].reset('cancel');
+    assert.deepEqual(p.sent, [[4, 3, 'cancel', '']]);
+    p.buffered.amount = 1001;
+    const ended = streams[2].end();
+    assert.equal(p.sent.length, 1, 'the END is not queued');
+    assert.deepEqual(p.closes.map((x) => x.code), [1008]);
+    await assert.rejects(ended, { code: 'connection_lost' });
+    await assert.rejects(write, { code: 'connection_lost' });
+  });
+
   test(`WSM-ACC-006 ${c} 200 resets a second, sustained, stay under the reset-rate limit`, () => {
     using clock = fakeTime();
     using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });

@@ -19,6 +19,7 @@ import { restartsTests } from './restarts.ts';
 import { leaksTests } from './leaks.ts';
 import { backplaneTests } from './backplane.ts';
 import { oversizeTests } from './oversize.ts';
+import { resetFloodsTests } from './reset_floods.ts';
 
 export type { HostileRuntime };
 
@@ -37,4 +38,5 @@ export function hostileTests(runtime: HostileRuntime): void {
   leaksTests(runtime);
   backplaneTests(runtime);
   oversizeTests(runtime);
+  resetFloodsTests(runtime);
 }
