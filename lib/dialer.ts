@@ -114,7 +114,7 @@ export async function connect<Api = ApiSpec>(
 /**
  * The routes a dialer serves for the acceptor's `peer.call()` and `peer.stream()`,
  * for `connect()`'s `routes` option: `routes: serve({ ... })`. The handlers take the same shapes
- * as the acceptor's `routes` (a function, or `{ input, handler }` with a Standard Schema), with
+ * as the acceptor's `routes` (a function, or `{ input?, upload?, handler }` with Standard Schemas), with
  * `ctx.peer` being the connection. Route serving is reached only through this function, so the
  * bundle of an application that never calls it carries no serving code.
  *
