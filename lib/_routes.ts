@@ -9,6 +9,7 @@ import { reservedKeyMessage, reservedKeyOf } from './_reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from './errors.ts';
 import { control, type Stream } from './stream.ts';
+import { iteratorOf, readableOf } from './_stream_reads.ts';
 import { ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
 import { pathStep } from './_value_path.ts';
@@ -196,9 +197,10 @@ function noop(): void {}
  * there is none), validates the OPEN's payload with the route's `input` schema if it has one
  * (`invalid` with {@linkcode summariseIssues} when refused; the schema's output, not the raw
  * payload, is the input), then calls the handler with `(input, ctx)`. With an `upload` schema,
- * every message the handler reads from `ctx.stream` passes it first (WSM-LIM-005): the handler
- * reads the schema's output, and a message it refuses resets the stream with `invalid` (counted
- * toward the reset budget) and rejects that read with the `StreamError`.
+ * every message the handler reads from `ctx.stream` passes it first (WSM-LIM-005,
+ * `checkUploads()`): the handler reads the schema's output, and a message it refuses resets the
+ * stream with `invalid` (counted toward the reset budget) and rejects that read with the
+ * `StreamError`.
  *
  * An async iterable the handler returns (an async generator) has each value it yields written
  * to `stream` in order, each write awaited (so within the other side's credit); the iteration
@@ -270,14 +272,7 @@ async function validateThenHandle(
   stream: Stream,
   ctx: RouteContext<unknown>,
 ): Promise<unknown> {
-  const upload = definition.upload;
-  if (upload !== undefined) {
-    control.check(stream, (value) =>
-      validate(upload, value, 'upload').catch((error: unknown) => {
-        if (error instanceof StreamError) control.fail(stream, ResetCode.Invalid, error.message);
-        throw error;
-      }));
-  }
+  if (definition.upload !== undefined) checkUploads(stream, definition.upload);
   const schema = definition.input;
   const input = schema === undefined ? stream.payload : await validate(schema, stream.payload);
   const result = await (definition.handler as (
@@ -301,6 +296,32 @@ async function validate(
     throw new StreamError(ResetCode.Invalid, summariseIssues(result.issues, what));
   }
   return result.value;
+}
+
+/**
+ * Makes every read of `stream` (its async iteration and its `readable`) pass each message through
+ * `schema` first, giving its output: own properties over the class's, reading through the class's
+ * own iterator (so flow control, the end and a reset are the stream's). A message `schema` refuses
+ * resets the stream with `invalid` and rejects that read with the `StreamError`.
+ */
+function checkUploads(stream: Stream, schema: StandardSchemaV1<unknown, unknown>): void {
+  const messages = stream[Symbol.asyncIterator]();
+  const read = () =>
+    messages.next().then(async (result): Promise<IteratorResult<unknown>> => {
+      if (result.done) return result;
+      try {
+        return { value: await validate(schema, result.value, 'upload'), done: false };
+      } catch (error) {
+        if (error instanceof StreamError) control.fail(stream, ResetCode.Invalid, error.message);
+        throw error;
+      }
+    });
+  const stop = () => void messages.return!();
+  let readable: ReadableStream<unknown> | undefined;
+  Object.defineProperties(stream, {
+    [Symbol.asyncIterator]: { value: () => iteratorOf(read, stop) },
+    readable: { get: () => readable ??= readableOf(read, stop) },
+  });
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {

@@ -177,11 +177,6 @@ export interface StreamControl {
   cancelUnsent(stream: Stream): void;
   /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
   markHello(stream: Stream): void;
-  /**
-   * Passes every message a read takes through `check` first, the read giving what it returns
-   * (a route's `upload` schema); a read whose check throws rejects with what it threw.
-   */
-  check(stream: Stream, check: (value: unknown) => unknown): void;
 }
 
 /** Filled in by the static block of {@linkcode Stream}. @internal */
@@ -278,8 +273,6 @@ export class Stream<R = unknown, W = unknown> {
   /** The request's timeout, when that is what failed the stream: the reason `signal` gives. */
   #timeout: TimeoutError | undefined;
   #isHello = false;
-  /** What every message read passes through first: a route's `upload` schema. */
-  #check: ((value: unknown) => unknown) | undefined;
 
   /**
    * Made by the session; applications get streams from `open()` and `onStream`.
@@ -492,19 +485,8 @@ export class Stream<R = unknown, W = unknown> {
     }
   }
 
-  /** The next message, through the check when there is one (a route's `upload` schema). */
-  #read<T>(): Promise<IteratorResult<T>> {
-    const read = this.#next<T>();
-    const check = this.#check;
-    return check === undefined
-      ? read
-      : read.then(async (result) =>
-        result.done ? result : { value: await check(result.value) as T, done: false }
-      );
-  }
-
   /** The next message, as the reader declared it (`R`): the session cannot check that type. */
-  #next<T>(): Promise<IteratorResult<T>> {
+  #read<T>(): Promise<IteratorResult<T>> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     const reads = this.#reads;
     if (reads?.queued) return Promise.resolve({ value: reads.take() as T, done: false });
@@ -729,9 +711,6 @@ export class Stream<R = unknown, W = unknown> {
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
     control.markHello = (stream) => {
       stream.#isHello = true;
-    };
-    control.check = (stream, check) => {
-      stream.#check = check;
     };
   }
 }

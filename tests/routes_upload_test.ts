@@ -226,3 +226,33 @@ test('checkRoutes() takes { upload, handler } and names an upload that is no Sta
     },
   );
 });
+
+test('an upload schema checks what the handler reads through ctx.stream.readable too (WSM-LIM-005)', async () => {
+  const read: unknown[] = [];
+  const p = await pair({
+    routes: {
+      lines: {
+        upload: text(),
+        handler: async (_input, { stream }) => {
+          const reader = stream.readable.getReader();
+          for (let next = await reader.read(); !next.done; next = await reader.read()) {
+            read.push(next.value);
+          }
+          return [];
+        },
+      },
+    },
+  });
+  try {
+    const up = p.connection.stream('lines', { name: 'a' });
+    await up.write(' a ');
+    await up.write(false as unknown as string);
+    const error = await up.closed.catch((e) => e);
+    assert(error instanceof StreamResetError, String(error));
+    assert.equal(error.code, 'invalid');
+    assert.match(error.message, /Invalid upload: Expected string, found boolean$/);
+    assert.deepEqual(read, ['a']);
+  } finally {
+    await p.close();
+  }
+});
