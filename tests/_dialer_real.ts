@@ -323,4 +323,21 @@ export function dialerRefusalSuite(
     assert.match(error.message, /before it opened: \S/);
     assert.match(error.message, /the usual causes are nothing listening at the URL/);
   });
+
+  test(`a first connection with wss:// to a server without TLS names TLS among the usual causes on ${name}`, async () => {
+    const server = await start404();
+    try {
+      const error = await within(
+        connect(`wss://127.0.0.1:${server.port}/ws`, { reconnect: false, handshakeTimeoutMs: 2000 })
+          .catch((e) => e),
+        5000,
+        'connect()',
+      );
+      assert(error instanceof ConnectError, `rejected with ${error}`);
+      assert.match(error.message, /^Cannot connect to wss:\/\/127\.0\.0\.1:\d+\/ws: /);
+      assert.match(error.message, /, wss:\/\/ to a server without TLS, /);
+    } finally {
+      await within(Promise.resolve(server.close()), 2000, 'server close');
+    }
+  });
 }
