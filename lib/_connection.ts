@@ -28,7 +28,7 @@ import type {
 import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from './api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from './errors.ts';
 import type { Limits } from './limits.ts';
-import type { OpenOptions, RequestOptions, Stream } from './stream.ts';
+import { NO_HELLO, type OpenOptions, type RequestOptions, type Stream } from './stream.ts';
 import { drain, type Link, type LinkHost, openLink, startHeartbeat, track } from './_link.ts';
 import { CloseCode, closeCodeOf } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
@@ -52,9 +52,12 @@ import {
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
 
+/** The reason of the acceptor's close when the hello it requires did not come in time. */
+const HELLO_REQUIRED = 'hello required';
+
 /** What a first connection that failed before its socket opened most often means. */
 const UNOPENED_CAUSES =
-  'the usual causes are nothing listening at the URL, a wrong path (404), an origin the acceptor refuses (403), or a subprotocol/codec it does not offer (400)';
+  'the usual causes are nothing listening at the URL, a wrong path (404), an origin or credentials the acceptor refuses (403, or 401 from authorize), wss:// to a server without TLS, or a subprotocol/codec it does not offer (400)';
 
 /**
  * Starts a connection over `transport` and resolves once it is established; `connect()` is this
@@ -359,8 +362,12 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     // established but not yet stable: the flap counts as a failed attempt (WSM-RCN-003)
     clearTimeout(this.#stableTimer);
     this.#stableTimer = undefined;
+    // Only a dialer that sent no hello is closed so: a hello goes first on every connection.
+    const noHello = code === CloseCode.Policy && info.reason === HELLO_REQUIRED;
     this.#lastError = error ?? new Error(
-      `The connection closed with code ${code}${info.reason ? ` (${info.reason})` : ''}`,
+      `The connection closed with code ${code}${info.reason ? ` (${info.reason})` : ''}${
+        noHello ? `: ${NO_HELLO}` : ''
+      }`,
     );
     const [kind, attempts, delayMs] = afterLoss(
       this.#o,
@@ -373,7 +380,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#attempts = attempts;
     const willRetry = kind !== 'terminal';
     const closeInfo: CloseInfo = { code, reason: info.reason, wasClean, willRetry, attempts };
-    if (error !== undefined) closeInfo.error = error;
+    if (error !== undefined || noHello) closeInfo.error = this.#lastError;
     if (kind === 'terminal') {
       this.#finish(closeInfo);
       return;

@@ -14,6 +14,7 @@ import type {
   DialerSocketConstructor,
   DialTarget,
 } from './dialer_types.ts';
+import { failsWith, unencodable } from './_value_path.ts';
 import { Hello, type HelloOptions } from './hello.ts';
 import type { Limits } from './limits.ts';
 import { type RandomDraw, Reconnect, uniform } from './schedule.ts';
@@ -195,7 +196,11 @@ export function resolveOptions(
   const WebSocketCtor = options.WebSocket ??
     (globalThis as { WebSocket?: DialerSocketConstructor }).WebSocket;
   if (needsWebSocket && typeof WebSocketCtor !== 'function') {
-    throw optionError('WebSocket', 'a WebSocket constructor (none is global here)', WebSocketCtor);
+    throw optionError(
+      'WebSocket',
+      'a WebSocket constructor (none is global here: on Node 20, pass WebSocket from the "ws" package)',
+      WebSocketCtor,
+    );
   }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw optionError('signal', 'an AbortSignal', options.signal);
@@ -254,15 +259,12 @@ export function checkHello(hello: Hello, codec: Codec): void {
   try {
     codec.encode([OPEN, 1, FLAG_END, headers, payload]);
   } catch (error) {
-    let part = 'payload';
-    try {
-      codec.encode([OPEN, 1, FLAG_END, headers, null]);
-    } catch {
-      part = 'headers';
-    }
+    // Named by the path of the part the codec refuses (`BigInt at .big`), as a stream's are.
+    const fails = failsWith((frame) => codec.encode(frame));
+    const [part, value] = fails(headers) ? ['headers', headers] : ['payload', payload];
     throw new TypeError(
       `Cannot connect as "hello.${part}" cannot be encoded by codec "${codec.name}": ${
-        error instanceof Error ? error.message : String(error)
+        unencodable(value, fails)
       }`,
       { cause: error },
     );

@@ -93,7 +93,8 @@ export function unroutedHandler<P>(
 }
 
 /** Why an unrouted stream is refused when only `routes` are served. */
-const NO_HANDLER = 'No stream handler';
+const NO_HANDLER =
+  'Only routes are served here and the stream names none: use call() or stream(), not request() or open()';
 
 /**
  * The session's stream handler for a side serving `routes` (when set) beside `onStream`: a

@@ -8,7 +8,8 @@
 import { reservedKeyMessage, reservedKeyOf } from './_reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from './errors.ts';
-import type { Stream } from './stream.ts';
+import { control, type Stream } from './stream.ts';
+import { iteratorOf, readableOf } from './_stream_reads.ts';
 import { ResetCode } from './_codes.ts';
 import { describe } from './_describe.ts';
 import { pathStep } from './_value_path.ts';
@@ -25,12 +26,16 @@ export const MAX_ISSUES_SUMMARY_LENGTH = 200;
 /** A handler as this module calls it: any route handler fits. */
 type AnyHandler = (input: never, ctx: never) => unknown;
 
+/** A route given as an object: its handler, and the schemas of its input and uploads. */
+interface RouteObject {
+  readonly input?: StandardSchemaV1<unknown, unknown>;
+  readonly upload?: StandardSchemaV1<unknown, unknown>;
+  readonly handler: AnyHandler;
+}
+
 /** A route as this module serves it: any `Routes<Api, Ctx>` fits. */
 export interface ServedRoutes {
-  readonly [name: string]:
-    | AnyHandler
-    | { readonly input: StandardSchemaV1<unknown, unknown>; readonly handler: AnyHandler }
-    | undefined;
+  readonly [name: string]: AnyHandler | RouteObject | undefined;
 }
 
 /**
@@ -77,7 +82,8 @@ export function checkRouteName(
 
 /**
  * Throws unless `routes` is a valid `routes` option: `undefined`, or an object whose keys are
- * route names and whose values are handlers or `{ input: <Standard Schema>, handler }`.
+ * route names and whose values are handlers or `{ input?, upload?, handler }`, `input` and
+ * `upload` being Standard Schemas when given.
  *
  * @param routes The option's value.
  * @param what What was attempted, for the message: `create Acceptor`, `connect`.
@@ -101,12 +107,12 @@ export function checkRoutes(
     const where = `"routes[${JSON.stringify(name)}]"`;
     if (definition === null || typeof definition !== 'object') {
       throw new TypeError(
-        `Cannot ${what} as ${where} must be a function or { input, handler }: current value is ${
+        `Cannot ${what} as ${where} must be a function or { input?, upload?, handler }: current value is ${
           describe(definition)
         }`,
       );
     }
-    const { input, handler } = definition as { input?: unknown; handler?: unknown };
+    const { handler } = definition as { handler?: unknown };
     if (typeof handler !== 'function') {
       throw new TypeError(
         `Cannot ${what} as ${where}.handler must be a function: current value is ${
@@ -114,15 +120,20 @@ export function checkRoutes(
         }`,
       );
     }
-    const standard = input !== null && (typeof input === 'object' || typeof input === 'function')
-      ? (input as { '~standard'?: { validate?: unknown } })['~standard']
-      : undefined;
-    if (typeof standard?.validate !== 'function') {
-      throw new TypeError(
-        `Cannot ${what} as ${where}.input must be a Standard Schema (with "~standard".validate): current value is ${
-          describe(input)
-        }`,
-      );
+    for (const part of ['input', 'upload'] as const) {
+      const schema = (definition as Record<string, unknown>)[part];
+      if (schema === undefined) continue;
+      const standard =
+        schema !== null && (typeof schema === 'object' || typeof schema === 'function')
+          ? (schema as { '~standard'?: { validate?: unknown } })['~standard']
+          : undefined;
+      if (typeof standard?.validate !== 'function') {
+        throw new TypeError(
+          `Cannot ${what} as ${where}.${part} must be a Standard Schema (with "~standard".validate): current value is ${
+            describe(schema)
+          }`,
+        );
+      }
     }
   }
 }
@@ -148,19 +159,24 @@ export function renderPath(path: StandardSchemaV1Issue['path']): string {
 
 /**
  * The `invalid` reset message for a schema's issues: `Invalid input: <path>: <message>` for the
- * first issue (no path for the input's root), then `; N more issues`; cut with `…` so the whole
+ * first issue (no path for the value's root), then `; N more issues`; cut with `…` so the whole
  * stays within 200 characters, the count kept.
  *
  * @param issues What the schema found.
+ * @param what What the schema refused: `input` (the OPEN's payload) or `upload` (a message after
+ * it).
  * @returns The summary.
  */
-export function summariseIssues(issues: readonly StandardSchemaV1Issue[]): string {
+export function summariseIssues(
+  issues: readonly StandardSchemaV1Issue[],
+  what: 'input' | 'upload' = 'input',
+): string {
   const list: readonly unknown[] = Array.isArray(issues) ? issues : [];
-  if (list.length === 0) return 'Invalid input';
+  if (list.length === 0) return `Invalid ${what}`;
   const first = list[0] as Partial<StandardSchemaV1Issue> | null | undefined;
   const message = typeof first?.message === 'string' ? first.message : describe(first?.message);
   const path = renderPath(first?.path);
-  let head = `Invalid input: ${path === '' ? '' : `${path}: `}${message}`;
+  let head = `Invalid ${what}: ${path === '' ? '' : `${path}: `}${message}`;
   const more = list.length - 1;
   const tail = more === 0 ? '' : `; ${more} more issue${more === 1 ? '' : 's'}`;
   if (head.length + tail.length > MAX_ISSUES_SUMMARY_LENGTH) {
@@ -178,9 +194,13 @@ function noop(): void {}
 
 /**
  * Serves a stream whose OPEN carries `:route` (WSM-APP-003): finds the route (`not_found` when
- * there is none), validates the OPEN's payload with the route's schema if it has one (`invalid`
- * with {@linkcode summariseIssues} when refused; the schema's output, not the raw payload, is the
- * input), then calls the handler with `(input, ctx)`.
+ * there is none), validates the OPEN's payload with the route's `input` schema if it has one
+ * (`invalid` with {@linkcode summariseIssues} when refused; the schema's output, not the raw
+ * payload, is the input), then calls the handler with `(input, ctx)`. With an `upload` schema,
+ * every message the handler reads from `ctx.stream` passes it first (WSM-LIM-005,
+ * `checkUploads()`): the handler reads the schema's output, and a message it refuses resets the
+ * stream with `invalid` (counted toward the reset budget) and rejects that read with the
+ * `StreamError`.
  *
  * An async iterable the handler returns (an async generator) has each value it yields written
  * to `stream` in order, each write awaited (so within the other side's credit); the iteration
@@ -248,11 +268,13 @@ function answerWith(result: unknown, stream: Stream, ctx: RouteContext<unknown>)
 }
 
 async function validateThenHandle(
-  definition: { readonly input: StandardSchemaV1<unknown, unknown>; readonly handler: AnyHandler },
+  definition: RouteObject,
   stream: Stream,
   ctx: RouteContext<unknown>,
 ): Promise<unknown> {
-  const input = await validate(definition.input, stream.payload);
+  if (definition.upload !== undefined) checkUploads(stream, definition.upload);
+  const schema = definition.input;
+  const input = schema === undefined ? stream.payload : await validate(schema, stream.payload);
   const result = await (definition.handler as (
     input: unknown,
     ctx: RouteContext<unknown>,
@@ -267,12 +289,39 @@ async function validateThenHandle(
 async function validate(
   schema: StandardSchemaV1<unknown, unknown>,
   value: unknown,
+  what?: 'upload',
 ): Promise<unknown> {
   const result = await schema['~standard'].validate(value);
   if (result.issues !== undefined) {
-    throw new StreamError(ResetCode.Invalid, summariseIssues(result.issues));
+    throw new StreamError(ResetCode.Invalid, summariseIssues(result.issues, what));
   }
   return result.value;
+}
+
+/**
+ * Makes every read of `stream` (its async iteration and its `readable`) pass each message through
+ * `schema` first, giving its output: own properties over the class's, reading through the class's
+ * own iterator (so flow control, the end and a reset are the stream's). A message `schema` refuses
+ * resets the stream with `invalid` and rejects that read with the `StreamError`.
+ */
+function checkUploads(stream: Stream, schema: StandardSchemaV1<unknown, unknown>): void {
+  const messages = stream[Symbol.asyncIterator]();
+  const read = () =>
+    messages.next().then(async (result): Promise<IteratorResult<unknown>> => {
+      if (result.done) return result;
+      try {
+        return { value: await validate(schema, result.value, 'upload'), done: false };
+      } catch (error) {
+        if (error instanceof StreamError) control.fail(stream, ResetCode.Invalid, error.message);
+        throw error;
+      }
+    });
+  const stop = () => void messages.return!();
+  let readable: ReadableStream<unknown> | undefined;
+  Object.defineProperties(stream, {
+    [Symbol.asyncIterator]: { value: () => iteratorOf(read, stop) },
+    readable: { get: () => readable ??= readableOf(read, stop) },
+  });
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {

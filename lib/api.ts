@@ -367,9 +367,12 @@ export type RouteResultOf<Api, R> = R extends keyof Api
   : unknown;
 
 /**
- * One entry of {@linkcode Routes}: the handler alone, or `{ input, handler }` where `input` is
- * a {@linkcode StandardSchemaV1} the input must pass first (its output, not the raw input,
- * reaches the handler; an input it refuses resets the stream with `invalid`).
+ * One entry of {@linkcode Routes}: the handler alone, or `{ input?, upload?, handler }` with a
+ * {@linkcode StandardSchemaV1} for each part to validate. `input` checks the input first: its
+ * output, not the raw input, reaches the handler; an input it refuses resets the stream with
+ * `invalid`. `upload` checks every message the caller writes after the OPEN, as the handler reads
+ * it from `ctx.stream`: the handler reads the schema's output; a message it refuses resets the
+ * stream with `invalid`, and the read rejects with that `StreamError`.
  *
  * @example A route with a schema
  * ```ts
@@ -384,15 +387,24 @@ export type RouteResultOf<Api, R> = R extends keyof Api
  *   },
  * };
  * const greet: RouteDefinition<string, string> = { input: name, handler: (who) => `hi ${who}` };
+ * const lines: RouteDefinition<unknown, number, never, string> = { upload: name, handler: () => 0 };
  * assert.equal(typeof greet, 'object');
+ * assert.equal(typeof lines, 'object');
  * ```
  */
-export type RouteDefinition<Input = unknown, Result = unknown, Ctx = RouteContext> =
+export type RouteDefinition<
+  Input = unknown,
+  Result = unknown,
+  Ctx = RouteContext,
+  Upload = unknown,
+> =
   | RouteHandler<Input, Result, Ctx>
   | {
     /** Validates the input before the handler sees it. */
-    readonly input: StandardSchemaV1<unknown, Input>;
-    /** Called with the schema's output. */
+    readonly input?: StandardSchemaV1<unknown, Input>;
+    /** Validates each message the caller writes after the OPEN, as the handler reads it. */
+    readonly upload?: StandardSchemaV1<unknown, Upload>;
+    /** Called with the input (the `input` schema's output when there is one). */
     readonly handler: RouteHandler<Input, Result, Ctx>;
   };
 
@@ -429,7 +441,8 @@ export type Routes<Api, Ctx = RouteContext> = {
     InputOf<Api, R>,
     RouteResultOf<Api, R>,
     Ctx extends RouteContext<infer Peer> ? RouteContext<Peer, UploadOf<Api, R>, ReplyOf<Api, R>>
-      : Ctx
+      : Ctx,
+    UploadOf<Api, R>
   >;
 };
 

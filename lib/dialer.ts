@@ -8,6 +8,7 @@
  */
 import type {
   CloseCodes,
+  ConnectArgs,
   Connection,
   ConnectOptions,
   DialerRoutes,
@@ -62,7 +63,8 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  *
  * @param target A URL (`string` or `URL`), a {@linkcode DialTarget} (`{ url, protocols }`), or a
  * function returning one of them, called before every attempt.
- * @param options See {@linkcode ConnectOptions}.
+ * @param options See {@linkcode ConnectOptions}; required, with its `hello`, when `Api` declares
+ * `':hello'` ({@linkcode ConnectArgs}).
  * @returns The connection, once established.
  * @throws {TypeError} (rejection) When an option has the wrong type.
  * @throws {RangeError} (rejection) When a duration or code is out of range.
@@ -104,7 +106,7 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  */
 export async function connect<Api = ApiSpec>(
   target: DialTargetInput,
-  options: ConnectOptions<Api> = {},
+  ...[options = {}]: ConnectArgs<Api>
 ): Promise<Connection<Api>> {
   // The connection is untyped inside: `Api` types only what the caller sees.
   const connection = await connectOver(undefined, target, options as unknown as ConnectOptions);
@@ -114,7 +116,7 @@ export async function connect<Api = ApiSpec>(
 /**
  * The routes a dialer serves for the acceptor's `peer.call()` and `peer.stream()`,
  * for `connect()`'s `routes` option: `routes: serve({ ... })`. The handlers take the same shapes
- * as the acceptor's `routes` (a function, or `{ input, handler }` with a Standard Schema), with
+ * as the acceptor's `routes` (a function, or `{ input?, upload?, handler }` with Standard Schemas), with
  * `ctx.peer` being the connection. Route serving is reached only through this function, so the
  * bundle of an application that never calls it carries no serving code.
  *

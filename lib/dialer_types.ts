@@ -186,7 +186,10 @@ export interface CloseInfo {
   wasClean: boolean;
   /** Whether a redial is scheduled. */
   willRetry: boolean;
-  /** What ended the connection, when it was an error (heartbeat, protocol, failed redial). */
+  /**
+   * What ended the connection, when it was an error (heartbeat, protocol, failed redial, or the
+   * acceptor's close for the hello it requires and this connection did not send).
+   */
   error?: unknown;
   /** Consecutive failed attempts so far. */
   attempts: number;
@@ -505,6 +508,44 @@ export interface ConnectOptions<Api = ApiSpec> {
   /** Contained errors: bad frames, throwing callbacks. Default: `console.error`. */
   onError?: (error: unknown) => unknown;
 }
+
+/**
+ * True when `Api` declares the key `':hello'` itself (an index signature, as the untyped
+ * `ApiSpec` has, does not count).
+ *
+ * @example
+ * ```ts
+ * import type { ApiSpec, DeclaresHello } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * const typed: DeclaresHello<{ ':hello': { input: { token: string } } }> = true;
+ * const untyped: DeclaresHello<ApiSpec> = false;
+ * assert.notEqual(typed, untyped);
+ * ```
+ */
+export type DeclaresHello<Api> = string extends keyof Api ? false
+  : ':hello' extends keyof Api ? true
+  : false;
+
+/**
+ * What {@linkcode connect} takes after its target: its {@linkcode ConnectOptions}, optional, or,
+ * when `Api` declares `':hello'`, required with their `hello`, so that forgetting the hello an
+ * acceptor requires is a type error rather than calls refused with `hello_required`.
+ *
+ * @example
+ * ```ts
+ * import type { ConnectArgs } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':hello': { input: { token: string } } };
+ * const args: ConnectArgs<Api> = [{ hello: { payload: { token: 't' } } }];
+ * const none: ConnectArgs<{ ping: { output: 'pong' } }> = [];
+ * assert.equal(args.length + none.length, 1);
+ * ```
+ */
+export type ConnectArgs<Api> = DeclaresHello<Api> extends true
+  ? [options: ConnectOptions<Api> & { hello: HelloInput<HelloOf<Api>> }]
+  : [options?: ConnectOptions<Api>];
 
 /**
  * A dialled connection that redials lost sockets.

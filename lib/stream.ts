@@ -754,11 +754,18 @@ function encodeData(
   return data;
 }
 
+/** What a dialer that sent no hello reads when the acceptor requires one. */
+export const NO_HELLO =
+  'the acceptor requires a hello and none was sent: pass "hello" to connect()';
+
 /**
  * The error of a stream reset with `code` and `message`: by the other side (`remote`), or by this
  * side (the application, a handler, a timeout, an abort, or the other side's input).
  */
+
 function resetError(id: number, code: string, message: string, remote: boolean): StreamResetError {
+  // The only side that receives `hello_required` is a dialer that sent no hello.
+  if (remote && code === ResetCode.HelloRequired) message = NO_HELLO;
   return new StreamResetError(
     `Stream ${id} was reset${remote ? ' by the other side' : ''} with "${code}"${
       message === '' ? '' : `: ${message}`

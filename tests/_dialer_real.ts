@@ -18,7 +18,8 @@ import {
   type ReconnectingInfo,
 } from '../lib/dialer.ts';
 import { Acceptor, type Peer } from '../lib/acceptor.ts';
-import { ConnectError } from '../lib/errors.ts';
+import { ConnectError, StreamResetError } from '../lib/errors.ts';
+import type { StandardSchemaV1 } from '../lib/api.ts';
 
 /** A running test server. */
 export interface RealServer {
@@ -224,6 +225,60 @@ export function dialerRealSuite(
       await t.cleanup();
     }
   });
+
+  test(`a route's upload schema passes good uploads and resets the stream with invalid at a bad one, on real sockets (${name}) (WSM-LIM-005)`, async () => {
+    const text: StandardSchemaV1<unknown, string> = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: (value) =>
+          typeof value === 'string' ? { value } : { issues: [{ message: 'Expected string' }] },
+      },
+    };
+    type LinesApi = { lines: { upload: string; output: number } };
+    const acceptor = new Acceptor<LinesApi>({
+      routes: {
+        lines: {
+          upload: text,
+          handler: async (_input, { stream }) => {
+            let count = 0;
+            for await (const line of stream) count += line.length;
+            return count;
+          },
+        },
+      },
+    });
+    const server = await start(acceptor as unknown as Acceptor);
+    let connection: Connection<LinesApi> | undefined;
+    try {
+      connection = await within(
+        connect<LinesApi>(`ws://127.0.0.1:${server.port}/ws`, {
+          WebSocket: extra.WebSocket,
+          reconnect: false,
+          heartbeat: false,
+          handshakeTimeoutMs: 2000,
+        }),
+        5000,
+        'connect()',
+      );
+      const good = connection.stream('lines', undefined);
+      await good.write('ab');
+      await good.end('c');
+      const answers: unknown[] = [];
+      for await (const answer of good) answers.push(answer);
+      assert.deepEqual(answers, [3]);
+      const bad = connection.stream('lines', undefined);
+      await bad.write({ text: 'ab' } as unknown as string);
+      const error = await within(bad.closed.catch((e) => e), 2000, 'the reset');
+      assert(error instanceof StreamResetError, String(error));
+      assert.equal(error.code, 'invalid');
+      assert.match(error.message, /Invalid upload: Expected string$/);
+    } finally {
+      await connection?.close();
+      await within(acceptor.close({ drainMs: 0, spreadMs: 0 }), 2000, 'acceptor.close()');
+      await within(Promise.resolve(server.close()), 2000, 'server close');
+    }
+  });
 }
 
 /**
@@ -267,5 +322,22 @@ export function dialerRefusalSuite(
     assert(error instanceof ConnectError, `rejected with ${error}`);
     assert.match(error.message, /before it opened: \S/);
     assert.match(error.message, /the usual causes are nothing listening at the URL/);
+  });
+
+  test(`a first connection with wss:// to a server without TLS names TLS among the usual causes on ${name}`, async () => {
+    const server = await start404();
+    try {
+      const error = await within(
+        connect(`wss://127.0.0.1:${server.port}/ws`, { reconnect: false, handshakeTimeoutMs: 2000 })
+          .catch((e) => e),
+        5000,
+        'connect()',
+      );
+      assert(error instanceof ConnectError, `rejected with ${error}`);
+      assert.match(error.message, /^Cannot connect to wss:\/\/127\.0\.0\.1:\d+\/ws: /);
+      assert.match(error.message, /, wss:\/\/ to a server without TLS, /);
+    } finally {
+      await within(Promise.resolve(server.close()), 2000, 'server close');
+    }
   });
 }

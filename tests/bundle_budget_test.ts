@@ -40,7 +40,7 @@ test('the connect bundle leaves out the strict codec, route serving and the acce
     const [what, text] of [
       ['the strict codec', 'as strict JSON'],
       ['route serving', 'No route '],
-      ['Standard Schema issue summaries', 'Invalid input'],
+      ['Standard Schema issue summaries', 'more issue'],
       ['GOAWAY sending', 'Cannot send GOAWAY'],
       ["the Session constructor's checks", 'create Session'],
     ]

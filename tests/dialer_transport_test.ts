@@ -168,7 +168,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       assert(error instanceof ConnectError);
       assert.match(
         error.message,
-        /^Cannot connect to ws:\/\/fake\/ws: .+; the usual causes are nothing listening at the URL, a wrong path \(404\), an origin the acceptor refuses \(403\), or a subprotocol\/codec it does not offer \(400\)$/,
+        /^Cannot connect to ws:\/\/fake\/ws: .+; the usual causes are nothing listening at the URL, a wrong path \(404\), an origin or credentials the acceptor refuses \(403, or 401 from authorize\), wss:\/\/ to a server without TLS, or a subprotocol\/codec it does not offer \(400\)$/,
       );
       await clock.tickAsync(60_000);
       assert.equal(rig.dials(), 1);

@@ -352,7 +352,7 @@ test('checkRoutes() accepts handlers and { input, handler } and names a wrong en
     [5, /"routes" must be an object of route handlers: current value is 5$/],
     [[], /"routes" must be an object/],
     [{ ':x': () => 1 }, /route name must be .*: current value is ":x"$/],
-    [{ a: 5 }, /"routes\["a"\]" must be a function or \{ input, handler \}: current value is 5$/],
+    [{ a: 5 }, /"routes\["a"\]" must be a function or \{ input\?, upload\?, handler \}: current/],
     [{ a: { input: sayInput() } }, /"routes\["a"\]".handler must be a function/],
     [{ a: { input: {}, handler: () => 1 } }, /"routes\["a"\]".input must be a Standard Schema/],
   ];

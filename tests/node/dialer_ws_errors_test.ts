@@ -8,6 +8,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { type CloseInfo, connect, ConnectError, TimeoutError } from 'muxws';
+import { Acceptor } from 'muxws/acceptor';
+import { serveWs } from './_serve.ts';
 
 function listen(server: Server): Promise<number> {
   return new Promise((resolve) => {
@@ -132,4 +134,48 @@ test('a first connection to a port nothing listens on over ws says ECONNREFUSED 
   assert(error instanceof ConnectError);
   assert.match(error.message, /ECONNREFUSED/);
   assert.match(error.message, /the usual causes are nothing listening at the URL/);
+});
+
+test('a first connection refused with 401 by authorize over ws says 401 and names authorize among the usual causes', async () => {
+  const acceptor = new Acceptor({
+    authorize: () => new Response('Sign in first', { status: 401 }),
+    onStream: () => 'never',
+  });
+  const { server, wss, port } = await serveWs(acceptor);
+  try {
+    const error = await connect(`ws://127.0.0.1:${port}/ws`, {
+      WebSocket: WebSocket as never,
+      reconnect: false,
+      handshakeTimeoutMs: 2000,
+    }).catch((e) => e);
+    assert(error instanceof ConnectError, String(error));
+    assert.match(error.message, /Unexpected server response: 401/);
+    assert.match(
+      error.message,
+      /, an origin or credentials the acceptor refuses \(403, or 401 from authorize\), /,
+    );
+  } finally {
+    for (const client of wss.clients) client.terminate();
+    await acceptor.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('a first connection with wss:// to a server without TLS over ws names TLS among the usual causes', async () => {
+  const server = createHttpServer((_request, response) => response.writeHead(404).end());
+  const port = await listen(server as unknown as Server);
+  try {
+    const error = await connect(`wss://127.0.0.1:${port}/ws`, {
+      WebSocket: WebSocket as never,
+      reconnect: false,
+      handshakeTimeoutMs: 2000,
+    }).catch((e) => e);
+    assert(error instanceof ConnectError, String(error));
+    assert.match(error.message, /^Cannot connect to wss:\/\/127\.0\.0\.1:\d+\/ws: /);
+    assert.match(error.message, /, wss:\/\/ to a server without TLS, /);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });

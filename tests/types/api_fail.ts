@@ -14,7 +14,7 @@ type Api = {
 type PeerData = { user: string };
 
 export async function dialer(): Promise<void> {
-  const connection = await connect<Api>('wss://example.com/ws');
+  const connection = await connect<Api>('wss://example.com/ws', { hello: { payload: { room: 'lobby' } } });
   // @ts-expect-error the input of chat.say has a string `text`
   await connection.call('chat.say', { text: 1 });
   // @ts-expect-error no route is called chat.shout
@@ -59,4 +59,14 @@ export const unknownRoute = new Acceptor<Api, PeerData>({
 export async function acceptorCalls(peer: Peer<Api, PeerData>): Promise<void> {
   // @ts-expect-error client.locale answers a string
   (await peer.call('client.locale', undefined)).toFixed();
+}
+
+// An Api that declares ':hello' needs its hello passed to connect().
+export async function forgottenHello(): Promise<void> {
+  // @ts-expect-error Api declares ':hello': connect() needs options with its hello
+  await connect<Api>('wss://example.com/ws');
+  // @ts-expect-error options without the hello
+  await connect<Api>('wss://example.com/ws', { heartbeat: false });
+  // @ts-expect-error the hello's payload has a `room`
+  await connect<Api>('wss://example.com/ws', { hello: { payload: { rooms: 'lobby' } } });
 }

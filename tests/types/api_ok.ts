@@ -51,6 +51,19 @@ export async function dialer(): Promise<void> {
   expectType<Equal<typeof anything, unknown>>();
 }
 
+// The hello an Api declares: fixed, as HelloOptions, or a function; an Api without ':hello' and
+// the untyped form need no options at all.
+export async function hellos(): Promise<void> {
+  await connect<Api>('wss://example.com/ws', { hello: { payload: { room: 'a' }, timeoutMs: 5 } });
+  await connect<Api>('wss://example.com/ws', { hello: () => ({ payload: { room: 'b' } }) });
+  type NoHello = Omit<Api, ':hello'>;
+  const plain: Connection<NoHello> = await connect<NoHello>('wss://example.com/ws');
+  await plain.call('chat.say', { text: 'hi' });
+  await connect<NoHello>('wss://example.com/ws', { heartbeat: false });
+  await connect('wss://example.com/ws');
+  await connect('wss://example.com/ws', { hello: { payload: 1 } });
+}
+
 export const acceptor = new Acceptor<Api, PeerData>({
   onPeer: (peer) => {
     expectType<Equal<typeof peer, Peer<Api, PeerData>>>();

@@ -2,7 +2,7 @@
 // What must NOT type-check on a routed stream: each wrong use sits on the line after a
 // `@ts-expect-error`, so this file checks only while every one of them is an error.
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
-import type { ReplyOf, RouteContext, Routes, UploadOf } from '../../lib/api.ts';
+import type { ReplyOf, RouteContext, Routes, StandardSchemaV1, UploadOf } from '../../lib/api.ts';
 import { connect, serve } from '../../lib/dialer.ts';
 import { Acceptor, type Peer } from '../../lib/acceptor.ts';
 
@@ -62,3 +62,5 @@ export const r: ReplyOf<Api, 'sum'> = 'x';
 export const c: ReplyOf<Api, 'chat'> = { text: 'hi' };
 // @ts-expect-error Routes types ctx.stream with the route's upload
 export const routes: Routes<Api, RouteContext<string>> = { sum: async (_input, { stream }) => { for await (const n of stream) n.trim(); return 0; } };
+// @ts-expect-error an upload schema must give the route's upload type (a number for sum)
+export const schema: Routes<Api> = { sum: { upload: {} as StandardSchemaV1<unknown, string>, handler: () => 0 } };

@@ -10,6 +10,7 @@ import {
   type RouteContext,
   type Routes,
   serve,
+  type StandardSchemaV1,
   type Stream,
   type UploadOf,
 } from 'muxws';
@@ -111,6 +112,22 @@ export async function acceptorOpens(peer: Peer<Api>): Promise<string[]> {
   for await (const reply of down) got.push(...reply.got);
   return got;
 }
+
+// An `upload` schema whose output is the route's upload type; the handler then reads its output.
+declare const words: StandardSchemaV1<unknown, string>;
+export const checked = new Acceptor<Api>({
+  routes: {
+    sum: { upload: {} as StandardSchemaV1<unknown, number>, handler: () => 0 },
+    'client.collect': {
+      upload: words,
+      handler: async (_input, { stream }) => {
+        const got: string[] = [];
+        for await (const word of stream) got.push(word.toUpperCase());
+        return { got };
+      },
+    },
+  },
+});
 
 // `Routes` types each handler's context with its route's stream; the peer stays the side's.
 type Member = { id: string };
