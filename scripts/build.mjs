@@ -4,8 +4,9 @@
 // `dist/mod.js` or directly (the Node test run relies on that for `instanceof`).
 //
 // Also exports `bundleTestsForNode()`, used by scripts/test.mjs: it bundles each shared test file
-// for Node 20 with every import of `muxws`, `mod.ts` or `lib/` pointed at dist/, so Node tests the
-// built package, not the sources.
+// for Node 20 with every import of the package by name (`@muxws/core/<entry>`, or the short
+// `muxws/<entry>`), of `mod.ts` or of `lib/` pointed at dist/, so Node tests the built package,
+// not the sources.
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -77,7 +78,16 @@ export async function bundleTestsForNode(files, outDir, dist) {
   const toDist = {
     name: 'to-dist',
     setup(b) {
-      b.onResolve({ filter: /^muxws$/ }, () => ({ path: join(dist, 'mod.js'), external: true }));
+      b.onResolve({ filter: /^(@muxws\/core|muxws)(\/.*)?$/ }, (args) => {
+        const target = ownImports()[args.path];
+        if (target === undefined) {
+          return {
+            errors: [{ text: `Expected an entry of deno.json's imports: found "${args.path}"` }],
+          };
+        }
+        const built = join(dist, target.replace(/^\.\//, '').replace(/\.ts$/, '.js'));
+        return { path: built, external: true };
+      });
       b.onResolve({ filter: /^\.\.?\// }, (args) => {
         if (args.kind === 'entry-point') return undefined;
         const target = resolve(args.resolveDir, args.path);
@@ -106,6 +116,11 @@ export async function bundleTestsForNode(files, outDir, dist) {
     outputs.push(outfile);
   }
   return outputs;
+}
+
+/** deno.json's import map: the package's own names and the files they stand for. */
+function ownImports() {
+  return JSON.parse(readFileSync(join(root, 'deno.json'), 'utf8')).imports;
 }
 
 /** The package version, read from deno.json (authoritative). */

@@ -72,25 +72,29 @@ test('STYLE layout: every path deno.json publishes exists', () => {
   for (const path of include) assert.ok(existsSync(join(root, path)), `${path} is missing`);
 });
 
-test("SPEC reference: 'muxws' resolves to mod.ts in this repository, on Deno through the import map and on Bun through tsconfig paths", () => {
+test("SPEC reference: '@muxws/core' and 'muxws' resolve to mod.ts in this repository, on Deno through the import map and on Bun through tsconfig paths", () => {
   const deno = read('deno.json');
   const tsconfig = read('tsconfig.json') as {
     compilerOptions: { paths: Record<string, string[]> };
   };
-  assert.equal((deno.imports as Record<string, string>).muxws, './mod.ts');
-  assert.deepEqual(tsconfig.compilerOptions.paths.muxws, ['./mod.ts']);
-  for (const [name, target] of Object.entries(deno.imports as Record<string, string>)) {
-    if (name.startsWith('muxws/')) {
-      assert.deepEqual(tsconfig.compilerOptions.paths[name], [target], `tsconfig paths "${name}"`);
+  for (const own of ['@muxws/core', 'muxws']) {
+    assert.equal((deno.imports as Record<string, string>)[own], './mod.ts');
+    assert.deepEqual(tsconfig.compilerOptions.paths[own], ['./mod.ts']);
+    for (const [entry, file] of Object.entries(deno.exports as Record<string, string>)) {
+      const name = entry === '.' ? own : `${own}/${entry.slice(2)}`;
+      assert.equal((deno.imports as Record<string, string>)[name], file, `imports "${name}"`);
+      assert.deepEqual(tsconfig.compilerOptions.paths[name], [file], `tsconfig paths "${name}"`);
     }
   }
-  // Node runs this file bundled against dist/, where esbuild has already rewritten 'muxws'.
+  // Node runs this file bundled against dist/, where esbuild has already rewritten both names.
   if ('Deno' in globalThis || 'Bun' in globalThis) {
-    assert.equal(import.meta.resolve('muxws'), pathToFileURL(join(root, 'mod.ts')).href);
-    assert.equal(
-      import.meta.resolve('muxws/acceptor'),
-      pathToFileURL(join(root, 'lib', 'acceptor.ts')).href,
-    );
+    for (const own of ['@muxws/core', 'muxws']) {
+      assert.equal(import.meta.resolve(own), pathToFileURL(join(root, 'mod.ts')).href);
+      assert.equal(
+        import.meta.resolve(`${own}/acceptor`),
+        pathToFileURL(join(root, 'lib', 'acceptor.ts')).href,
+      );
+    }
   }
 });
 
@@ -227,8 +231,12 @@ test('STYLE layout: the entry points are listed once, in deno.json; every other 
   (grown.exports as Record<string, string>)['./extra'] = './lib/extra.ts';
   const next = derive(grown, current.jsr, current.pkg, current.tsconfig);
   assert.equal(next['deno.json'].imports['muxws/extra'], './lib/extra.ts');
+  assert.equal(next['deno.json'].imports['@muxws/core/extra'], './lib/extra.ts');
   assert.match(next['deno.json'].tasks.ok, /deno doc --lint [^&]*lib\/extra\.ts/);
   assert.equal(next['jsr.json'].exports['./extra'], './lib/extra.ts');
   assert.equal(next['package.json'].exports['./extra'].default, './dist/lib/extra.js');
   assert.deepEqual(next['tsconfig.json'].compilerOptions.paths['muxws/extra'], ['./lib/extra.ts']);
+  assert.deepEqual(next['tsconfig.json'].compilerOptions.paths['@muxws/core/extra'], [
+    './lib/extra.ts',
+  ]);
 });
