@@ -4,7 +4,8 @@
 //   - jsr.json: name, version, license, exports and publish, field for field;
 //   - package.json: "name", "version", "license" and "exports" (dist/ with types: the npm
 //     tarball ships only the build, since Deno refuses TypeScript inside an npm package and Bun
-//     runs the built JavaScript as it is; Deno users install from JSR);
+//     runs the built JavaScript as it is; Deno users install from JSR). The tarball's own
+//     package.json is publishedManifest() of it, written by `node scripts/build.mjs --stage`;
 //   - deno.json: the import map and the file list of `deno doc --lint` in the "doc" and "ok"
 //     tasks. The map serves the package's own name, "@muxws/core" and "@muxws/core/<entry>", so
 //     the README, the guide and the examples import what a user's install names and still run
@@ -73,6 +74,36 @@ export function derive(deno, jsr, pkg, tsconfig) {
     'package.json': nextPkg,
     'tsconfig.json': nextTsconfig,
   };
+}
+
+/**
+ * The fields of package.json a consumer of the npm package needs; everything else (the scripts,
+ * which npm warns about on install, the dev dependencies, the workspace set-up) stays in the
+ * repository.
+ */
+export const PUBLISHED_FIELDS = [
+  'name',
+  'version',
+  'description',
+  'license',
+  'repository',
+  'homepage',
+  'keywords',
+  'type',
+  'sideEffects',
+  'files',
+  'exports',
+  'engines',
+  'dependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+];
+
+/** The package.json the npm tarball holds: the repository's, cut to {@link PUBLISHED_FIELDS}. */
+export function publishedManifest(pkg) {
+  const out = {};
+  for (const field of PUBLISHED_FIELDS) if (pkg[field] !== undefined) out[field] = pkg[field];
+  return out;
 }
 
 function main() {

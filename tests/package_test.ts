@@ -110,6 +110,22 @@ test('WSM-APP-009 package.json is a public ESM package of dist/, README.md and L
   assert.equal(pkg.sideEffects, false);
 });
 
+test('WSM-APP-009 the published package.json keeps what a consumer needs and drops the scripts and dev dependencies', async () => {
+  const { publishedManifest } = await import('../scripts/entries.mjs');
+  const pkg = read('package.json');
+  const published = publishedManifest(pkg) as Json;
+  for (const field of ['scripts', 'devDependencies', 'workspaces']) {
+    assert.equal(published[field], undefined, `the published package.json has "${field}"`);
+  }
+  for (const field of ['name', 'version', 'type', 'exports', 'engines', 'peerDependencies']) {
+    assert.deepEqual(published[field], pkg[field], `the published package.json keeps "${field}"`);
+  }
+  // A publish from the checkout, whose package.json is the developers', is refused.
+  const scripts = pkg.scripts as Record<string, string>;
+  assert.equal(scripts.prepublishOnly, 'node scripts/build.mjs --refuse-publish');
+  assert.equal(scripts.stage, 'node scripts/build.mjs --stage');
+});
+
 test('WSM-APP-009 ws and @msgpack/msgpack are optional peer dependencies, and the package has no other dependency', () => {
   const pkg = read('package.json');
   assert.equal(pkg.dependencies, undefined);
