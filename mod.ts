@@ -5,7 +5,7 @@
  *
  * @example The reconnect schedule
  * ```ts
- * import { backoffDelay, Reconnect, seededDraw, shouldRetry, unjitteredDelay } from 'muxws';
+ * import { backoffDelay, Reconnect, seededDraw, shouldRetry, unjitteredDelay } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * // The defaults: 250 ms doubling to a 30000 ms cap, each delay jittered by up to ±30 %.
@@ -27,7 +27,7 @@
  *
  * @example The error classes
  * ```ts
- * import { MuxwsError, StreamResetError } from 'muxws';
+ * import { MuxwsError, StreamResetError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new StreamResetError('Stream 1 was refused', { code: 'refused', remote: true });

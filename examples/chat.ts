@@ -1,9 +1,9 @@
 // A room chat in one process: a Deno acceptor tags each peer with the room its hello names, and
 // `chat.say` is broadcast to the caller's room. Run: deno run -A examples/chat.ts
 // (examples/chat/ is the fuller chat: sign-in, a feed, a download, on Deno, Bun and a browser.)
-import { connect } from '../mod.ts';
-import { Acceptor } from '../lib/acceptor.ts';
-import { upgrade } from '../lib/adapters/deno.ts';
+import { connect } from '@muxws/core';
+import { Acceptor } from '@muxws/core/acceptor';
+import { upgrade } from '@muxws/core/deno';
 
 /** The hello joins a room; `chat.say` speaks in it and answers with how many peers it reached. */
 type Api = {

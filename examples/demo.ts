@@ -30,9 +30,9 @@ import {
   Reconnect,
   type ReconnectingInfo,
   seededDraw,
-} from '../mod.ts';
-import { Acceptor } from '../lib/acceptor.ts';
-import { attach, type Attachment } from '../lib/adapters/node.ts';
+} from '@muxws/core';
+import { Acceptor } from '@muxws/core/acceptor';
+import { attach, type Attachment } from '@muxws/core/node';
 
 const RESTART_AT_MS = 4000;
 const STOP_AT_MS = 9000;

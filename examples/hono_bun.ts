@@ -4,8 +4,8 @@
 // `call('echo', { text })`.
 import { Hono } from 'hono';
 import { upgradeWebSocket, websocket } from 'hono/bun';
-import { Acceptor } from '../lib/acceptor.ts';
-import { muxws } from '../lib/adapters/hono.ts';
+import { Acceptor } from '@muxws/core/acceptor';
+import { muxws } from '@muxws/core/hono';
 
 /** Bun's global, typed here so that `deno check` can check this file too. */
 declare const Bun: {

@@ -4,8 +4,8 @@
 // `call('echo', { text })`.
 import { Hono } from 'hono';
 import { upgradeWebSocket } from 'hono/deno';
-import { Acceptor } from '../lib/acceptor.ts';
-import { muxws } from '../lib/adapters/hono.ts';
+import { Acceptor } from '@muxws/core/acceptor';
+import { muxws } from '@muxws/core/hono';
 
 /** What the dialers may call: the hello is answered with the peer's id, `echo` echoes. */
 type Api = {

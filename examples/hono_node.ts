@@ -9,8 +9,8 @@ import { serve } from '@hono/node-server';
 import { createNodeWebSocket } from '@hono/node-ws';
 import { Hono } from 'hono';
 import process from 'node:process';
-import { Acceptor } from '../lib/acceptor.ts';
-import { muxws } from '../lib/adapters/hono.ts';
+import { Acceptor } from '@muxws/core/acceptor';
+import { muxws } from '@muxws/core/hono';
 
 /** What the dialers may call: the hello is answered with the peer's id, `echo` echoes. */
 type Api = {

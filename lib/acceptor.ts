@@ -13,11 +13,11 @@
  * acceptor holds no timer at all, so a Durable Object can hibernate.
  *
  * This entry also re-exports the backplane (`broadcastChannelBackplane`, and the `Backplane`
- * types), so a server imports both from `muxws/acceptor`; `muxws/redis` stays its own entry.
+ * types), so a server imports both from `@muxws/core/acceptor`; `@muxws/core/redis` stays its own entry.
  *
  * @example A hello answered with a welcome, over a sink that records what is sent
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
+ * import { Acceptor } from '@muxws/core/acceptor';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({
@@ -116,7 +116,7 @@ const DRAIN_SLICE = 100;
  *
  * @example Origins, subprotocols and refusals
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
+ * import { Acceptor } from '@muxws/core/acceptor';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({ origins: ['https://app.example'] });
@@ -412,7 +412,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
    *
    * @example Everyone but the sender
    * ```ts
-   * import { Acceptor } from 'muxws/acceptor';
+   * import { Acceptor } from '@muxws/core/acceptor';
    * import assert from 'node:assert/strict';
    *
    * const acceptor = new Acceptor({ idleTimeoutMs: 0 });

@@ -202,7 +202,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    *
    * @example Each broadcast to a tag carries its number in `:seq`
    * ```ts
-   * import { Acceptor, memoryHistory } from 'muxws/acceptor';
+   * import { Acceptor, memoryHistory } from '@muxws/core/acceptor';
    * import assert from 'node:assert/strict';
    *
    * const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory() });
@@ -264,7 +264,7 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
    *
    * @example Ask the dialer for its locale
    * ```ts
-   * import { Acceptor, type Peer } from 'muxws/acceptor';
+   * import { Acceptor, type Peer } from '@muxws/core/acceptor';
    * import assert from 'node:assert/strict';
    *
    * type Api = { 'client.locale': { output: string } };
@@ -297,7 +297,7 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
    *
    * @example Open a routed stream to the dialer
    * ```ts
-   * import { Acceptor } from 'muxws/acceptor';
+   * import { Acceptor } from '@muxws/core/acceptor';
    * import assert from 'node:assert/strict';
    *
    * type Api = { 'client.log': { input: { level: string }; message: string } };

@@ -26,7 +26,7 @@ import type { RequestOptions, Stream } from './stream.ts';
  *
  * @example A request route, a feed and an upload
  * ```ts
- * import type { RouteSpec } from 'muxws';
+ * import type { RouteSpec } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const say = { input: { text: 'hi' }, output: { delivered: 2 } } satisfies RouteSpec;
@@ -56,7 +56,7 @@ export interface RouteSpec {
  *
  * @example
  * ```ts
- * import type { ApiSpec, InputOf } from 'muxws';
+ * import type { ApiSpec, InputOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = {
@@ -75,7 +75,7 @@ export type ApiSpec = { readonly [name: string]: RouteSpec };
  *
  * @example
  * ```ts
- * import type { RouteName } from 'muxws';
+ * import type { RouteName } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { ':hello': { input: string }; 'chat.say': { input: string }; ticker: {} };
@@ -90,7 +90,7 @@ export type RouteName<Api> = Exclude<keyof Api & string, `:${string}`>;
  *
  * @example
  * ```ts
- * import type { InputOf } from 'muxws';
+ * import type { InputOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { 'chat.say': { input: { text: string }; output: number } };
@@ -108,7 +108,7 @@ export type InputOf<Api, R> = R extends keyof Api
  *
  * @example
  * ```ts
- * import type { OutputOf } from 'muxws';
+ * import type { OutputOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
@@ -126,7 +126,7 @@ export type OutputOf<Api, R> = R extends keyof Api
  *
  * @example
  * ```ts
- * import type { MessageOf } from 'muxws';
+ * import type { MessageOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
@@ -144,7 +144,7 @@ export type MessageOf<Api, R> = R extends keyof Api
  *
  * @example
  * ```ts
- * import type { UploadOf } from 'muxws';
+ * import type { UploadOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { sum: { upload: number; output: number } };
@@ -163,7 +163,7 @@ export type UploadOf<Api, R> = R extends keyof Api
  *
  * @example
  * ```ts
- * import type { ReplyOf } from 'muxws';
+ * import type { ReplyOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = {
@@ -184,7 +184,7 @@ export type ReplyOf<Api, R> = R extends keyof Api
  *
  * @example
  * ```ts
- * import type { HelloOf } from 'muxws';
+ * import type { HelloOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { ':hello': { input: { room: string }; output: { motd: string } } };
@@ -200,7 +200,7 @@ export type HelloOf<Api> = InputOf<Api, ':hello'>;
  *
  * @example
  * ```ts
- * import type { WelcomeOf } from 'muxws';
+ * import type { WelcomeOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { ':hello': { input: { room: string }; output: { motd: string } } };
@@ -216,7 +216,7 @@ export type WelcomeOf<Api> = OutputOf<Api, ':hello'>;
  *
  * @example
  * ```ts
- * import type { StandardSchemaV1Issue } from 'muxws';
+ * import type { StandardSchemaV1Issue } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const issue: StandardSchemaV1Issue = { message: 'Expected string', path: ['to', { key: 0 }] };
@@ -236,7 +236,7 @@ export interface StandardSchemaV1Issue {
  *
  * @example
  * ```ts
- * import type { StandardSchemaV1Result } from 'muxws';
+ * import type { StandardSchemaV1Result } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const results: StandardSchemaV1Result<number>[] = [
@@ -258,7 +258,7 @@ export type StandardSchemaV1Result<Output> =
  *
  * @example A hand-written schema
  * ```ts
- * import type { StandardSchemaV1 } from 'muxws';
+ * import type { StandardSchemaV1 } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const text: StandardSchemaV1<unknown, string> = {
@@ -297,7 +297,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
  *
  * @example
  * ```ts
- * import type { RouteContext } from 'muxws';
+ * import type { RouteContext } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const stopped = (ctx: RouteContext<{ id: string }>) => ctx.signal.aborted;
@@ -326,7 +326,7 @@ export interface RouteContext<Peer = unknown, Upload = unknown, Reply = unknown>
  *
  * @example
  * ```ts
- * import type { RouteContext, RouteHandler } from 'muxws';
+ * import type { RouteContext, RouteHandler } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const double: RouteHandler<number, number, RouteContext> = (n) => n * 2;
@@ -345,7 +345,7 @@ export type RouteHandler<Input = unknown, Result = unknown, Ctx = RouteContext> 
  *
  * @example
  * ```ts
- * import type { RouteResultOf } from 'muxws';
+ * import type { RouteResultOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = {
@@ -376,7 +376,7 @@ export type RouteResultOf<Api, R> = R extends keyof Api
  *
  * @example A route with a schema
  * ```ts
- * import type { RouteDefinition, StandardSchemaV1 } from 'muxws';
+ * import type { RouteDefinition, StandardSchemaV1 } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const name: StandardSchemaV1<unknown, string> = {
@@ -417,7 +417,7 @@ export type RouteDefinition<
  *
  * @example An acceptor's routes
  * ```ts
- * import type { RouteContext, Routes } from 'muxws';
+ * import type { RouteContext, Routes } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = {
@@ -452,7 +452,7 @@ export type Routes<Api, Ctx = RouteContext> = {
  *
  * @example A call that gives up after five seconds
  * ```ts
- * import type { CallOptions } from 'muxws';
+ * import type { CallOptions } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const options: CallOptions = { headers: { trace: 'abc' }, timeoutMs: 5000 };

@@ -18,7 +18,7 @@
  *
  * @example Two nodes of one process
  * ```ts
- * import { type BackplaneMessage, broadcastChannelBackplane } from 'muxws/backplane';
+ * import { type BackplaneMessage, broadcastChannelBackplane } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * const nodeA = broadcastChannelBackplane('chat');
@@ -80,7 +80,7 @@ export interface BackplaneMessage {
  *
  * @example An in-memory backplane between two objects, for tests
  * ```ts
- * import type { Backplane, BackplaneMessage } from 'muxws/backplane';
+ * import type { Backplane, BackplaneMessage } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * function memoryPair(): [Backplane, Backplane] {
@@ -121,8 +121,8 @@ export interface Backplane {
  *
  * @example
  * ```ts
- * import { BackplaneError } from 'muxws/backplane';
- * import { MuxwsError } from 'muxws';
+ * import { BackplaneError } from '@muxws/core/backplane';
+ * import { MuxwsError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new BackplaneError('Cannot publish to Redis channel "muxws": not connected');
@@ -154,7 +154,7 @@ export interface BackplaneGapErrorOptions extends MuxwsErrorOptions {
  *
  * @example
  * ```ts
- * import { BackplaneError, BackplaneGapError } from 'muxws/backplane';
+ * import { BackplaneError, BackplaneGapError } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * const gap = new BackplaneGapError('Redis subscriber was away for 3000 ms', {
@@ -202,7 +202,7 @@ export class BackplaneGapError extends BackplaneError {
  *
  * @example
  * ```ts
- * import { isBackplaneMessage } from 'muxws/backplane';
+ * import { isBackplaneMessage } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * const message = { tag: 't', headers: null, payload: 'x', except: [], origin: 'a', codec: 'json' };
@@ -276,7 +276,7 @@ export interface BackplaneReceiverOptions<T> {
  *   type BackplaneError,
  *   BackplaneGapError,
  *   BackplaneReceiver,
- * } from 'muxws/backplane';
+ * } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * let now = 1_000;
@@ -500,7 +500,7 @@ export interface BroadcastChannelBackplane extends Backplane {
  *
  * @example A message published by one node reaches the other, never the publisher
  * ```ts
- * import { type BackplaneMessage, broadcastChannelBackplane } from 'muxws/backplane';
+ * import { type BackplaneMessage, broadcastChannelBackplane } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * const a = broadcastChannelBackplane('example');

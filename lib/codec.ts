@@ -19,7 +19,7 @@ import { decode, encode, identify } from './_json.ts';
  *
  * @example A codec that sends JSON in binary messages
  * ```ts
- * import { type Codec, subprotocol } from 'muxws';
+ * import { type Codec, subprotocol } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const jsonBytes: Codec = {
@@ -134,7 +134,7 @@ function strictEncode(frame: readonly unknown[]): string {
  *
  * @example
  * ```ts
- * import { jsonCodec } from 'muxws';
+ * import { jsonCodec } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const message = jsonCodec.encode([2, 1, 0, { hello: 'world' }]);
@@ -146,7 +146,7 @@ function strictEncode(frame: readonly unknown[]): string {
  *
  * @example The strict codec
  * ```ts
- * import { jsonCodec, subprotocol } from 'muxws';
+ * import { jsonCodec, subprotocol } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const strict = jsonCodec({ strict: true });
@@ -204,7 +204,7 @@ const strict: Codec = /* @__PURE__ */ Object.freeze({
  *
  * @example
  * ```ts
- * import { jsonCodec, subprotocol } from 'muxws';
+ * import { jsonCodec, subprotocol } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * assert.equal(subprotocol(jsonCodec), 'muxws.v1.json');

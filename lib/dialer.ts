@@ -27,7 +27,7 @@ export * from './dialer_types.ts';
  *
  * @example Extend the terminal codes with an application code
  * ```ts
- * import { type CloseCodes, DEFAULT_CLOSE_CODES } from 'muxws';
+ * import { type CloseCodes, DEFAULT_CLOSE_CODES } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const closeCodes: CloseCodes = { terminal: [...DEFAULT_CLOSE_CODES.terminal, 4409] };
@@ -72,7 +72,7 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  *
  * @example Connect, make a request, close
  * ```ts ignore
- * import { connect } from 'muxws';
+ * import { connect } from '@muxws/core';
  *
  * await using connection = await connect('wss://example.com/ws', {
  *   hello: { payload: { client: 'docs' } },
@@ -83,7 +83,7 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  *
  * @example A fixed target with an extra subprotocol
  * ```ts ignore
- * import { connect } from 'muxws';
+ * import { connect } from '@muxws/core';
  *
  * await using connection = await connect({
  *   url: new URL('wss://example.com/ws'),
@@ -94,7 +94,7 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  *
  * @example The first connection's failure rejects with ConnectError
  * ```ts
- * import { ConnectError, connect } from 'muxws';
+ * import { ConnectError, connect } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = await connect(() => {
@@ -127,7 +127,7 @@ export async function connect<Api = ApiSpec>(
  *
  * @example Serve a route the acceptor calls with `peer.call()`
  * ```ts ignore
- * import { connect, serve } from 'muxws';
+ * import { connect, serve } from '@muxws/core';
  *
  * type Api = { 'client.locale': { input: { fallback: string }; output: string } };
  * await using connection = await connect<Api>('wss://example.com/ws', {
@@ -137,7 +137,7 @@ export async function connect<Api = ApiSpec>(
  *
  * @example A bad handler is refused at once
  * ```ts
- * import { serve } from 'muxws';
+ * import { serve } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * assert.throws(() => serve({ 'client.locale': 5 } as never), {

@@ -33,7 +33,7 @@ import type {
  *
  * @example
  * ```ts
- * import { type DialerRoutes, serve } from 'muxws';
+ * import { type DialerRoutes, serve } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { 'client.locale': { input: { fallback: string }; output: string } };
@@ -144,7 +144,7 @@ export interface HeartbeatOptions {
  *
  * @example
  * ```ts
- * import type { RecoveredInfo } from 'muxws';
+ * import type { RecoveredInfo } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const info: RecoveredInfo = { tag: 'room:lobby', replayed: 3, gap: false };
@@ -321,7 +321,7 @@ export type SubscriptionState = 'pending' | 'active' | 'refused' | 'closed';
  *
  * @example Wait until the acceptor took it, or learn why it refused
  * ```ts ignore
- * import { connect, StreamResetError } from 'muxws';
+ * import { connect, StreamResetError } from '@muxws/core';
  *
  * await using connection = await connect('wss://example.com/ws');
  * const feed = connection.subscribe({ ticker: 'ACME' }, {
@@ -365,7 +365,7 @@ export interface OpenedOptions {
  *
  * @example A fresh credential per attempt, a hello, and a patient schedule
  * ```ts
- * import { type ConnectOptions, type DialContext, Reconnect } from 'muxws';
+ * import { type ConnectOptions, type DialContext, Reconnect } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const target = (ctx: DialContext) => ({
@@ -557,7 +557,7 @@ export type ConnectArgs<Api> = DeclaresHello<Api> extends true
  *
  * @example Requests, a stream, and a standing subscription
  * ```ts ignore
- * import { connect } from 'muxws';
+ * import { connect } from '@muxws/core';
  *
  * await using connection = await connect('wss://example.com/ws');
  * const answer = await connection.request({ op: 'sum', args: [1, 2] }, { timeoutMs: 5000 });
@@ -606,7 +606,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    *
    * @example A typed call
    * ```ts ignore
-   * import { connect } from 'muxws';
+   * import { connect } from '@muxws/core';
    *
    * type Api = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
    * await using connection = await connect<Api>('wss://example.com/ws');
@@ -634,7 +634,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    *
    * @example Read a feed, then stop it
    * ```ts ignore
-   * import { connect } from 'muxws';
+   * import { connect } from '@muxws/core';
    *
    * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
    * await using connection = await connect<Api>('wss://example.com/ws');
@@ -670,7 +670,7 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    *
    * @example A typed feed
    * ```ts ignore
-   * import { connect } from 'muxws';
+   * import { connect } from '@muxws/core';
    *
    * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
    * await using connection = await connect<Api>('wss://example.com/ws');

@@ -28,7 +28,7 @@ export interface MuxwsErrorOptions {
  *
  * @example Catch every muxws error at once
  * ```ts
- * import { MuxwsError, NotConnectedError } from 'muxws';
+ * import { MuxwsError, NotConnectedError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error: Error = new NotConnectedError('Cannot open a stream: the connection is reconnecting');
@@ -57,7 +57,7 @@ export class MuxwsError extends Error {
  *
  * @example
  * ```ts
- * import { ConnectError, TimeoutError } from 'muxws';
+ * import { ConnectError, TimeoutError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new ConnectError('Cannot connect to ws://127.0.0.1:1/', {
@@ -76,7 +76,7 @@ export class ConnectError extends MuxwsError {
  *
  * @example
  * ```ts
- * import { ProtocolError } from 'muxws';
+ * import { ProtocolError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new ProtocolError('Expected subprotocol "muxws.v1.json": found ""');
@@ -93,7 +93,7 @@ export class ProtocolError extends MuxwsError {
  *
  * @example
  * ```ts
- * import { NotConnectedError } from 'muxws';
+ * import { NotConnectedError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new NotConnectedError('Cannot open a stream: the connection is reconnecting');
@@ -117,7 +117,7 @@ export interface HelloRejectedErrorOptions extends MuxwsErrorOptions {
  *
  * @example
  * ```ts
- * import { HelloRejectedError } from 'muxws';
+ * import { HelloRejectedError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new HelloRejectedError('The hello was rejected with "unauthorized": token expired', {
@@ -159,7 +159,7 @@ export interface StreamResetErrorOptions extends MuxwsErrorOptions {
  *
  * @example
  * ```ts
- * import { StreamResetError } from 'muxws';
+ * import { StreamResetError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new StreamResetError('Stream 3 was lost with its connection', {
@@ -197,7 +197,7 @@ export class StreamResetError extends MuxwsError {
  *
  * @example
  * ```ts
- * import { StreamError } from 'muxws';
+ * import { StreamError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const error = new StreamError('not_found', 'No room named "lobby"');
@@ -236,7 +236,7 @@ export class StreamError extends MuxwsError {
  *
  * @example
  * ```ts
- * import { TimeoutError } from 'muxws';
+ * import { TimeoutError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * assert(new TimeoutError('The request did not answer within 5000 ms').name === 'TimeoutError');
@@ -252,7 +252,7 @@ export class TimeoutError extends MuxwsError {
  *
  * @example
  * ```ts
- * import { ClosedError } from 'muxws';
+ * import { ClosedError } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * assert(new ClosedError('The connection was closed').name === 'ClosedError');

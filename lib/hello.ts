@@ -59,7 +59,7 @@ export interface HelloOptions {
  *
  * @example Captured by value, a fresh copy per send
  * ```ts
- * import { Hello } from 'muxws';
+ * import { Hello } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const identity = { client: 'docs', rooms: ['general'] };

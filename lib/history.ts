@@ -80,7 +80,7 @@ export interface History {
  *
  * @example Ten entries per tag, for a minute, on a clock of the test's own
  * ```ts
- * import { memoryHistory, type MemoryHistoryOptions } from 'muxws/acceptor';
+ * import { memoryHistory, type MemoryHistoryOptions } from '@muxws/core/acceptor';
  * import assert from 'node:assert/strict';
  *
  * const options: MemoryHistoryOptions = { maxEntries: 10, maxAgeMs: 60_000, now: () => 0 };
@@ -119,7 +119,7 @@ interface TagLog {
  *
  * @example Appending and reading back what came after a position
  * ```ts
- * import { memoryHistory } from 'muxws/acceptor';
+ * import { memoryHistory } from '@muxws/core/acceptor';
  * import assert from 'node:assert/strict';
  *
  * let now = 0; // a clock at 0: numbers start at 1

@@ -22,7 +22,7 @@ import { mustBe } from './_describe.ts';
  *
  * @example Tighter limits for an endpoint that only answers small requests
  * ```ts
- * import { type Limits, resolveLimits } from 'muxws';
+ * import { type Limits, resolveLimits } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const limits: Limits = resolveLimits({ maxStreams: 10, maxMessageBytes: 16 * 1024 });
@@ -96,7 +96,7 @@ export interface Limits {
  *
  * @example
  * ```ts
- * import { DEFAULT_LIMITS } from 'muxws';
+ * import { DEFAULT_LIMITS } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * assert.equal(DEFAULT_LIMITS.maxStreams, 100);
@@ -129,7 +129,7 @@ const NAMES = Object.keys(DEFAULT_LIMITS) as readonly (keyof Limits)[];
  *
  * @example Override one limit
  * ```ts
- * import { resolveLimits } from 'muxws';
+ * import { resolveLimits } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const limits = resolveLimits({ maxStreams: 10 });

@@ -24,7 +24,7 @@
  *
  * @example Round trip a frame carrying bytes
  * ```ts
- * import { msgpackCodec } from 'muxws/msgpack';
+ * import { msgpackCodec } from '@muxws/core/msgpack';
  * import assert from 'node:assert/strict';
  *
  * const data = msgpackCodec.encode([2, 1, 0, { png: new Uint8Array([137, 80, 78, 71]) }]);
@@ -413,7 +413,7 @@ function toBytes(data: unknown): Uint8Array {
  *
  * @example Bytes stay bytes
  * ```ts
- * import { msgpackCodec } from 'muxws/msgpack';
+ * import { msgpackCodec } from '@muxws/core/msgpack';
  * import assert from 'node:assert/strict';
  *
  * assert.equal(msgpackCodec.name, 'msgpack');
@@ -424,7 +424,7 @@ function toBytes(data: unknown): Uint8Array {
  *
  * @example `__proto__` stays data
  * ```ts
- * import { msgpackCodec } from 'muxws/msgpack';
+ * import { msgpackCodec } from '@muxws/core/msgpack';
  * import assert from 'node:assert/strict';
  *
  * const payload = JSON.parse('{"__proto__":{"polluted":true}}');

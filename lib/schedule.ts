@@ -77,7 +77,7 @@ function isNumber(value: unknown): value is number {
  *
  * @example The default schedule and a rejected factor
  * ```ts
- * import { Reconnect, unjitteredDelay } from 'muxws';
+ * import { Reconnect, unjitteredDelay } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const schedule = new Reconnect();
@@ -160,7 +160,7 @@ export class Reconnect {
  *
  * @example The default doubling, then the cap
  * ```ts
- * import { Reconnect, unjitteredDelay } from 'muxws';
+ * import { Reconnect, unjitteredDelay } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const schedule = new Reconnect({ initialDelayMs: 250, factor: 2, maxDelayMs: 30_000 });
@@ -199,7 +199,7 @@ export function unjitteredDelay(attempts: number, options: Reconnect): number {
  *
  * @example Pin the draw to see the jitter's bounds
  * ```ts
- * import { backoffDelay, Reconnect } from 'muxws';
+ * import { backoffDelay, Reconnect } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const schedule = new Reconnect({ initialDelayMs: 1000, factor: 2, maxDelayMs: 30_000, jitter: 0.5 });
@@ -244,7 +244,7 @@ export function backoffDelay(
  *
  * @example A limit of three attempts
  * ```ts
- * import { Reconnect, shouldRetry } from 'muxws';
+ * import { Reconnect, shouldRetry } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const limited = new Reconnect({ maxAttempts: 3 });
@@ -268,7 +268,7 @@ export function shouldRetry(attempts: number, options: Reconnect): boolean {
  *
  * @example
  * ```ts
- * import { uniform } from 'muxws';
+ * import { uniform } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const value = uniform();
@@ -338,7 +338,7 @@ function hashSeed(seed: string): [number, number, number, number] {
  *
  * @example The same seed gives the same delays
  * ```ts
- * import { backoffDelay, Reconnect, seededDraw } from 'muxws';
+ * import { backoffDelay, Reconnect, seededDraw } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const schedule = new Reconnect();

@@ -31,7 +31,7 @@ import { encodeError } from './_value_path.ts';
  *
  * @example Open with headers, keeping a way to cancel
  * ```ts
- * import type { OpenOptions } from 'muxws';
+ * import type { OpenOptions } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const controller = new AbortController();
@@ -54,7 +54,7 @@ export interface OpenOptions {
  *
  * @example A request that gives up after five seconds
  * ```ts
- * import type { RequestOptions } from 'muxws';
+ * import type { RequestOptions } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const options: RequestOptions = { headers: { trace: 'abc' }, timeoutMs: 5000 };
@@ -79,7 +79,7 @@ export interface RequestOptions {
  *
  * @example
  * ```ts
- * import type { PublishMessage } from 'muxws';
+ * import type { PublishMessage } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const seen: PublishMessage[] = [];
@@ -217,8 +217,8 @@ function noop(): void {}
  *
  * @example A handler that answers each message of a stream, then returns a last one
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import type { Stream } from 'muxws';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import type { Stream } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({

@@ -4,12 +4,15 @@
 //   - jsr.json: name, version, license, exports and publish, field for field;
 //   - package.json: "name", "version", "license" and "exports" (dist/ with types: the npm
 //     tarball ships only the build, since Deno refuses TypeScript inside an npm package and Bun
-//     runs the built JavaScript as it is; Deno users install from JSR);
-//   - deno.json: the "muxws/<entry>" import map and the file list of `deno doc --lint` in the
-//     "doc" and "ok" tasks;
-//   - tsconfig.json: the same "muxws/<entry>" names as compilerOptions.paths, which is how Bun
-//     (and esbuild, and editors) resolve a bare 'muxws' in this repository to the sources, the
-//     package being named @muxws/core.
+//     runs the built JavaScript as it is; Deno users install from JSR). The tarball's own
+//     package.json is publishedManifest() of it, written by `node scripts/build.mjs --stage`;
+//   - deno.json: the import map and the file list of `deno doc --lint` in the "doc" and "ok"
+//     tasks. The map serves the package's own name, "@muxws/core" and "@muxws/core/<entry>", so
+//     the README, the guide and the examples import what a user's install names and still run
+//     from this checkout; and the short "muxws" and "muxws/<entry>", which the tests and
+//     benchmarks use;
+//   - tsconfig.json: the same names as compilerOptions.paths, which is how Bun, tsc, esbuild and
+//     editors resolve them in this repository to the sources.
 //
 //   node scripts/entries.mjs          rewrite the files from deno.json's exports
 //   node scripts/entries.mjs --check  exit 1, naming each file that differs (tests run this)
@@ -19,6 +22,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 
+/** Whether `name` is one of the names deno.json's import map gives the package itself. */
+function ownName(name, packageName) {
+  return [packageName, 'muxws'].some((own) => name === own || name.startsWith(`${own}/`));
+}
+
 /** What each manifest should hold, derived from deno.json. */
 export function derive(deno, jsr, pkg, tsconfig) {
   const exports = deno.exports;
@@ -26,13 +34,15 @@ export function derive(deno, jsr, pkg, tsconfig) {
   const nextDeno = structuredClone(deno);
   const imports = {};
   const paths = {};
-  for (const [entry, file] of Object.entries(exports)) {
-    const name = entry === '.' ? 'muxws' : `muxws/${entry.slice(2)}`;
-    imports[name] = file;
-    paths[name] = [file];
+  for (const prefix of [deno.name, 'muxws']) {
+    for (const [entry, file] of Object.entries(exports)) {
+      const name = entry === '.' ? prefix : `${prefix}/${entry.slice(2)}`;
+      imports[name] = file;
+      paths[name] = [file];
+    }
   }
   for (const [name, target] of Object.entries(deno.imports ?? {})) {
-    if (name !== 'muxws' && !name.startsWith('muxws/')) imports[name] = target;
+    if (!ownName(name, deno.name)) imports[name] = target;
   }
   nextDeno.imports = imports;
   for (const task of ['doc', 'ok']) {
@@ -64,6 +74,36 @@ export function derive(deno, jsr, pkg, tsconfig) {
     'package.json': nextPkg,
     'tsconfig.json': nextTsconfig,
   };
+}
+
+/**
+ * The fields of package.json a consumer of the npm package needs; everything else (the scripts,
+ * which npm warns about on install, the dev dependencies, the workspace set-up) stays in the
+ * repository.
+ */
+export const PUBLISHED_FIELDS = [
+  'name',
+  'version',
+  'description',
+  'license',
+  'repository',
+  'homepage',
+  'keywords',
+  'type',
+  'sideEffects',
+  'files',
+  'exports',
+  'engines',
+  'dependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+];
+
+/** The package.json the npm tarball holds: the repository's, cut to {@link PUBLISHED_FIELDS}. */
+export function publishedManifest(pkg) {
+  const out = {};
+  for (const field of PUBLISHED_FIELDS) if (pkg[field] !== undefined) out[field] = pkg[field];
+  return out;
 }
 
 function main() {

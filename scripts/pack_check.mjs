@@ -1,12 +1,17 @@
-// Proves the npm tarball (WSM-APP-009): `npm pack` (whose prepack builds dist/) into a temporary
+// Proves the npm tarball (WSM-APP-009): stages the package as it is published (`node
+// scripts/build.mjs --stage`, which builds dist/) and `npm pack`s the staged folder into a temporary
 // folder, checks the tarball holds the build and none of the repository's tests, benchmarks or
-// scripts, installs it with `ws` and `@msgpack/msgpack` into an empty project, and from there
+// scripts, and that its package.json holds only what a consumer needs (no scripts, dev
+// dependencies or workspaces), installs it with `ws` and `@msgpack/msgpack` into an empty project
+// (npm printing no warning), and from there
 //
 //   - on Node: an acceptor behind a `ws` server and a dialer, one request round trip;
 //   - on Bun (the repository's node_modules/.bin/bun): the same through the package's Bun adapter;
 //   - on Deno (node_modules/.bin/deno, reading the project's node_modules): the same through the
 //     package's Deno adapter;
-//   - tsc (the repository's TypeScript, --strict, nodenext): a file importing the package's types;
+//   - tsc (the repository's TypeScript) with the tsconfig.json docs/guide/getting-started.md gives
+//     (its "TypeScript settings" block): a file importing the package's types and disposing of a
+//     connection with `await using`;
 //
 // and ends with `deno publish --dry-run`, the JSR side, which must pass with no warning.
 //
@@ -19,6 +24,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './build.mjs';
+import { PUBLISHED_FIELDS } from './entries.mjs';
 
 const STEP_TIMEOUT_MS = 120_000;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -83,6 +89,32 @@ function checkFiles(files) {
         problems.join('\n  '),
     );
   }
+}
+
+/** Throws naming every field of the tarball's package.json a consumer does not need. */
+function checkManifest(tarball) {
+  const text = step("read the tarball's package.json", 'tar', [
+    '-xzOf',
+    tarball,
+    'package/package.json',
+  ], root).stdout;
+  const manifest = JSON.parse(text);
+  const extra = Object.keys(manifest).filter((field) => !PUBLISHED_FIELDS.includes(field));
+  const problems = [];
+  if (extra.length > 0) problems.push(`fields a consumer does not need: ${extra.join(', ')}`);
+  for (const field of ['name', 'version', 'type', 'exports']) {
+    if (manifest[field] === undefined) problems.push(`no "${field}"`);
+  }
+  if (JSON.stringify(manifest.exports) !== JSON.stringify(pkg.exports)) {
+    problems.push('"exports" differs from the repository\'s package.json');
+  }
+  if (problems.length > 0) {
+    throw new Error(
+      `Expected the tarball's package.json to hold what a consumer needs only:\n  ` +
+        problems.join('\n  '),
+    );
+  }
+  return manifest;
 }
 
 // The programs run from the installed project. Each exits 0 after one round trip, 1 on an error
@@ -173,10 +205,28 @@ export async function roundTrip(url: string): Promise<unknown> {
 
 export const acceptor: Acceptor = new Acceptor({ onStream: (stream) => stream.payload });
 export const codec: Codec = msgpackCodec;
+
+export async function disposed(url: string): Promise<unknown> {
+  await using conn = await connect(url);
+  return await conn.request('ping');
+}
 // The declarations are real, not \`any\`: a wrong option type is an error.
 // @ts-expect-error: Reconnect's factor is a number
 new Reconnect({ factor: 'fast' });
 `;
+
+/** The tsconfig.json the guide gives a TypeScript project: its "TypeScript settings" block. */
+function guideTsconfig() {
+  const page = readFileSync(join(root, 'docs', 'guide', 'getting-started.md'), 'utf8');
+  const section = page.split('## TypeScript settings')[1] ?? '';
+  const block = /^```json\n([\s\S]*?)^```$/m.exec(section);
+  if (!block) {
+    throw new Error(
+      'Expected a ```json block under "## TypeScript settings" in docs/guide/getting-started.md',
+    );
+  }
+  return JSON.parse(block[1]);
+}
 
 function main() {
   const keep = process.argv.includes('--keep');
@@ -186,8 +236,15 @@ function main() {
     const app = join(tmp, 'app');
     mkdirSync(packDir);
     mkdirSync(app);
-    step('npm pack (prepack builds dist/)', 'npm', [
+    const staged = join(tmp, 'staged');
+    step('stage the package (builds dist/)', process.execPath, [
+      join(root, 'scripts', 'build.mjs'),
+      '--stage',
+      staged,
+    ], root);
+    step('npm pack the staged package', 'npm', [
       'pack',
+      staged,
       '--pack-destination',
       packDir,
       '--no-fund',
@@ -199,13 +256,15 @@ function main() {
     const tarball = join(packDir, tarballs[0]);
     const files = tarballFiles(tarball);
     checkFiles(files);
+    const published = checkManifest(tarball);
+    console.log(`=== pack: its package.json holds ${Object.keys(published).join(', ')}`);
     console.log(`=== pack: ${tarballs[0]} holds ${files.length} files, all under dist/ but 3`);
 
     writeFileSync(
       join(app, 'package.json'),
       JSON.stringify({ name: 'muxws-pack-check', private: true, type: 'module' }, null, 2),
     );
-    step('npm install the tarball into an empty project', 'npm', [
+    const install = step('npm install the tarball into an empty project', 'npm', [
       'install',
       tarball,
       `ws@${installed('ws')}`,
@@ -214,6 +273,10 @@ function main() {
       '--no-fund',
       '--prefer-offline',
     ], app);
+    const warned = `${install.stdout}\n${install.stderr}`.split('\n').filter((line) =>
+      /^npm warn/i.test(line)
+    );
+    if (warned.length > 0) throw new Error(`npm install warned:\n${warned.join('\n')}`);
     const manifest = JSON.parse(
       readFileSync(join(app, 'node_modules', '@muxws', 'core', 'package.json'), 'utf8'),
     );
@@ -242,15 +305,14 @@ function main() {
       '--allow-env',
       'deno_app.mjs',
     ], app);
-    step('tsc --strict (nodenext): the package types', process.execPath, [
+    const tsconfig = guideTsconfig();
+    tsconfig.compilerOptions.noEmit = true;
+    tsconfig.files = ['index.ts'];
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+    step("tsc with the guide's tsconfig.json: the package types", process.execPath, [
       join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '--noEmit',
-      '--module',
-      'nodenext',
-      '--moduleResolution',
-      'nodenext',
-      '--strict',
-      'index.ts',
+      '-p',
+      app,
     ], app);
     const dryRun = step('deno publish --dry-run: the JSR package', bin('deno'), [
       'publish',

@@ -72,25 +72,29 @@ test('STYLE layout: every path deno.json publishes exists', () => {
   for (const path of include) assert.ok(existsSync(join(root, path)), `${path} is missing`);
 });
 
-test("SPEC reference: 'muxws' resolves to mod.ts in this repository, on Deno through the import map and on Bun through tsconfig paths", () => {
+test("SPEC reference: '@muxws/core' and 'muxws' resolve to mod.ts in this repository, on Deno through the import map and on Bun through tsconfig paths", () => {
   const deno = read('deno.json');
   const tsconfig = read('tsconfig.json') as {
     compilerOptions: { paths: Record<string, string[]> };
   };
-  assert.equal((deno.imports as Record<string, string>).muxws, './mod.ts');
-  assert.deepEqual(tsconfig.compilerOptions.paths.muxws, ['./mod.ts']);
-  for (const [name, target] of Object.entries(deno.imports as Record<string, string>)) {
-    if (name.startsWith('muxws/')) {
-      assert.deepEqual(tsconfig.compilerOptions.paths[name], [target], `tsconfig paths "${name}"`);
+  for (const own of ['@muxws/core', 'muxws']) {
+    assert.equal((deno.imports as Record<string, string>)[own], './mod.ts');
+    assert.deepEqual(tsconfig.compilerOptions.paths[own], ['./mod.ts']);
+    for (const [entry, file] of Object.entries(deno.exports as Record<string, string>)) {
+      const name = entry === '.' ? own : `${own}/${entry.slice(2)}`;
+      assert.equal((deno.imports as Record<string, string>)[name], file, `imports "${name}"`);
+      assert.deepEqual(tsconfig.compilerOptions.paths[name], [file], `tsconfig paths "${name}"`);
     }
   }
-  // Node runs this file bundled against dist/, where esbuild has already rewritten 'muxws'.
+  // Node runs this file bundled against dist/, where esbuild has already rewritten both names.
   if ('Deno' in globalThis || 'Bun' in globalThis) {
-    assert.equal(import.meta.resolve('muxws'), pathToFileURL(join(root, 'mod.ts')).href);
-    assert.equal(
-      import.meta.resolve('muxws/acceptor'),
-      pathToFileURL(join(root, 'lib', 'acceptor.ts')).href,
-    );
+    for (const own of ['@muxws/core', 'muxws']) {
+      assert.equal(import.meta.resolve(own), pathToFileURL(join(root, 'mod.ts')).href);
+      assert.equal(
+        import.meta.resolve(`${own}/acceptor`),
+        pathToFileURL(join(root, 'lib', 'acceptor.ts')).href,
+      );
+    }
   }
 });
 
@@ -106,6 +110,22 @@ test('WSM-APP-009 package.json is a public ESM package of dist/, README.md and L
   assert.equal(pkg.sideEffects, false);
 });
 
+test('WSM-APP-009 the published package.json keeps what a consumer needs and drops the scripts and dev dependencies', async () => {
+  const { publishedManifest } = await import('../scripts/entries.mjs');
+  const pkg = read('package.json');
+  const published = publishedManifest(pkg) as Json;
+  for (const field of ['scripts', 'devDependencies', 'workspaces']) {
+    assert.equal(published[field], undefined, `the published package.json has "${field}"`);
+  }
+  for (const field of ['name', 'version', 'type', 'exports', 'engines', 'peerDependencies']) {
+    assert.deepEqual(published[field], pkg[field], `the published package.json keeps "${field}"`);
+  }
+  // A publish from the checkout, whose package.json is the developers', is refused.
+  const scripts = pkg.scripts as Record<string, string>;
+  assert.equal(scripts.prepublishOnly, 'node scripts/build.mjs --refuse-publish');
+  assert.equal(scripts.stage, 'node scripts/build.mjs --stage');
+});
+
 test('WSM-APP-009 ws and @msgpack/msgpack are optional peer dependencies, and the package has no other dependency', () => {
   const pkg = read('package.json');
   assert.equal(pkg.dependencies, undefined);
@@ -119,12 +139,13 @@ test('WSM-APP-009 ws and @msgpack/msgpack are optional peer dependencies, and th
   for (const name of Object.keys(peers)) assert.ok(dev[name], `${name} is a dev dependency too`);
 });
 
-test('STYLE layout: the libraries the benchmarks compare with are bench/ dependencies, installed as an npm workspace', () => {
+test('STYLE layout: the libraries the benchmarks compare with are dev dependencies, with no npm workspace (Deno would warn of a linked package in a project importing the checkout)', () => {
   const pkg = read('package.json');
-  const bench = read('bench/package.json');
-  assert.deepEqual(pkg.workspaces, ['bench']);
-  assert.equal(bench.private, true);
-  const benchDeps = Object.keys(bench.dependencies as Record<string, string>);
+  assert.equal(pkg.workspaces, undefined);
+  assert.ok(!existsSync(join(root, 'bench', 'package.json')), 'bench/ has no package.json');
+  const dev = pkg.devDependencies as Record<string, string>;
+  const lock = read('package-lock.json') as { packages: Record<string, Json> };
+  const locked = (lock.packages[''] as { devDependencies: Record<string, string> }).devDependencies;
   for (
     const name of [
       'socket.io',
@@ -135,11 +156,10 @@ test('STYLE layout: the libraries the benchmarks compare with are bench/ depende
       'reconnecting-websocket',
     ]
   ) {
-    assert.ok(benchDeps.includes(name), `bench/package.json depends on ${name}`);
-    assert.ok(!(name in (pkg.devDependencies as Record<string, string>)), `root lists ${name}`);
+    assert.ok(dev[name], `package.json has ${name} as a dev dependency`);
+    assert.equal(locked[name], dev[name], `package-lock.json has ${name} as package.json does`);
   }
-  const lock = read('package-lock.json') as { packages: Record<string, Json> };
-  assert.deepEqual(lock.packages.bench.dependencies, bench.dependencies, 'package-lock.json');
+  assert.equal(lock.packages.bench, undefined, 'package-lock.json holds no bench workspace');
 });
 
 test('WSM-APP-009 "sideEffects": false holds: no module of the package runs a statement at its top level', () => {
@@ -227,8 +247,12 @@ test('STYLE layout: the entry points are listed once, in deno.json; every other 
   (grown.exports as Record<string, string>)['./extra'] = './lib/extra.ts';
   const next = derive(grown, current.jsr, current.pkg, current.tsconfig);
   assert.equal(next['deno.json'].imports['muxws/extra'], './lib/extra.ts');
+  assert.equal(next['deno.json'].imports['@muxws/core/extra'], './lib/extra.ts');
   assert.match(next['deno.json'].tasks.ok, /deno doc --lint [^&]*lib\/extra\.ts/);
   assert.equal(next['jsr.json'].exports['./extra'], './lib/extra.ts');
   assert.equal(next['package.json'].exports['./extra'].default, './dist/lib/extra.js');
   assert.deepEqual(next['tsconfig.json'].compilerOptions.paths['muxws/extra'], ['./lib/extra.ts']);
+  assert.deepEqual(next['tsconfig.json'].compilerOptions.paths['@muxws/core/extra'], [
+    './lib/extra.ts',
+  ]);
 });

@@ -1,6 +1,6 @@
 // The browser example's acceptor, runtime-neutral: serve.ts puts it behind `Deno.serve` with the
 // page, and the browser test behind Deno and Node servers.
-import { Acceptor, type OriginPolicy } from '../../lib/acceptor.ts';
+import { Acceptor, type OriginPolicy } from '@muxws/core/acceptor';
 import type { Api } from './api.ts';
 
 /** Options of {@linkcode createAcceptor}. */

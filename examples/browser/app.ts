@@ -18,7 +18,7 @@ import {
   type ConnectionState,
   type OutputOf,
   type WelcomeOf,
-} from '../../mod.ts';
+} from '@muxws/core';
 import type { Api, Ping } from './api.ts';
 
 /** What the page shows, kept on `globalThis.muxwsPage`. */

@@ -14,7 +14,7 @@
  */
 import * as esbuild from 'esbuild';
 import { fileURLToPath } from 'node:url';
-import { upgrade } from '../../lib/adapters/deno.ts';
+import { upgrade } from '@muxws/core/deno';
 import { createAcceptor } from './acceptor.ts';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));

@@ -7,7 +7,7 @@ import {
   type DialerSocketConstructor,
   type PublishMessage,
   StreamResetError,
-} from '../../mod.ts';
+} from '@muxws/core';
 import type { Api, Price } from './api.ts';
 
 /** Options of {@linkcode join}. */

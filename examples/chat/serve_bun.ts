@@ -1,7 +1,7 @@
 // The chat on Bun: `Bun.serve` and the ./bun adapter. Run:
 //   bun examples/chat/serve_bun.ts 8000
 // then sign in with the cookie `session=ada` (or bob) and dial ws://127.0.0.1:8000/ws.
-import { bunHandlers, type BunServer, type BunWebSocketHandlers } from '../../lib/adapters/bun.ts';
+import { bunHandlers, type BunServer, type BunWebSocketHandlers } from '@muxws/core/bun';
 import { type Chat, type ChatOptions, createChat } from './server.ts';
 
 /** Bun's global, typed here so that `deno check` can check this file too. */

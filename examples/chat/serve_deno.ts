@@ -1,7 +1,7 @@
 // The chat on Deno: `Deno.serve` and the ./deno adapter. Run:
 //   deno run --allow-net examples/chat/serve_deno.ts 8000
 // then sign in with the cookie `session=ada` (or bob) and dial ws://127.0.0.1:8000/ws.
-import { upgrade } from '../../lib/adapters/deno.ts';
+import { upgrade } from '@muxws/core/deno';
 import { type Chat, type ChatOptions, createChat } from './server.ts';
 
 /** The chat behind `Deno.serve` on 127.0.0.1:`port` (0: an ephemeral one). */

@@ -5,8 +5,8 @@
 // the acceptor's host with the upgrade: cookies are scoped by host, not port, so a page served
 // from 127.0.0.1:8000 that set `session=ada` signs in to an acceptor on 127.0.0.1:9000. One
 // credential path for every client; a non-browser dialer sets the Cookie header itself.
-import { Acceptor, type OriginPolicy } from '../../lib/acceptor.ts';
-import { StreamError, StreamResetError } from '../../lib/errors.ts';
+import { Acceptor, type OriginPolicy } from '@muxws/core/acceptor';
+import { StreamError, StreamResetError } from '@muxws/core';
 import type { Api, Chunk, Price } from './api.ts';
 
 /** What the acceptor keeps for each peer: who signed in, and the room its hello chose. */

@@ -2,8 +2,8 @@
  * muxws on Cloudflare Workers: a plain Worker acceptor and a Durable Object chat room.
  *
  * - `GET /echo` (WebSocket): a plain Worker; each socket is served by the request that upgraded
- *   it (`upgrade()` from `muxws/cloudflare`). `GET /hono` is the same through a Hono app
- *   (`muxws()` from `muxws/hono`).
+ *   it (`upgrade()` from `@muxws/core/cloudflare`). `GET /hono` is the same through a Hono app
+ *   (`muxws()` from `@muxws/core/hono`).
  * - `GET /room/<name>` (WebSocket): the Durable Object `Room` of that name, on the hibernation
  *   API (`DurableObjectAcceptor`): tags, broadcast to the room's peers, peers restored after the
  *   object hibernates, and heartbeats answered by the runtime without waking it.
@@ -31,15 +31,15 @@
  */
 import { Hono } from 'hono';
 import { upgradeWebSocket } from 'hono/cloudflare-workers';
-import { Acceptor, type Peer, type PeerHello } from '../../lib/acceptor.ts';
+import { Acceptor, type Peer, type PeerHello } from '@muxws/core/acceptor';
 import {
   DurableObjectAcceptor,
   type DurableObjectStateLike,
   upgrade,
   type WorkersWebSocket,
-} from '../../lib/adapters/cloudflare.ts';
-import { muxws } from '../../lib/adapters/hono.ts';
-import type { RouteContext, Routes } from '../../lib/api.ts';
+} from '@muxws/core/cloudflare';
+import { muxws } from '@muxws/core/hono';
+import type { RouteContext, Routes } from '@muxws/core';
 import type { Api, Collected, Hello, Welcome } from './api.ts';
 
 /** The part of a Durable Object namespace binding this Worker uses. */
@@ -216,7 +216,7 @@ export class Room {
 }
 
 /**
- * The same plain Worker acceptor behind Hono: `muxws()` from `muxws/hono` answers with its own
+ * The same plain Worker acceptor behind Hono: `muxws()` from `@muxws/core/hono` answers with its own
  * `WebSocketPair` 101 on Workers (Hono's Workers helper omits `Sec-WebSocket-Protocol`).
  */
 const app = new Hono();

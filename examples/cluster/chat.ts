@@ -6,7 +6,7 @@
 //   deno run -A examples/cluster/chat.ts ws://127.0.0.1:8001 ws://127.0.0.1:8002
 // Exits 0 once both messages reached both screens, 1 if they did not within 10 s.
 import process from 'node:process';
-import { connect, type Connection } from '../../mod.ts';
+import { connect, type Connection } from '@muxws/core';
 import type { Api } from './api.ts';
 
 const [nodeA = 'ws://127.0.0.1:8001', nodeB = 'ws://127.0.0.1:8002'] = process.argv.slice(2);

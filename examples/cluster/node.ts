@@ -10,10 +10,10 @@
 // stops cleanly on SIGINT or SIGTERM, and exits 1 if no Redis answers within 5 s.
 import process from 'node:process';
 import { createClient } from 'redis';
-import { Acceptor } from '../../lib/acceptor.ts';
-import { upgrade } from '../../lib/adapters/deno.ts';
-import { bunHandlers } from '../../lib/adapters/bun.ts';
-import { redisBackplane } from '../../lib/adapters/redis.ts';
+import { Acceptor } from '@muxws/core/acceptor';
+import { upgrade } from '@muxws/core/deno';
+import { bunHandlers } from '@muxws/core/bun';
+import { redisBackplane } from '@muxws/core/redis';
 import type { Api } from './api.ts';
 
 const [portArg = '8001', nodeId = 'a'] = process.argv.slice(2);

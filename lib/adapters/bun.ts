@@ -19,8 +19,8 @@
  *
  * @example Serve an acceptor on Bun
  * ```ts ignore
- * import { Acceptor } from 'muxws/acceptor';
- * import { bunHandlers } from 'muxws/bun';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { bunHandlers } from '@muxws/core/bun';
  *
  * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
  * Bun.serve({ port: 8080, ...bunHandlers(acceptor) });
@@ -106,8 +106,8 @@ export interface BunHandlers {
  *
  * @example A refused request: a foreign origin
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import { bunHandlers } from 'muxws/bun';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { bunHandlers } from '@muxws/core/bun';
  * import assert from 'node:assert/strict';
  *
  * const { fetch } = bunHandlers(new Acceptor({ idleTimeoutMs: 0 }));

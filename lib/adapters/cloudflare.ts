@@ -26,8 +26,8 @@
  *
  * @example A Durable Object room
  * ```ts ignore
- * import { Acceptor } from 'muxws/acceptor';
- * import { DurableObjectAcceptor, type DurableObjectStateLike } from 'muxws/cloudflare';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { DurableObjectAcceptor, type DurableObjectStateLike } from '@muxws/core/cloudflare';
  *
  * export class Room {
  *   #muxws: DurableObjectAcceptor;
@@ -216,8 +216,8 @@ function replyClose(ws: WorkersWebSocket, code: number, reason: string): void {
  *
  * @example A refused request: a foreign Origin gets 403 and no peer
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import { upgrade } from 'muxws/cloudflare';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { upgrade } from '@muxws/core/cloudflare';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({ idleTimeoutMs: 0 });
@@ -275,8 +275,8 @@ export async function upgrade(
  *
  * @example Peers restored from their sockets' attachments after a wake
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import { DurableObjectAcceptor, type WorkersWebSocket } from 'muxws/cloudflare';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { DurableObjectAcceptor, type WorkersWebSocket } from '@muxws/core/cloudflare';
  * import assert from 'node:assert/strict';
  *
  * // A socket the object held when it hibernated, as the runtime hands it back.
@@ -610,7 +610,7 @@ interface TagCounter {
  *
  * @example Over an in-memory stand-in for `ctx.storage`
  * ```ts
- * import { durableObjectHistory, type DurableObjectStorageLike } from 'muxws/cloudflare';
+ * import { durableObjectHistory, type DurableObjectStorageLike } from '@muxws/core/cloudflare';
  * import assert from 'node:assert/strict';
  *
  * const map = new Map<string, unknown>();

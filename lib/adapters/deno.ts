@@ -6,8 +6,8 @@
  *
  * @example Serve an acceptor on Deno
  * ```ts ignore
- * import { Acceptor } from 'muxws/acceptor';
- * import { upgrade } from 'muxws/deno';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { upgrade } from '@muxws/core/deno';
  *
  * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
  * Deno.serve({ port: 8080 }, (request) => upgrade(request, acceptor));
@@ -40,8 +40,8 @@ interface DenoUpgrade {
  *
  * @example A refused request: no upgrade header
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import { upgrade } from 'muxws/deno';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { upgrade } from '@muxws/core/deno';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({ idleTimeoutMs: 0 });
@@ -52,8 +52,8 @@ interface DenoUpgrade {
  *
  * @example A refusal of `authorize`: no session cookie, 401 before any socket
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import { upgrade } from 'muxws/deno';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { upgrade } from '@muxws/core/deno';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({

@@ -17,8 +17,8 @@
  * ```ts ignore
  * import { Hono } from 'hono';
  * import { upgradeWebSocket } from 'hono/deno';
- * import { Acceptor } from 'muxws/acceptor';
- * import { muxws } from 'muxws/hono';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { muxws } from '@muxws/core/hono';
  *
  * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
  * const app = new Hono();
@@ -109,8 +109,8 @@ function sinkFor(ws: HonoWSContext) {
  *
  * @example A request without an upgrade is answered with 426
  * ```ts
- * import { Acceptor } from 'muxws/acceptor';
- * import { muxws } from 'muxws/hono';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { muxws } from '@muxws/core/hono';
  * import assert from 'node:assert/strict';
  *
  * const handler = muxws(new Acceptor({ idleTimeoutMs: 0 }), {

@@ -14,8 +14,8 @@
  * @example Serve an acceptor on Node
  * ```ts ignore
  * import { createServer } from 'node:http';
- * import { Acceptor } from 'muxws/acceptor';
- * import { attach } from 'muxws/node';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { attach } from '@muxws/core/node';
  *
  * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
  * const server = createServer((_request, response) => response.writeHead(404).end());
@@ -312,9 +312,9 @@ function answersTheRest(server: HttpServer | HttpsServer, listener: unknown): bo
  * import { createServer } from 'node:http';
  * import type { AddressInfo } from 'node:net';
  * import WebSocket from 'ws';
- * import { connect } from 'muxws';
- * import { Acceptor } from 'muxws/acceptor';
- * import { attach } from 'muxws/node';
+ * import { connect } from '@muxws/core';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { attach } from '@muxws/core/node';
  * import assert from 'node:assert/strict';
  *
  * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });

@@ -24,7 +24,7 @@
  * @example Two nodes over Redis (needs a Redis server)
  * ```ts ignore
  * import { createClient } from 'redis';
- * import { redisBackplane } from 'muxws/redis';
+ * import { redisBackplane } from '@muxws/core/redis';
  *
  * const publisher = createClient({ url: 'redis://127.0.0.1:6379' });
  * const subscriber = publisher.duplicate();
@@ -161,8 +161,8 @@ const ENVELOPE_VERSION = 1;
  *
  * @example Publish and receive with two in-memory stand-ins for Redis clients
  * ```ts
- * import { redisBackplane, type RedisPublisher, type RedisSubscriber } from 'muxws/redis';
- * import type { BackplaneMessage } from 'muxws/backplane';
+ * import { redisBackplane, type RedisPublisher, type RedisSubscriber } from '@muxws/core/redis';
+ * import type { BackplaneMessage } from '@muxws/core/backplane';
  * import assert from 'node:assert/strict';
  *
  * // A tiny Redis: one channel map shared by every client.

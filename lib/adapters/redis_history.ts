@@ -337,7 +337,7 @@ function checkInteger(what: string, name: string, value: unknown, min: number): 
  * @example Two nodes share one log (needs a Redis server)
  * ```ts ignore
  * import { createClient } from 'redis';
- * import { redisHistory } from 'muxws/redis';
+ * import { redisHistory } from '@muxws/core/redis';
  * import assert from 'node:assert/strict';
  *
  * const a = createClient({ url: 'redis://127.0.0.1:6379', disableOfflineQueue: true });

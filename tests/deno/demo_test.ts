@@ -1,6 +1,6 @@
 // The README's quick start and the chat example it condenses, run as they stand: the first
 // ```ts block under "## Quick start" is written to a temporary file, type-checked and run with
-// this repository's deno.json (whose import map resolves `muxws`), and examples/chat.ts is run as
+// this repository's deno.json (whose import map resolves `@muxws/core`), and examples/chat.ts is run as
 // its header says. Each run is a child Deno process bounded at 30 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,7 +40,7 @@ test('WSM-ACC-005 WSM-APP-003 the README quick start is the chat in under 30 lin
   const code = await quickStart();
   const lines = code.trimEnd().split('\n');
   assert(lines.length < 30, `the quick start has ${lines.length} lines`);
-  assert.match(code, /from 'muxws\/acceptor'/);
+  assert.match(code, /from '@muxws\/core\/acceptor'/);
   assert.doesNotMatch(code, /!\./, 'the quick start needs no non-null assertion');
   const dir = await Deno.makeTempDir({ prefix: 'muxws-quick-start-' });
   try {

@@ -1,5 +1,5 @@
 // Every ```ts block of the user guide (docs/guide/*.md) runs as it stands, each in its own child
-// process bounded at 30 s, from a file written below .test-results/ (so `muxws` and the npm
+// process bounded at 30 s, from a file written below .test-results/ (so `@muxws/core` and the npm
 // packages resolve as they do for any file of this repository):
 //
 // - ```ts        runs with `deno run -A --check --config deno.json`;

@@ -1,6 +1,6 @@
 // The README's feed and reconnect-schedule examples, run as they stand: the ```ts block under each
 // heading is written to a temporary file and run with this repository's deno.json (whose import
-// map resolves `muxws`), in a child Deno process bounded at 30 s. (tests/deno/demo_test.ts runs
+// map resolves `@muxws/core`), in a child Deno process bounded at 30 s. (tests/deno/demo_test.ts runs
 // the quick start.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
