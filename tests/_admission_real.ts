@@ -19,6 +19,17 @@ export interface AdmissionServer {
   close(): Promise<void> | void;
 }
 
+/** `base` with every message its sockets receive recorded, as text, in `received`. */
+function recording(base: DialerSocketConstructor, received: string[]): DialerSocketConstructor {
+  const Base = base as unknown as new (url: string, protocols?: string[]) => WebSocket;
+  return class extends Base {
+    constructor(url: string, protocols?: string[]) {
+      super(url, protocols);
+      this.addEventListener('message', (event) => received.push(String(event.data)));
+    }
+  } as unknown as DialerSocketConstructor;
+}
+
 /** Runs the suite on one server flavour. */
 export function admissionRealSuite(
   name: string,
@@ -100,6 +111,7 @@ export function admissionRealSuite(
     });
     const server = await serve(acceptor);
     const events: string[] = [];
+    const received: string[] = [];
     let speaker: Connection | undefined;
     let late: Connection | undefined;
     let pending: Promise<Connection> | undefined;
@@ -109,8 +121,11 @@ export function admissionRealSuite(
         5000,
         'the speaker',
       );
+      const base = extra.WebSocket ??
+        (globalThis as { WebSocket?: DialerSocketConstructor }).WebSocket!;
       pending = connect(server.url, {
         ...extra,
+        WebSocket: recording(base, received),
         heartbeat: false,
         reconnect: false,
         hello: { payload: 'late' },
@@ -127,6 +142,13 @@ export function admissionRealSuite(
       late = await within(pending, 5000, 'the late connection');
       await waitFor(() => events.length >= 5, 5000, 'the three broadcasts');
       assert.deepEqual(events, ['open', 'resolved', 'publish 1', 'publish 2', 'publish 3']);
+      // On the wire: the welcome (DATA with END on stream 1) first, then the broadcasts.
+      assert.deepEqual(received.slice(0, 4), [
+        '[2,1,1,"welcome late"]',
+        '[9,"room",null,1]',
+        '[9,"room",null,2]',
+        '[9,"room",null,3]',
+      ]);
       assert.equal(await within(speaker.request(4), 5000, 'say 4'), 2);
       await waitFor(() => events.length >= 6, 5000, 'the broadcast after the welcome');
       assert.equal(events[5], 'publish 4');
