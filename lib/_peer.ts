@@ -84,6 +84,53 @@ export interface PeerHost {
 const CLOSING_MESSAGE = 'The acceptor is closing';
 /** The reset message of a hello whose `onHello` failed with anything but a `StreamError`. */
 const HELLO_FAILED_MESSAGE = 'The hello handler failed';
+
+/**
+ * A frozen copy of a decoded value: plain objects and arrays are copied and frozen, all the way
+ * down (a decoded value nests at most `limits.maxDepth` deep); anything else is kept as it is.
+ */
+function frozenCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
+  if (typeof value !== 'object' || value === null) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  // fromEntries defines each key, so a `__proto__` key stays data (WSM-WIRE-008).
+  return Object.freeze(
+    Object.fromEntries(Object.entries(value).map(([key, item]) => [key, frozenCopy(item)])),
+  );
+}
+
+/** The frozen {@linkcode PeerHello} of a hello stream. */
+function helloOf(stream: Stream): PeerHello {
+  return Object.freeze({
+    payload: frozenCopy(stream.payload),
+    headers: frozenCopy(stream.headers) as PeerHello['headers'],
+  });
+}
+
+/**
+ * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
+ * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
+ * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
+ */
+function newPeerId(): string {
+  const id = crypto.randomUUID();
+  id.charCodeAt(0);
+  return id;
+}
+
+/**
+ * Sends GOAWAY (the terms of `code`, carrying `spreadMs`) to a peer of a closing acceptor; a
+ * throwing send is reported. The peer's close follows, once it has drained or at once.
+ */
+export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs: number): void {
+  try {
+    peer.session.goAway(closingTerms(code).goAway, CLOSING_MESSAGE, spreadMs);
+  } catch (error) {
+    host.report(error, peer);
+  }
+}
+
 /** The reset message of a second hello to a peer whose hello was accepted (a restored peer). */
 const HELLO_AGAIN_MESSAGE = 'The hello was already accepted';
 /** The reason of the close that follows the RESET of a refused hello. */
@@ -177,52 +224,6 @@ export class PeerSession extends Session {
     waiting.frames.push(data);
     waiting.bytes += size;
     return true;
-  }
-}
-
-/**
- * A frozen copy of a decoded value: plain objects and arrays are copied and frozen, all the way
- * down (a decoded value nests at most `limits.maxDepth` deep); anything else is kept as it is.
- */
-function frozenCopy(value: unknown): unknown {
-  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
-  if (typeof value !== 'object' || value === null) return value;
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  // fromEntries defines each key, so a `__proto__` key stays data (WSM-WIRE-008).
-  return Object.freeze(
-    Object.fromEntries(Object.entries(value).map(([key, item]) => [key, frozenCopy(item)])),
-  );
-}
-
-/** The frozen {@linkcode PeerHello} of a hello stream. */
-function helloOf(stream: Stream): PeerHello {
-  return Object.freeze({
-    payload: frozenCopy(stream.payload),
-    headers: frozenCopy(stream.headers) as PeerHello['headers'],
-  });
-}
-
-/**
- * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
- * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
- * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
- */
-function newPeerId(): string {
-  const id = crypto.randomUUID();
-  id.charCodeAt(0);
-  return id;
-}
-
-/**
- * Sends GOAWAY (the terms of `code`, carrying `spreadMs`) to a peer of a closing acceptor; a
- * throwing send is reported. The peer's close follows, once it has drained or at once.
- */
-export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs: number): void {
-  try {
-    peer.session.goAway(closingTerms(code).goAway, CLOSING_MESSAGE, spreadMs);
-  } catch (error) {
-    host.report(error, peer);
   }
 }
 
