@@ -107,8 +107,11 @@ const DRAIN_SLICE = 100;
 /**
  * The acceptor: peers, tags, broadcast, graceful close and the idle sweep.
  *
- * Callback order for one peer: `onPeer` when its socket is open, then `onStream` for each
- * stream the dialer opens, then `onPeerClose` once, after every stream of the peer has failed.
+ * Callback order for one peer: `onPeer` when its socket is open, then `onHello` for its hello
+ * (with `onHello` set), then `onStream` for each stream the dialer opens, then `onPeerClose`
+ * once, after every stream of the peer has failed. The dialer is sent its welcome before any
+ * broadcast: what is broadcast to the peer while `onHello` runs follows the welcome, and a
+ * refused hello closes the peer (1000 `hello rejected`) right after its RESET.
  * A peer accepted after {@linkcode Acceptor.close} began is closed at once with the close code,
  * and neither `onPeer` nor `onPeerClose` fires for it. Every callback is contained: a throw, or
  * the rejection of a promise it returns, goes to `onError`, and an `onError` that throws or
