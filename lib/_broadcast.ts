@@ -149,6 +149,12 @@ export class Broadcaster {
     for (const tag of peer.tags) this.#join(peer, topics, tag, false);
   }
 
+  /** `count` frames counted as delivered were not sent after all (`lib/_peer.ts`). */
+  discarded(count: number): void {
+    this.#delivered -= count;
+    this.#dropped += count;
+  }
+
   /** `peer` was accepted: it joins its tags' topics, unless it is held. */
   admitted(peer: PeerImpl): void {
     const topics = this.#native(peer);

@@ -72,6 +72,11 @@ export interface PeerHost {
   report(error: unknown, peer?: Peer): void;
   /** `peer` was accepted: broadcasts may take the native path to it from now on. */
   admitted(peer: PeerImpl): void;
+  /**
+   * `count` PUBLISH frames that waited for a peer's hello, counted as delivered, were not sent
+   * after all: the hello was refused, or the socket was congested when they went out.
+   */
+  discarded(count: number): void;
   /** `tag` was added to `peer`: index it. */
   index(peer: PeerImpl, tag: string): void;
   /** `tag` was deleted from `peer`: unindex it. */
@@ -192,18 +197,30 @@ export class PeerSession extends Session {
     if (this.#admission !== 'refused') this.#admission = 'hello';
   }
 
-  /** The acknowledgement was sent: the frames that waited go out, in order, and later ones too. */
-  admit(): void {
+  /**
+   * The acknowledgement was sent: the frames that waited go out, in order, and later ones too.
+   *
+   * @returns How many of those that waited were not sent (the socket was congested).
+   */
+  admit(): number {
     this.#admission = 'open';
     const waiting = this.#waiting;
     this.#waiting = undefined;
-    if (waiting !== undefined) { for (const data of waiting.frames) super.sendEncoded(data); }
+    let unsent = 0;
+    for (const data of waiting?.frames ?? []) if (!super.sendEncoded(data)) unsent++;
+    return unsent;
   }
 
-  /** The hello was refused: what waited is dropped, and nothing more goes out. */
-  helloRefused(): void {
+  /**
+   * The hello was refused: what waited is dropped, and nothing more goes out.
+   *
+   * @returns How many frames waited.
+   */
+  helloRefused(): number {
     this.#admission = 'refused';
+    const waited = this.#waiting?.frames.length ?? 0;
     this.#waiting = undefined;
+    return waited;
   }
 
   /**
@@ -568,9 +585,16 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     this.#open();
   }
 
+  /** The peer's hello was refused: what waited for it is dropped. */
+  #refused(): void {
+    const waited = this.peer.session.helloRefused();
+    if (waited > 0) this.#host.discarded(waited);
+  }
+
   /** The peer is accepted: what waited goes out, and broadcasts reach it as any other. */
   #open(): void {
-    this.peer.session.admit();
+    const unsent = this.peer.session.admit();
+    if (unsent > 0) this.#host.discarded(unsent);
     this.#host.admitted(this.peer);
   }
 
@@ -588,7 +612,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     recovery?.arrived(peer, hello.headers);
     session.holdForHello();
     const refuse = (error: unknown) => {
-      session.helloRefused();
+      this.#refused();
       recovery?.refused(peer);
       if (error instanceof StreamError) {
         stream.reset(error.code, error.message);
@@ -604,7 +628,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
       control.settle(stream, welcome);
       if (stream.signal.aborted) {
         // The welcome could not be encoded: the dialer was sent a RESET, as for a refusal.
-        session.helloRefused();
+        this.#refused();
         recovery?.refused(peer);
         session.close(CloseCode.Normal, HELLO_REFUSED_REASON);
         return welcome;

@@ -213,6 +213,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       report,
       recovery,
       admitted: (peer) => this.#broadcaster.admitted(peer),
+      discarded: (count) => this.#broadcaster.discarded(count),
       index: (peer, tag) => this.#index(peer, tag),
       unindex: (peer, tag) => this.#broadcaster.unindex(peer, tag),
       ended: (peer, info) => this.#ended(peer, info),

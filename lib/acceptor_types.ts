@@ -482,7 +482,8 @@ export interface AcceptorStats {
   readonly delivered: number;
   /**
    * PUBLISH frames skipped because the peer's socket was over `highWaterMark`, or because too
-   * many already waited for the peer's hello to be acknowledged.
+   * many already waited for the peer's hello to be acknowledged, or dropped because that hello
+   * was refused.
    */
   readonly dropped: number;
 }

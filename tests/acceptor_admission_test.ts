@@ -118,11 +118,12 @@ test('a refused hello is answered by its RESET, then the peer is closed with 100
   const pinging = raw(slow, ['room']);
   pinging.send([1, 1, 3, null, 'x']);
   pinging.send([6]);
-  await slow.broadcast('room', 'during');
+  assert.equal(await slow.broadcast('room', 'during'), 1, 'it waits for the acknowledgement');
   await clock.tickAsync(50);
   await settle();
   assert.deepEqual(pinging.sent, [[7], [4, 1, 'forbidden', 'No']]);
   assert.deepEqual(pinging.closes, [[1000, 'hello rejected']]);
+  assert.deepEqual([slow.stats.delivered, slow.stats.dropped], [0, 1], 'it was never sent');
   await acceptor.close({ drainMs: 0 });
   await slow.close({ drainMs: 0 });
   assert.equal(clock.countTimers(), 0);
