@@ -149,6 +149,19 @@ export class Broadcaster {
     for (const tag of peer.tags) this.#join(peer, topics, tag, false);
   }
 
+  /** `count` frames counted as delivered were not sent after all (`lib/_peer.ts`). */
+  discarded(count: number): void {
+    this.#delivered -= count;
+    this.#dropped += count;
+  }
+
+  /** `peer` was accepted: it joins its tags' topics, unless it is held. */
+  admitted(peer: PeerImpl): void {
+    const topics = this.#native(peer);
+    if (topics === undefined || peer.isClosed) return;
+    for (const tag of peer.tags) this.#join(peer, topics, tag, true);
+  }
+
   /** Ends {@linkcode Broadcaster.hold}, and is called as `peer` ends: it rejoins its tags' topics. */
   release(peer: PeerImpl): void {
     if (!this.#held.delete(peer)) return;
@@ -160,9 +173,11 @@ export class Broadcaster {
 
   /**
    * The one predicate of the native path: `peer`'s topics when it may take it (its sink has
-   * topics and it is not held), else `undefined`.
+   * topics, it is accepted and it is not held), else `undefined`. A peer not yet accepted is on
+   * no topic: what is sent to it waits in its session or skips it (`lib/_peer.ts`).
    */
   #native(peer: PeerImpl): TopicSink | undefined {
+    if (peer.session.admission !== 'open') return undefined;
     if (this.#held.size > 0 && this.#held.has(peer)) return undefined;
     const topics = peer.sink.topics;
     return topics?.publisher === undefined ? undefined : topics;
@@ -392,7 +407,8 @@ export class Broadcaster {
     let count = 0;
     let bytes: TextBytes | undefined;
     for (const peer of [...targets]) {
-      if (peer.isClosed || exceptPeers?.has(peer)) continue;
+      // A peer whose required hello has not arrived, or was refused, is sent nothing.
+      if (peer.isClosed || peer.session.barred || exceptPeers?.has(peer)) continue;
       if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
       if (recovery !== undefined && recovery.hold(peer, tag!, encoded, seq)) {
         count++;

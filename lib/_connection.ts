@@ -29,7 +29,15 @@ import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from './api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from './errors.ts';
 import type { Limits } from './limits.ts';
 import { NO_HELLO, type OpenOptions, type RequestOptions, type Stream } from './stream.ts';
-import { drain, type Link, type LinkHost, openLink, startHeartbeat, track } from './_link.ts';
+import {
+  drain,
+  type Link,
+  type LinkHost,
+  openLink,
+  publishEarly,
+  startHeartbeat,
+  track,
+} from './_link.ts';
 import { CloseCode, closeCodeOf } from './_codes.ts';
 import { callContained, reportTo } from './_contain.ts';
 import { timerDelay } from './_delay.ts';
@@ -346,6 +354,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       attempts: attemptsBefore,
       welcome: this.#welcome,
     });
+    publishEarly(link, this.#linkHost);
   }
 
   // ---- losing a connection, redialling ----

@@ -26,6 +26,11 @@ export interface Link extends AttemptLink {
   goAway?: { at: number; spreadMs: number };
   /** Set before this side closes the session with an error of its own. */
   lossError?: unknown;
+  /**
+   * PUBLISH frames that arrived before the connection was established (an acceptor may send one
+   * right behind the hello's acknowledgement, in the same read), kept for {@linkcode publishEarly}.
+   */
+  early?: PublishMessage[];
 }
 
 /** What a link needs of its connection. */
@@ -51,7 +56,7 @@ export interface LinkHost {
  */
 export function openLink(wire: Wire, host: LinkHost): Link {
   // The optional fields start absent; the session is set below, before any use.
-  const link = { phase: 'hello', inflight: 0 } as Link;
+  const link = { phase: 'hello', inflight: 0, early: [] } as unknown as Link;
   const onStream = host.onStream;
   const onError = (error: unknown) => {
     const fail = link.protocolError;
@@ -77,7 +82,8 @@ export function openLink(wire: Wire, host: LinkHost): Link {
         track(link, stream.closed);
         return onStream(stream);
       },
-      onPublish: (message: PublishMessage) => host.publish(message),
+      onPublish: (message: PublishMessage) =>
+        link.early ? link.early.push(message) : host.publish(message),
       onGoAway: (goAway: GoAway) => goneAway(link, goAway, host.now()),
       onError,
       onClose: (info: { code: number; reason: string; local: boolean }) => {
@@ -104,6 +110,24 @@ export function openLink(wire: Wire, host: LinkHost): Link {
     error: onError,
   });
   return link;
+}
+
+/**
+ * Delivers the PUBLISH frames that arrived before `link` was established, in order, on a timer
+ * of 0 ms: after `onOpen` and after the `connect()` that made the connection has resolved (both
+ * happen in the microtasks of the establishment), so the application sees no `onPublish` of a
+ * connection before them. Frames that arrive meanwhile join them. A link that is never
+ * established drops them: its attempt failed, and a redial's replay sends them again.
+ */
+export function publishEarly(link: Link, host: LinkHost): void {
+  const early = link.early!;
+  if (early.length === 0) link.early = undefined;
+  else {
+    setTimeout(() => {
+      link.early = undefined;
+      for (const message of early) host.publish(message);
+    }, 0);
+  }
 }
 
 /**

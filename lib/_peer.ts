@@ -22,7 +22,8 @@ import type {
   ServerWebSocket,
 } from './acceptor_types.ts';
 import { StreamError } from './errors.ts';
-import { Session, type SessionOptions } from './_session.ts';
+import { control } from './stream.ts';
+import { Session, type SessionOptions, type SessionSink } from './_session.ts';
 import { CloseCode, closeCodeOf, closingTerms, ResetCode } from './_codes.ts';
 import { callContained } from './_contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
@@ -69,6 +70,13 @@ export interface PeerHost {
   readonly closeSpreadMs: number;
   /** Contains an error: to `onError` with the peer, else `console.error`. */
   report(error: unknown, peer?: Peer): void;
+  /** `peer` was accepted: broadcasts may take the native path to it from now on. */
+  admitted(peer: PeerImpl): void;
+  /**
+   * `count` PUBLISH frames that waited for a peer's hello, counted as delivered, were not sent
+   * after all: the hello was refused, or the socket was congested when they went out.
+   */
+  discarded(count: number): void;
   /** `tag` was added to `peer`: index it. */
   index(peer: PeerImpl, tag: string): void;
   /** `tag` was deleted from `peer`: unindex it. */
@@ -128,6 +136,114 @@ export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs
   }
 }
 
+/** The reset message of a second hello to a peer whose hello was accepted (a restored peer). */
+const HELLO_AGAIN_MESSAGE = 'The hello was already accepted';
+/** The reason of the close that follows the RESET of a refused hello. */
+const HELLO_REFUSED_REASON = 'hello rejected';
+
+/**
+ * At most this many PUBLISH frames wait for a peer's hello to be acknowledged
+ * ({@linkcode PeerSession}); later ones are dropped, and counted in `stats.dropped`.
+ */
+export const MAX_WAITING_FRAMES: number = 4096;
+/** At most this many bytes (a text frame counts its length) wait as {@linkcode MAX_WAITING_FRAMES} do. */
+export const MAX_WAITING_BYTES: number = 1024 * 1024;
+
+/**
+ * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004):
+ * - `open`: accepted, or no hello is required and none is being handled: frames go out;
+ * - `shut`: the hello the acceptor requires has not arrived: broadcasts skip the peer, and what
+ *   recovery sends it (a tag's position) waits;
+ * - `hello`: its hello is being handled: every frame waits, and goes out, in order, right after
+ *   the acknowledgement;
+ * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
+ */
+export type Admission = 'open' | 'shut' | 'hello' | 'refused';
+
+/** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
+interface Waiting {
+  readonly frames: Array<string | Uint8Array>;
+  bytes: number;
+}
+
+/**
+ * A peer's session. Every PUBLISH the acceptor sends a peer (a broadcast, recovery's markers,
+ * replays and held broadcasts) goes through {@linkcode PeerSession.sendEncoded}, so this is the
+ * one place that keeps them from a peer not yet accepted: they wait, at most
+ * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement
+ * has been sent ({@linkcode PeerSession.admit}), or are dropped once the hello was refused.
+ */
+export class PeerSession extends Session {
+  #admission: Admission;
+  #waiting: Waiting | undefined;
+
+  constructor(sink: SessionSink, options: SessionOptions, admission: 'open' | 'shut') {
+    super(sink, options);
+    this.#admission = admission;
+  }
+
+  /** Where the peer stands ({@linkcode Admission}). */
+  get admission(): Admission {
+    return this.#admission;
+  }
+
+  /** True while broadcasts skip the peer: its required hello has not arrived, or was refused. */
+  get barred(): boolean {
+    return this.#admission === 'shut' || this.#admission === 'refused';
+  }
+
+  /** The hello arrived: from now until its acknowledgement, frames wait. */
+  holdForHello(): void {
+    if (this.#admission !== 'refused') this.#admission = 'hello';
+  }
+
+  /**
+   * The acknowledgement was sent: the frames that waited go out, in order, and later ones too.
+   *
+   * @returns How many of those that waited were not sent (the socket was congested).
+   */
+  admit(): number {
+    this.#admission = 'open';
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    let unsent = 0;
+    for (const data of waiting?.frames ?? []) if (!super.sendEncoded(data)) unsent++;
+    return unsent;
+  }
+
+  /**
+   * The hello was refused: what waited is dropped, and nothing more goes out.
+   *
+   * @returns How many frames waited.
+   */
+  helloRefused(): number {
+    this.#admission = 'refused';
+    const waited = this.#waiting?.frames.length ?? 0;
+    this.#waiting = undefined;
+    return waited;
+  }
+
+  /**
+   * Sends one already-encoded PUBLISH, or keeps it until the peer is accepted.
+   *
+   * @returns False, sending nothing, when the session ended, the socket is congested, the hello
+   * was refused, or the frames waiting for the acknowledgement are at their cap.
+   */
+  override sendEncoded(data: string | Uint8Array): boolean {
+    const admission = this.#admission;
+    if (admission === 'open') return super.sendEncoded(data);
+    if (admission === 'refused' || this.isClosed) return false;
+    const waiting = this.#waiting ??= { frames: [], bytes: 0 };
+    const size = typeof data === 'string' ? data.length : data.byteLength;
+    if (
+      waiting.frames.length >= MAX_WAITING_FRAMES || waiting.bytes + size > MAX_WAITING_BYTES
+    ) return false;
+    waiting.frames.push(data);
+    waiting.bytes += size;
+    return true;
+  }
+}
+
 /**
  * A {@linkcode Peer}. Its `id` (unless restored), `closed` promise and `data` object are created
  * when first read, and its idle clock is its session's (which starts when the peer is accepted):
@@ -137,7 +253,7 @@ export class PeerImpl implements Peer {
   /** The restored id, or the fresh one once read. */
   #id: string | undefined;
   readonly tags: TagSet = new TagSet();
-  readonly session: Session;
+  readonly session: PeerSession;
   /** The peer's link, its session's sink. */
   readonly sink: PeerLink;
   /** onPeer has fired, so onPeerClose will. */
@@ -151,14 +267,17 @@ export class PeerImpl implements Peer {
    */
   #end: PeerCloseInfo | ClosedWaiter | Promise<PeerCloseInfo> | undefined;
 
-  /** Creates the peer of `link` and its session (tags are added before the session exists). */
-  constructor(link: PeerLink, options: AttachOptions) {
+  /**
+   * Creates the peer of `link` and its session (tags are added before the session exists);
+   * `shut` while the acceptor requires a hello this peer has not had accepted.
+   */
+  constructor(link: PeerLink, options: AttachOptions, shut: boolean) {
     this.#id = options.id;
     this.#data = options.data;
     this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
-    this.session = new Session(link, link);
+    this.session = new PeerSession(link, link, shut ? 'shut' : 'open');
   }
 
   get id(): string {
@@ -302,7 +421,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     this.#transport = transport;
     this.#isSocket = isSocket && isWs(transport as ServerWebSocket) ? 'ws' : isSocket;
     this.firstStreamId = options.nextStreamId;
-    this.peer = new PeerImpl(this, options);
+    this.peer = new PeerImpl(this, options, host.requireHello && options.hello === undefined);
   }
 
   send(data: string | Uint8Array): void {
@@ -404,6 +523,11 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
    */
   get onHello(): ((stream: Stream) => unknown) | undefined {
     const host = this.#host;
+    // Only a peer restored with its accepted hello (a Durable Object that woke) can be sent
+    // another: its session is new, so stream 1 is not known as used.
+    if (this.peer.hello !== undefined) {
+      return (stream) => stream.reset(ResetCode.Refused, HELLO_AGAIN_MESSAGE);
+    }
     if (host.recovery !== undefined && !host.requireHello) {
       return (stream) => this.#resumeHello(stream, host.recovery!);
     }
@@ -423,27 +547,55 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     if (!only && this.#host.onHello !== undefined) return this.#hello(stream);
     const peer = this.peer;
     recovery.arrived(peer, headers);
+    peer.session.holdForHello();
     const handler = only ? undefined : this.onStream;
-    if (handler === undefined) {
+    const done = (welcome: unknown) => {
+      this.#admit(stream, welcome);
       recovery.acknowledged(peer);
-      return undefined;
-    }
+      return welcome;
+    };
+    const failed = (error: unknown) => {
+      this.#open();
+      recovery.acknowledged(peer);
+      throw error;
+    };
+    if (handler === undefined) return done(undefined);
     let result: unknown;
     try {
       result = handler(stream);
     } catch (error) {
-      recovery.acknowledged(peer);
-      throw error;
+      return failed(error);
     }
     if (
       result !== null && (typeof result === 'object' || typeof result === 'function') &&
       typeof (result as PromiseLike<unknown>).then === 'function'
     ) {
-      const done = () => recovery.acknowledged(peer);
-      return Promise.resolve(result as PromiseLike<unknown>).finally(done);
+      return Promise.resolve(result as PromiseLike<unknown>).then(done, failed);
     }
-    recovery.acknowledged(peer);
-    return result;
+    return done(result);
+  }
+
+  /**
+   * Sends the acknowledgement of the hello on `stream` (the `welcome` with END, or the reset of a
+   * welcome that cannot be encoded) before anything else may reach the peer, then lets the frames
+   * that waited go out. The session's own settle of `stream` that follows does nothing.
+   */
+  #admit(stream: Stream, welcome: unknown): void {
+    control.settle(stream, welcome);
+    this.#open();
+  }
+
+  /** The peer's hello was refused: what waited for it is dropped. */
+  #refused(): void {
+    const waited = this.peer.session.helloRefused();
+    if (waited > 0) this.#host.discarded(waited);
+  }
+
+  /** The peer is accepted: what waited goes out, and broadcasts reach it as any other. */
+  #open(): void {
+    const unsent = this.peer.session.admit();
+    if (unsent > 0) this.#host.discarded(unsent);
+    this.#host.admitted(this.peer);
   }
 
   /**
@@ -454,22 +606,37 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   #hello(stream: Stream): unknown {
     this.clearHelloTimer();
     const peer = this.peer;
+    const session = peer.session;
     const hello = helloOf(stream);
     const recovery = this.#host.recovery;
     recovery?.arrived(peer, hello.headers);
-    const accept = (welcome: unknown) => {
-      peer.hello = hello;
-      recovery?.acknowledged(peer);
-      return welcome;
-    };
+    session.holdForHello();
     const refuse = (error: unknown) => {
+      this.#refused();
       recovery?.refused(peer);
       if (error instanceof StreamError) {
         stream.reset(error.code, error.message);
-        return;
+      } else {
+        this.#host.report(error, peer);
+        stream.reset(ResetCode.Internal, HELLO_FAILED_MESSAGE);
       }
-      this.#host.report(error, peer);
-      stream.reset(ResetCode.Internal, HELLO_FAILED_MESSAGE);
+      // After the RESET that says why: a refused peer receives nothing and keeps nothing open.
+      // Not a terminal code, so the dialer's retry (with fresh credentials) goes on.
+      session.close(CloseCode.Normal, HELLO_REFUSED_REASON);
+    };
+    const accept = (welcome: unknown) => {
+      control.settle(stream, welcome);
+      if (stream.signal.aborted) {
+        // The welcome could not be encoded: the dialer was sent a RESET, as for a refusal.
+        this.#refused();
+        recovery?.refused(peer);
+        session.close(CloseCode.Normal, HELLO_REFUSED_REASON);
+        return welcome;
+      }
+      peer.hello = hello;
+      this.#open();
+      recovery?.acknowledged(peer);
+      return welcome;
     };
     let result: unknown;
     try {

@@ -107,8 +107,11 @@ const DRAIN_SLICE = 100;
 /**
  * The acceptor: peers, tags, broadcast, graceful close and the idle sweep.
  *
- * Callback order for one peer: `onPeer` when its socket is open, then `onStream` for each
- * stream the dialer opens, then `onPeerClose` once, after every stream of the peer has failed.
+ * Callback order for one peer: `onPeer` when its socket is open, then `onHello` for its hello
+ * (with `onHello` set), then `onStream` for each stream the dialer opens, then `onPeerClose`
+ * once, after every stream of the peer has failed. The dialer is sent its welcome before any
+ * broadcast: what is broadcast to the peer while `onHello` runs follows the welcome, and a
+ * refused hello closes the peer (1000 `hello rejected`) right after its RESET.
  * A peer accepted after {@linkcode Acceptor.close} began is closed at once with the close code,
  * and neither `onPeer` nor `onPeerClose` fires for it. Every callback is contained: a throw, or
  * the rejection of a promise it returns, goes to `onError`, and an `onError` that throws or
@@ -209,6 +212,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       closeSpreadMs: 0,
       report,
       recovery,
+      admitted: (peer) => this.#broadcaster.admitted(peer),
+      discarded: (count) => this.#broadcaster.discarded(count),
       index: (peer, tag) => this.#index(peer, tag),
       unindex: (peer, tag) => this.#broadcaster.unindex(peer, tag),
       ended: (peer, info) => this.#ended(peer, info),
@@ -378,7 +383,10 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /**
    * Sends one PUBLISH frame, encoded once, to every live peer holding `tag`, except the peers
    * `except` names and those holding a tag it names. A peer whose socket is over `highWaterMark` is
-   * skipped and counted in `stats.dropped`, so a slow peer never stalls a broadcast. With a
+   * skipped and counted in `stats.dropped`, so a slow peer never stalls a broadcast. Only
+   * accepted peers are reached: with `requireHello`, a peer whose hello has not arrived, or was
+   * refused, is sent nothing; one whose `onHello` still runs gets the frame right after its
+   * welcome. With a
    * `backplane`, the same encoded frame is then published to the other nodes, which send it to
    * their own tagged peers; a backplane failure goes to `onError` and never stops the local
    * delivery.
@@ -407,7 +415,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
 
   /**
    * {@linkcode Acceptor.broadcast} to every live peer, whatever its tags, and with
-   * a backplane to every peer of every node. The dialer receives it in `onPublish` with the tag
+   * a backplane to every peer of every node; as with `broadcast`, only accepted peers are reached
+   * (none whose required hello is still to come, or was refused). The dialer receives it in `onPublish` with the tag
    * `options.tag` (default `'*'`); `except` leaves out tags and peers as in `broadcast`.
    *
    * @example Everyone but the sender

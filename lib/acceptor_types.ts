@@ -132,7 +132,13 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * dialer's `welcome`; the hello is then acknowledged and stays readable as `peer.hello`. A
    * throw or rejection resets stream 1 (a `StreamError` with its code and message, not reported
    * to `onError`; anything else with `internal`, reported), which the dialer reports as
-   * `HelloRejectedError`. Not set: the hello goes to `onStream` with `stream.isHello`.
+   * `HelloRejectedError`, and then closes the peer with 1000 `hello rejected`: the dialer's next
+   * attempt (with fresh credentials from its hello function) is a new peer. Not set: the hello
+   * goes to `onStream` with `stream.isHello`.
+   *
+   * Broadcasts that reach the peer while it runs (to a tag it just added, or `broadcastAll`) wait,
+   * at most 4096 of them and 1 MiB, and are sent right after the welcome, in order; past that
+   * they are dropped and counted in `stats.dropped`. A refused peer is sent none of them.
    */
   onHello?: (
     hello: PeerHello<HelloOf<Api>>,
@@ -141,7 +147,8 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
   /**
    * Until the hello is acknowledged, every other OPEN is reset with `hello_required` and never
    * reaches a handler, and a peer that sends no hello within `helloTimeoutMs` of opening is
-   * closed with 1008 `hello required`. Needs `onHello`.
+   * closed with 1008 `hello required`. Needs `onHello`. Until its hello arrives, such a peer is
+   * sent no broadcast, and `broadcastAll` leaves it out too.
    *
    * @default {true when onHello is set}
    */
@@ -482,6 +489,10 @@ export interface AcceptorStats {
   readonly idleClosed: number;
   /** PUBLISH frames sent by {@linkcode Acceptor.broadcast} (one per peer reached). */
   readonly delivered: number;
-  /** PUBLISH frames skipped because the peer's socket was over `highWaterMark`. */
+  /**
+   * PUBLISH frames skipped because the peer's socket was over `highWaterMark`, or because too
+   * many already waited for the peer's hello to be acknowledged, or dropped because that hello
+   * was refused.
+   */
   readonly dropped: number;
 }

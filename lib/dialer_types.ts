@@ -490,7 +490,8 @@ export interface ConnectOptions<Api = ApiSpec> {
   routes?: DialerRoutes<Api>;
   /**
    * PUBLISH frames. With an acceptor that keeps a `history`, each broadcast is handed over at
-   * most once across reconnects, and what was missed while reconnecting first.
+   * most once across reconnects, and what was missed while reconnecting first. Never called for a
+   * connection before its `onOpen`, nor before the `connect()` that made it resolved.
    */
   onPublish?: (message: PublishMessage) => unknown;
   /**

@@ -38,8 +38,12 @@ interface FakePeer {
   /** Sent through the loop, one by one. */
   looped: number;
   full: boolean;
+  /** Where the peer stands with its hello (`lib/_peer.ts`). */
+  admission: 'open' | 'shut' | 'hello' | 'refused';
   session: {
     readonly isClosed: boolean;
+    readonly admission: FakePeer['admission'];
+    readonly barred: boolean;
     congested(): boolean;
     sendEncoded(data: string | Uint8Array): boolean;
   };
@@ -55,9 +59,16 @@ function fakePeer(name: string, tags: string[], server?: FakeServer): FakePeer {
     got: [],
     looped: 0,
     full: false,
+    admission: 'open',
     session: {
       get isClosed() {
         return peer.isClosed;
+      },
+      get admission() {
+        return peer.admission;
+      },
+      get barred() {
+        return peer.admission === 'shut' || peer.admission === 'refused';
       },
       congested: () => peer.full,
       sendEncoded(data) {
@@ -207,6 +218,29 @@ test('a held peer leaves its topics and takes broadcasts through the loop until 
   assert.equal(b.broadcast('room', 'again', {}), 2);
   assert.deepEqual(peers.map((p) => [p.got.length, p.looped]), [[2, 0], [2, 1]]);
   assert.equal(b.delivered, 4);
+});
+
+test('a peer not yet accepted is on no topic and skipped by broadcasts, and joins its topics once admitted (WSM-LIM-003)', () => {
+  const server = new FakeServer();
+  const peers = [fakePeer('a', ['room'], server), fakePeer('b', ['room'], server)];
+  peers[1].admission = 'shut';
+  const { b, as } = setUp(peers);
+  assert.equal(b.broadcast('room', 'hi', {}), 1);
+  assert.equal(b.broadcast(undefined, 'all', {}), 1);
+  assert.deepEqual(server.topicsOf(peers[1]), []);
+  assert.deepEqual(peers[1].got, []);
+  // While its hello is handled, its session keeps what the loop hands it (lib/_peer.ts).
+  peers[1].admission = 'hello';
+  assert.equal(b.broadcast('room', 'during', {}), 2);
+  assert.deepEqual([server.topicsOf(peers[1]), peers[1].looped], [[], 1]);
+  peers[1].admission = 'open';
+  b.admitted(as(peers[1]));
+  assert.deepEqual(server.topicsOf(peers[1]), ['room']);
+  assert.equal(b.broadcast('room', 'after', {}), 2);
+  assert.equal(peers[1].looped, 1, 'the accepted peer takes the native path');
+  peers[1].admission = 'refused';
+  assert.equal(b.broadcast(undefined, 'all', {}), 1);
+  assert.deepEqual([b.delivered, b.dropped], [7, 0]);
 });
 
 test('a throwing publish is reported and its peers counted as dropped', () => {

@@ -415,3 +415,34 @@ test('a Durable Object keeps the accepted hello in the attachment, so a restored
   assert.deepEqual(ws.frames(), [[2, 3, 1, 'echo after']]);
   await woken.close({ drainMs: 0 });
 });
+
+test('a Durable Object peer restored with its hello refuses a second hello: onHello does not run again and its tags stay as they were (WSM-LIM-003)', async () => {
+  const ws = new FakeWorkersSocket();
+  ws.attachment = {
+    ...attachment('peer-ada', ['room'], {}),
+    hello: { payload: 'ada', headers: null },
+  };
+  const hellos: unknown[] = [];
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: (hello, peer) => {
+      hellos.push(hello.payload);
+      peer.tags.add(`user:${hello.payload}`);
+      return 'welcome';
+    },
+    onStream: (stream) => `echo ${stream.payload}`,
+  });
+  const room = new DurableObjectAcceptor(new FakeState([ws]), acceptor);
+  room.webSocketMessage(ws, JSON.stringify([1, 1, 3, null, 'mallory']));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(hellos, []);
+  assert.deepEqual(ws.frames(), [[4, 1, 'refused', 'The hello was already accepted']]);
+  const peer = room.peer(ws)!;
+  assert.deepEqual([...peer.tags], ['room']);
+  assert.deepEqual(peer.hello, { payload: 'ada', headers: null });
+  assert.equal(peer.isClosed, false, 'the peer keeps working');
+  room.webSocketMessage(ws, JSON.stringify([1, 3, 1, null, 'still here']));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(ws.frames().at(-1), [2, 3, 1, 'echo still here']);
+  await acceptor.close({ drainMs: 0 });
+});

@@ -27,6 +27,8 @@ function host(): FakeHost {
     closeSpreadMs: 0,
     events,
     report: (error) => void events.push(`report ${(error as Error).message}`),
+    admitted: (peer) => void events.push(`admitted ${peer.id}`),
+    discarded: (count) => void events.push(`discarded ${count}`),
     index: (_peer, tag) => void events.push(`index ${tag}`),
     unindex: (_peer, tag) => void events.push(`unindex ${tag}`),
     ended(peer, info) {

@@ -146,6 +146,37 @@ function rawUpgrade(
   });
 }
 
+/** A raw `ws` socket on `path` that has sent `hello` and collects the frames it receives. */
+async function rawHello(
+  path: string,
+  hello: unknown,
+): Promise<{ socket: WebSocket; frames: unknown[][] }> {
+  const socket = new WebSocket(worker.wsUrl(path), ['muxws.v1.json']);
+  const frames: unknown[][] = [];
+  socket.on('message', (data) => frames.push(JSON.parse(String(data))));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`No open of ${path} within 5000 ms`)), 5000);
+    socket.once('open', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+  socket.send(JSON.stringify([1, 1, 3, null, hello]));
+  return { socket, frames };
+}
+
+/** Resolves once `check()` holds, polling every 20 ms; rejects after 5000 ms. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !check(); waited += 20) {
+    if (waited > 5000) throw new Error(`Timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
 function stats(connection: Connection<Api>): Promise<Stats> {
   return connection.call('stats', undefined, { timeoutMs: 5000 });
 }
@@ -356,16 +387,22 @@ test('WSM-APP-003 WSM-STR-005 routed calls and streams work both ways between a 
   }
 });
 
-test('WSM-WIRE-003 WSM-WIRE-004 PING is answered by the runtime, so a Durable Object hibernates under heartbeats and restores its peers from their attachments, stream ids included', async () => {
+test('WSM-WIRE-003 WSM-WIRE-004 WSM-LIM-003 PING is answered by the runtime, so a Durable Object hibernates under heartbeats and restores its peers from their attachments, stream ids included, and a restored peer refuses a second hello', async () => {
   const traffic: Traffic = { sent: [], received: [] };
   let ada: Dialed | undefined;
   let bob: Dialed | undefined;
+  let carol: { socket: WebSocket; frames: unknown[][] } | undefined;
   try {
     // A PING after 500 ms of silence, then the next check when its 2500 ms deadline is due:
     // about one PING every 3 s.
     const heartbeat = { intervalMs: 500, timeoutMs: 2500 };
     ada = await dial('/room/sleepy', 'ada', ['x'], { heartbeat, traffic });
     bob = await dial('/room/sleepy', 'bob', ['y'], { heartbeat });
+    // carol's raw socket sends its hello, then nothing until the object has slept.
+    carol = await rawHello('/room/sleepy', { user: 'carol', topics: ['c'] });
+    const frames = carol.frames;
+    await until(() => frames.length > 0, "carol's welcome");
+    assert.equal(frames[0][1], 1, "carol's hello is answered on stream 1");
     const awake = await stats(ada.connection);
     const bobId = (await stats(bob.connection)).you.id;
     // The object opens a stream to ada before it sleeps (WSM-WIRE-004: ada has now seen id 2).
@@ -389,8 +426,8 @@ test('WSM-WIRE-003 WSM-WIRE-004 PING is answered by the runtime, so a Durable Ob
 
     const woken = await stats(ada.connection);
     assert.notEqual(woken.instance, awake.instance, 'the object did not hibernate');
-    assert.equal(woken.restored, 2);
-    assert.equal(woken.peers, 2);
+    assert.equal(woken.restored, 3);
+    assert.equal(woken.peers, 3);
     assert.deepEqual(woken.you, awake.you);
     assert.equal((await stats(bob.connection)).you.id, bobId);
 
@@ -410,7 +447,23 @@ test('WSM-WIRE-003 WSM-WIRE-004 PING is answered by the runtime, so a Durable Ob
     assert.deepEqual(bob.published.map((m) => m.payload), [{ from: 'ada', text: 'awake?' }]);
     assert.deepEqual(ada.published, []);
     assert.deepEqual(ada.closes, []);
+
+    // A second hello on carol's restored socket is refused: onHello does not run again, so the
+    // tags it would add (topic:z) are not there, and carol keeps hers (topic:c).
+    const before = frames.length;
+    carol.socket.send(JSON.stringify([1, 1, 3, null, { user: 'mallory', topics: ['z'] }]));
+    await until(() => frames.length > before, 'the answer to the second hello');
+    assert.deepEqual(frames[before], [4, 1, 'refused', 'The hello was already accepted']);
+    assert.deepEqual(
+      await ada.connection.call('say', { topic: 'z', text: 'mallory?' }, { timeoutMs: 5000 }),
+      { delivered: 0 },
+    );
+    assert.deepEqual(
+      await ada.connection.call('say', { topic: 'c', text: 'carol?' }, { timeoutMs: 5000 }),
+      { delivered: 1 },
+    );
   } finally {
+    carol?.socket.terminate();
     await closeAll(ada, bob);
   }
 });
