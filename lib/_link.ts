@@ -31,6 +31,8 @@ export interface Link extends AttemptLink {
    * right behind the hello's acknowledgement, in the same read), kept for {@linkcode publishEarly}.
    */
   early?: PublishMessage[];
+  /** The timer of {@linkcode publishEarly}, while it waits. */
+  earlyTimer?: ReturnType<typeof setTimeout>;
 }
 
 /** What a link needs of its connection. */
@@ -87,6 +89,9 @@ export function openLink(wire: Wire, host: LinkHost): Link {
       onGoAway: (goAway: GoAway) => goneAway(link, goAway, host.now()),
       onError,
       onClose: (info: { code: number; reason: string; local: boolean }) => {
+        // An established link lost before its early frames went out delivers them first, so
+        // they still follow onOpen and precede onClose; a link never established drops them.
+        if (link.earlyTimer !== undefined) flushEarly(link, host);
         link.phase = 'done';
         link.endedWith = info;
         detach();
@@ -117,17 +122,20 @@ export function openLink(wire: Wire, host: LinkHost): Link {
  * of 0 ms: after `onOpen` and after the `connect()` that made the connection has resolved (both
  * happen in the microtasks of the establishment), so the application sees no `onPublish` of a
  * connection before them. Frames that arrive meanwhile join them. A link that is never
- * established drops them: its attempt failed, and a redial's replay sends them again.
+ * established drops them: its attempt failed, and a redial's replay sends them again. One lost
+ * before the timer fires delivers them as its session closes, before its loss is reported.
  */
 export function publishEarly(link: Link, host: LinkHost): void {
+  if (link.early!.length === 0) link.early = undefined;
+  else link.earlyTimer = setTimeout(() => flushEarly(link, host), 0);
+}
+
+/** Delivers the frames {@linkcode publishEarly} keeps, now, and stops its timer. */
+function flushEarly(link: Link, host: LinkHost): void {
+  clearTimeout(link.earlyTimer);
   const early = link.early!;
-  if (early.length === 0) link.early = undefined;
-  else {
-    setTimeout(() => {
-      link.early = undefined;
-      for (const message of early) host.publish(message);
-    }, 0);
-  }
+  link.early = link.earlyTimer = undefined;
+  for (const message of early) host.publish(message);
 }
 
 /**

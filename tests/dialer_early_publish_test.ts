@@ -76,3 +76,23 @@ test('a PUBLISH that arrived before a refused hello is never delivered (WSM-API-
   assert.deepEqual(published, []);
   assert.equal(clock.countTimers(), 0);
 });
+
+test('PUBLISH frames that came with the welcome of a connection lost at once reach onPublish before onClose, and leave no timer (WSM-API-004)', async () => {
+  using clock = fakeTime();
+  const server = answering([[2, 1, 1, 'welcome'], [9, 'room', null, 'first']]);
+  const events: string[] = [];
+  const connection = await connect('ws://test/ws', {
+    WebSocket: server.WebSocket,
+    reconnect: false,
+    heartbeat: false,
+    hello: { payload: 'hi' },
+    onOpen: () => events.push('open'),
+    onPublish: ({ payload }) => events.push(`publish ${payload}`),
+    onClose: () => events.push('close'),
+  });
+  server.connections[0].server.close(1001, 'going away');
+  await connection.closed.catch(() => {});
+  await clock.tickAsync(0);
+  assert.deepEqual(events, ['open', 'publish first', 'close']);
+  assert.equal(clock.countTimers(), 0);
+});
