@@ -232,7 +232,8 @@ export class Broadcaster {
     if (recovery !== undefined && tag !== undefined) {
       const headers = options.headers ?? null;
       const frame = encodePublish(this.#host.codec, tag, payload, headers, 'broadcast()');
-      return recovery.broadcast(tag, frame, payload, headers, (encoded, seq, wire) => {
+      const left = { tags: except, peers: exceptPeers };
+      return recovery.broadcast(tag, frame, payload, headers, left, (encoded, seq, wire) => {
         const targets = this.#byTag.get(tag);
         const count = except === NO_TAGS && exceptPeers === undefined
           ? this.#deliverToTag(tag, targets, encoded, seq)
