@@ -18,6 +18,7 @@ import { networkFaultsTests } from './network_faults.ts';
 import { restartsTests } from './restarts.ts';
 import { leaksTests } from './leaks.ts';
 import { backplaneTests } from './backplane.ts';
+import { recoveryFloodsTests } from './recovery_floods.ts';
 
 export type { HostileRuntime };
 
@@ -35,4 +36,5 @@ export function hostileTests(runtime: HostileRuntime): void {
   restartsTests(runtime);
   leaksTests(runtime);
   backplaneTests(runtime);
+  recoveryFloodsTests(runtime);
 }
