@@ -164,6 +164,21 @@ test('a resume replays at most maxReplay entries, all its tags together, and end
   await acceptor.close({ drainMs: 0 });
 });
 
+test('a connection is replayed once: a second hello naming the same tags replays nothing (WSM-REC-006)', async () => {
+  using _clock = fakeTime();
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory({ now: () => 0 }) });
+  for (let i = 1; i <= 5; i++) await acceptor.broadcast('room', i);
+  const peer = sinkPeer(acceptor, ['room']);
+  peer.handle.message(hello({ ':resume': { room: 0 } }));
+  await settle(100);
+  peer.handle.message(hello({ ':resume': { room: 0 } }));
+  peer.handle.message(JSON.stringify([1, 3, 3, { ':resume': { room: 0 } }, null]));
+  await settle(100);
+  assert.deepEqual(payloads(peer.got, 'room'), [1, 2, 3, 4, 5]);
+  assert.equal(markers(peer.got).length, 1);
+  await acceptor.close({ drainMs: 0 });
+});
+
 test('a replay reads large entries in batches of about maxHeldBytes (WSM-REC-006)', async () => {
   using _clock = fakeTime();
   const inner = memoryHistory({ now: () => 0 });
