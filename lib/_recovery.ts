@@ -226,18 +226,31 @@ export class Recovery {
     frame: string | Uint8Array,
     payload: unknown,
     headers: Record<string, unknown> | null,
-    except: { tags: readonly string[]; peers: ReadonlySet<Peer> | undefined } | undefined,
+    except: {
+      tags: readonly string[];
+      peers: ReadonlySet<Peer> | undefined;
+      gone?: readonly Peer[] | undefined;
+    } | undefined,
     send: (data: string | Uint8Array, seq: number, headers: Record<string, unknown>) => number,
   ): Promise<number> {
     let leftOut: RecoveringPeer[] | undefined;
-    if (except !== undefined && (except.tags.length > 0 || except.peers !== undefined)) {
-      const logged: { tags?: string[]; dialers?: string[] } = {};
-      if (except.tags.length > 0) logged.tags = [...except.tags];
+    if (except !== undefined) {
+      const dialers: string[] = [];
       if (except.peers !== undefined) {
         leftOut = [...except.peers] as RecoveringPeer[];
-        logged.dialers = leftOut.map((peer) => this.#idOf(peer));
+        for (const peer of leftOut) dialers.push(this.#idOf(peer));
       }
-      frame = this.#host.codec.encode([PUBLISH, tag, { ...headers, [EXCEPT]: logged }, payload]);
+      // A peer that ended keeps the identity its dialer was told, if it was told one.
+      for (const peer of except.gone ?? []) {
+        const id = this.#ids.get(peer as RecoveringPeer);
+        if (id !== undefined) dialers.push(id);
+      }
+      if (except.tags.length > 0 || dialers.length > 0) {
+        const logged: { tags?: string[]; dialers?: string[] } = {};
+        if (except.tags.length > 0) logged.tags = [...except.tags];
+        if (dialers.length > 0) logged.dialers = dialers;
+        frame = this.#host.codec.encode([PUBLISH, tag, { ...headers, [EXCEPT]: logged }, payload]);
+      }
     }
     const appended = this.#history.append(tag, frame);
     const before = this.#chains.get(tag);
@@ -340,8 +353,10 @@ export class Recovery {
         for (const held of hold.frames) {
           if (held.seq !== undefined && held.seq <= position) position = held.seq - 1;
         }
-        const marker = this.#marker(tag, { [SEQ]: position, [POSITION]: true });
-        void this.#release(peer, tag, hold, position, marker);
+        const headers: Record<string, unknown> = { [SEQ]: position, [POSITION]: true };
+        // The peer's first position tells its dialer the identity it is known by.
+        if (!this.#ids.has(peer)) headers[DIALER] = this.#idOf(peer);
+        void this.#release(peer, tag, hold, position, this.#marker(tag, headers));
       },
       (error) => {
         if (hold.by !== 'position') return;

@@ -30,7 +30,7 @@ export class Positions {
   #resuming: Map<string, PublishMessage[]> | undefined;
   /** The positions the current wire's hello resumed from, by tag. */
   #from: Record<string, number> = {};
-  /** The identity an acceptor gave this dialer (`:dialer`), sent back in a redial's hello. */
+  /** The first identity an acceptor gave this dialer (`:dialer`), sent back in a redial's hello. */
   #id: unknown;
   readonly #deliver: (message: PublishMessage) => void;
   readonly #recovered: (info: RecoveredInfo) => void;
@@ -74,8 +74,9 @@ export class Positions {
     const tag = message.tag;
     const early = this.#resuming?.get(tag);
     if (headers![POSITION] === true) {
-      // The identity it was told, if any (the acceptor reads only a string back).
-      this.#id = headers![DIALER] ?? this.#id;
+      // The first identity it was told (the acceptor reads only a string back); a redial's new
+      // peer may be told another before the acceptor took this one from the hello.
+      this.#id ??= headers![DIALER];
       // While a tag is resumed its replay tells the position; an earlier one is stale.
       if (early === undefined) this.#set(tag, seq);
       return;

@@ -128,8 +128,11 @@ test('a peer that gains a tag is told its position before any broadcast of it (W
   await live;
   peer.handle.peer.tags.add('other');
   await settle();
+  // The first position also tells the dialer the identity it is known by (`:dialer`).
+  const id = (peer.got[0] as [number, string, Record<string, unknown>])[2][':dialer'];
+  assert.match(String(id), /^[\w-]{22}$/);
   assert.deepEqual(peer.got, [
-    [9, 'room', { ':seq': 2, ':position': true }, null],
+    [9, 'room', { ':seq': 2, ':position': true, ':dialer': id }, null],
     [9, 'room', { ':seq': 3 }, 'live'],
     [9, 'other', { ':seq': 0, ':position': true }, null],
   ]);
@@ -607,4 +610,23 @@ test('the dialer resumes a tag named __proto__ like any other (WSM-REC-002)', ()
   again.receive({ tag: '__proto__', headers: { ':seq': 2 }, payload: 2 });
   assert.deepEqual(seen, [3, 2]);
   assert.deepEqual(recovered, [{ tag: '__proto__', replayed: 0, gap: false }]);
+});
+
+test('a dialer left out of a broadcast by name is not replayed it after a redial, while one that missed it is (WSM-REC-006)', async () => {
+  using clock = fakeTime();
+  const { acceptor, sockets, seen, recovered, connection } = await roomDialer(
+    clock,
+    memoryHistory({ now: () => 0 }),
+  );
+  await acceptor.broadcast('room', 'to all');
+  await clock.tickAsync(10);
+  const [sender] = acceptor.peers();
+  sockets[0].close(1011, 'cut'); // the connection drops right after this dialer's own message
+  await acceptor.broadcast('room', 'not to the sender', { except: [sender] });
+  await acceptor.broadcast('room', 'to all again');
+  await clock.tickAsync(200);
+  assert.deepEqual(seen.map((m) => m.payload), ['to all', 'to all again']);
+  assert.deepEqual(recovered, [{ tag: 'room', replayed: 1, gap: false }]);
+  await connection.close();
+  await acceptor.close({ drainMs: 0 });
 });
