@@ -24,7 +24,6 @@ import {
   type HelloFunction,
 } from './_dial_options.ts';
 import { describe } from './_describe.ts';
-import { RESUME } from './_reserved.ts';
 import { timerDelay } from './_delay.ts';
 import type { CloseFields, OpenReport, Refusal, Transport, Wire } from './_transport.ts';
 
@@ -56,11 +55,11 @@ export interface AttemptHost<L extends AttemptLink> {
   /** The welcome: undefined once the wire opened, the acknowledgement's value once it came. */
   welcome(value: unknown): void;
   /**
-   * The wire opened: the `:resume` map its hello carries (a redial with positions to resume),
-   * if any. With one, a hello is sent even when none is configured: a null payload and only
-   * `:resume` (docs/recovery.md).
+   * The wire opened: the reserved headers its hello carries for recovery (`:resume`, a redial
+   * with positions to resume, and `:dialer`), if any. With them, a hello is sent even when none
+   * is configured: a null payload and only these headers (docs/recovery.md).
    */
-  resume?(): Record<string, number> | undefined;
+  resume?(): Record<string, unknown> | undefined;
 }
 
 /** One attempt in progress, and after it failed, what its wire said. */
@@ -230,7 +229,7 @@ async function run<L extends AttemptLink>(
         const helloStream = link.session.openHello(
           hello.payloadForWire(),
           hello.headersForWire() ?? null,
-          resume === undefined ? undefined : { [RESUME]: resume },
+          resume,
         );
         host.welcome(await race([lastMessage(helloStream), helloTimeout, broken, aborted]));
       } catch (error) {

@@ -233,11 +233,14 @@ export class Broadcaster {
     const shown = tag ?? checkTag(what, options.tag ?? '*');
     let except: string[] = NO_TAGS;
     let exceptPeers: Set<Peer> | undefined;
+    let gone: Peer[] | undefined;
     for (const entry of options.except ?? []) {
       if (typeof entry === 'object' && entry !== null && this.#peers.has(entry as PeerImpl)) {
         (exceptPeers ??= new Set()).add(entry);
       } else if (typeof entry === 'object' && entry !== null && 'tags' in entry) {
-        // a peer of another acceptor, or one that ended: nobody here to leave out
+        // a peer of another acceptor, or one that ended: nobody here to leave out, but recovery
+        // logs the dialer of one that ended, so its redial is not replayed this broadcast
+        if (this.#recovery !== undefined) (gone ??= []).push(entry as Peer);
       } else {
         if (except === NO_TAGS) except = [];
         except.push(checkTag(what, entry));
@@ -247,7 +250,8 @@ export class Broadcaster {
     if (recovery !== undefined && tag !== undefined) {
       const headers = options.headers ?? null;
       const frame = encodePublish(this.#host.codec, tag, payload, headers, 'broadcast()');
-      return recovery.broadcast(tag, frame, payload, headers, (encoded, seq, wire) => {
+      const left = { tags: except, peers: exceptPeers, gone };
+      return recovery.broadcast(tag, frame, payload, headers, left, (encoded, seq, wire) => {
         const targets = this.#byTag.get(tag);
         const count = except === NO_TAGS && exceptPeers === undefined
           ? this.#deliverToTag(tag, targets, encoded, seq)

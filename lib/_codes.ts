@@ -45,6 +45,11 @@ export enum CloseCode {
   Internal = 1011,
   /** Acceptor: after GOAWAY, the service restarts. Dialer then: redials fast. */
   ServiceRestart = 1012,
+  /**
+   * Acceptor: a peer whose recovery held more than `maxHeldBytes` of broadcasts for it, or
+   * waited for its socket longer than `stallTimeoutMs`. Dialer then: backs off.
+   */
+  TryAgainLater = 1013,
   /** Dialer: a PING got nothing back in time. Dialer then (own close): backs off. */
   Heartbeat = 4000,
   /**

@@ -42,6 +42,8 @@ export interface HelloRecovery {
   acknowledged(peer: PeerImpl): void;
   /** The hello was refused. */
   refused(peer: PeerImpl): void;
+  /** The peer's socket drained: its recovery, if it waits for the socket, goes on. */
+  drain(peer: PeerImpl): void;
 }
 
 /** What a peer needs of its acceptor; the acceptor holds one for all its peers. */
@@ -676,7 +678,9 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
 
   /** The socket's send buffer drained: waiting writes re-check. */
   drain(): void {
-    if (!this.peer.isClosed) this.peer.session.drain();
+    if (this.peer.isClosed) return;
+    this.peer.session.drain();
+    this.#host.recovery?.drain(this.peer);
   }
 
   get side(): 'acceptor' {

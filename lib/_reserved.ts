@@ -50,6 +50,13 @@ export const POSITION = ':position';
 export const RECOVERED = ':recovered';
 /** The reserved hello header naming, per tag, the last sequence number the dialer delivered. */
 export const RESUME = ':resume';
+/**
+ * The reserved header carrying a dialer's identity for recovery: in a position frame the acceptor
+ * sends a peer it left out of a broadcast by name, and in the hello of the dialer's redials.
+ */
+export const DIALER = ':dialer';
+/** The reserved header of a logged entry naming the tags and dialers its broadcast left out. */
+export const EXCEPT = ':except';
 
 /**
  * The most tags one `:resume` names: the dialer keeps at most as many positions (past it, the tag

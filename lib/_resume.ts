@@ -8,7 +8,7 @@
  */
 import type { RecoveredInfo } from './dialer_types.ts';
 import type { PublishMessage } from './stream.ts';
-import { MAX_RESUMED_TAGS, POSITION, RECOVERED, SEQ } from './_reserved.ts';
+import { DIALER, MAX_RESUMED_TAGS, POSITION, RECOVERED, RESUME, SEQ } from './_reserved.ts';
 
 /** The headers of a PUBLISH without the reserved ones; null when none is left. */
 function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> | null {
@@ -30,6 +30,8 @@ export class Positions {
   #resuming: Map<string, PublishMessage[]> | undefined;
   /** The positions the current wire's hello resumed from, by tag. */
   #from: Record<string, number> = {};
+  /** The first identity an acceptor gave this dialer (`:dialer`), sent back in a redial's hello. */
+  #id: unknown;
   readonly #deliver: (message: PublishMessage) => void;
   readonly #recovered: (info: RecoveredInfo) => void;
 
@@ -46,16 +48,18 @@ export class Positions {
   }
 
   /**
-   * A new wire's hello is about to be sent: the `:resume` map of a redial (undefined on the
-   * first connect, or with no position known), whose tags then wait for their `:recovered`.
+   * A new wire's hello is about to be sent: the reserved headers of a redial (`:resume`, and
+   * `:dialer` once an acceptor gave one), undefined on the first connect or with no position
+   * known. The resumed tags then wait for their `:recovered`.
    */
-  resume(redial: boolean): Record<string, number> | undefined {
+  resume(redial: boolean): Record<string, unknown> | undefined {
     this.#resuming = undefined;
     if (!redial || this.#last.size === 0) return undefined;
     const from = this.#from = Object.fromEntries(this.#last);
     const resuming = this.#resuming = new Map();
     for (const tag of this.#last.keys()) resuming.set(tag, []);
-    return from;
+    // Without an identity `:dialer` is undefined, which every codec leaves out.
+    return { [RESUME]: from, [DIALER]: this.#id };
   }
 
   /** A PUBLISH arrived: hand it on, or drop it as seen, or keep it for its turn. */
@@ -70,6 +74,9 @@ export class Positions {
     const tag = message.tag;
     const early = this.#resuming?.get(tag);
     if (headers![POSITION] === true) {
+      // The first identity it was told (the acceptor reads only a string back); a redial's new
+      // peer may be told another before the acceptor took this one from the hello.
+      this.#id ??= headers![DIALER];
       // While a tag is resumed its replay tells the position; an earlier one is stale.
       if (early === undefined) this.#set(tag, seq);
       return;

@@ -79,7 +79,7 @@ import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import type { ApiSpec } from './api.ts';
 import { checkedRoutes } from './_route_streams.ts';
 import { Broadcaster, type BroadcastHost } from './_broadcast.ts';
-import { Recovery } from './_recovery.ts';
+import { Recovery, recoveryBounds } from './_recovery.ts';
 import type { History } from './history.ts';
 import { describe } from './_describe.ts';
 
@@ -194,7 +194,10 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const onHello: ((hello: PeerHello, peer: Peer) => unknown) | undefined = o.onHello;
     const history = checkHistory(o.history);
     const report = (error: unknown, peer?: Peer) => this.#report(error, peer);
-    const recovery = history === undefined ? undefined : new Recovery({ codec, report }, history);
+    const bounds = recoveryBounds(o.recovery);
+    const recovery = history === undefined
+      ? undefined
+      : new Recovery({ codec, report }, history, bounds);
     this.#recovery = recovery;
     this.#host = {
       codec,
@@ -546,6 +549,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     peer.tags.bind(undefined);
     for (const tag of peer.tags) this.#broadcaster.unindex(peer, tag);
     this.#broadcaster.release(peer);
+    this.#recovery?.ended(peer);
     if (this.#peers.size === 0) this.#disarmSweep();
     if (!peer.announced) return;
     callContained((error) => this.#report(error, peer), this.#onPeerClose, peer, info);

@@ -220,7 +220,10 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * await acceptor.broadcast('room', 'hi');
    * await acceptor.broadcast('room', 'again');
    * // Where the tag stood when the peer joined it: nothing logged yet.
-   * assert.deepEqual(sent[0], [9, 'room', { ':seq': 0, ':position': true }, null]);
+   * const [, tag, position] = sent[0] as [number, string, Record<string, unknown>, null];
+   * assert.equal(tag, 'room');
+   * assert.equal(position[':seq'], 0);
+   * assert.equal(position[':position'], true);
    * const [first, second] = sent.slice(1) as [number, string, { ':seq': number }, string][];
    * assert.equal(second[2][':seq'], first[2][':seq'] + 1); // one more per broadcast
    * assert.deepEqual([first[3], second[3]], ['hi', 'again']);
@@ -228,6 +231,52 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * ```
    */
   history?: History;
+  /**
+   * With `history`, how much recovery may hold and replay for one peer: the live broadcasts held
+   * while its tags wait for their position or replay, the entries one resume replays, and how
+   * long its recovery may wait for its socket.
+   */
+  recovery?: RecoveryOptions;
+}
+
+/**
+ * The bounds of recovery for one peer (the acceptor's `recovery` option, with `history`). A peer
+ * that passes `maxHeldBytes` or `stallTimeoutMs` is closed with 1013; its dialer redials and
+ * resumes from what it had, so nothing it missed is lost while the log still holds it.
+ *
+ * @example Half the held bytes, and a replay of at most 1,000 entries
+ * ```ts
+ * import { Acceptor, memoryHistory, type RecoveryOptions } from 'muxws/acceptor';
+ *
+ * const recovery: RecoveryOptions = { maxHeldBytes: 2 * 1024 * 1024, maxReplay: 1000 };
+ * const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory(), recovery });
+ * await acceptor.close();
+ * ```
+ */
+export interface RecoveryOptions {
+  /**
+   * Bytes of live broadcasts held for one peer while its tags wait for their position or
+   * replay (each counted at its encoded size); one more closes the peer with 1013.
+   *
+   * @default {4194304}
+   */
+  maxHeldBytes?: number;
+  /**
+   * Entries one resume replays, all its tags together; where entries are left past it, the
+   * replay of that tag ends with `gap: true` and the tags after it replay nothing (`gap: true`
+   * where their log held something after the position).
+   *
+   * @default {10000}
+   */
+  maxReplay?: number;
+  /**
+   * How long, in milliseconds, a peer's recovery (its replay, or the broadcasts held for it) may
+   * wait for its socket's `bufferedAmount` to fall to `highWaterMark`, without a break; past it
+   * the peer is closed with 1013.
+   *
+   * @default {30000}
+   */
+  stallTimeoutMs?: number;
 }
 
 /**

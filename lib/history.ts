@@ -158,12 +158,16 @@ export function memoryHistory(options: MemoryHistoryOptions = {}): History {
     );
   }
   const logs = new Map<string, TagLog>();
-  /** Trims `log` by age and count; compacts the ring once half of it is trimmed. */
+  /**
+   * Trims `log` by age and count, letting go of each trimmed entry's data at once; compacts the
+   * ring once half of it is trimmed.
+   */
   const trim = (log: TagLog): void => {
     const oldest = now() - maxAgeMs;
     const entries = log.entries;
     let start = Math.max(log.start, entries.length - maxEntries);
     while (start < entries.length && entries[start].at < oldest) start++;
+    for (let i = log.start; i < start; i++) entries[i].data = '';
     if (start > 1024 && start * 2 > entries.length) {
       log.entries = entries.slice(start);
       start = 0;

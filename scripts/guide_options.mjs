@@ -33,6 +33,7 @@ export const TABLES = [
   { key: 'subscribe', entry: 'mod.ts', name: 'SubscribeOptions' },
   { key: 'dedupe', entry: 'mod.ts', name: 'DedupeOptions' },
   { key: 'acceptor', entry: 'lib/acceptor.ts', name: 'AcceptorOptions' },
+  { key: 'recovery', entry: 'lib/acceptor.ts', name: 'RecoveryOptions' },
   { key: 'authorized', entry: 'lib/acceptor.ts', name: 'Authorized' },
   { key: 'broadcast', entry: 'lib/acceptor.ts', name: 'BroadcastOptions' },
   { key: 'broadcast-all', entry: 'lib/acceptor.ts', name: 'BroadcastAllOptions' },

@@ -23,6 +23,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { History, HistoryRange } from '../lib/history.ts';
+import { Acceptor, type AttachedPeer } from '../lib/acceptor.ts';
 import { within } from './_wait.ts';
 
 /** What a test hands to `open`: the retention and the clock the stores must use. */
@@ -54,6 +55,28 @@ function manualClock(
 ): { now: () => number; advance(ms: number): void } {
   let time = start;
   return { now: () => time, advance: (ms) => (time += ms) };
+}
+
+/** An attached peer of `acceptor` holding `tags`, and the frames it was sent, decoded. */
+function sinkPeer(acceptor: Acceptor, tags: string[]): { handle: AttachedPeer; got: unknown[][] } {
+  const got: unknown[][] = [];
+  const handle = acceptor.attach(
+    { send: (data) => got.push(JSON.parse(String(data))), close() {} },
+    {
+      tags,
+    },
+  );
+  return { handle, got };
+}
+
+/** Waits until `got` holds a `:recovered` marker; bounded. */
+async function recovered(got: unknown[][]): Promise<void> {
+  const done = async () => {
+    while (!got.some((f) => ':recovered' in ((f[2] ?? {}) as object))) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  };
+  await within(done(), WAIT_MS, 'the replay');
 }
 
 function seqs(range: HistoryRange): number[] {
@@ -304,6 +327,73 @@ export function historySuite(
         const fromZero = await c.range('room', 0, 100);
         assert.deepEqual(seqs(fromZero), [fresh, fresh + 1]);
         assert.equal(fromZero.gap, false);
+      });
+    },
+  );
+
+  test(
+    `${name} behind two acceptors withholds on replay what a broadcast left the peer out of, by tag or by its dialer, and replays the rest as before (WSM-REC-006)`,
+    { timeout },
+    async () => {
+      await withStores({}, async ([a, b]) => {
+        const nodeA = new Acceptor({ idleTimeoutMs: 0, history: a });
+        const nodeB = new Acceptor({ idleTimeoutMs: 0, history: b });
+        try {
+          const sender = sinkPeer(nodeA, ['room']);
+          await nodeA.broadcast('room', 'before');
+          const from = await a.head('room');
+          await nodeA.broadcast('room', 'to all');
+          await nodeA.broadcast('room', 'not to the sender', { except: [sender.handle.peer] });
+          await nodeA.broadcast('room', 'not to the muted', { except: ['muted'] });
+          await nodeA.broadcast('room', 'last');
+          // Its first position told the sender its dialer identity; left out, it was told its
+          // position instead, with the identity again.
+          const id = (sender.got[0][2] as Record<string, unknown>)[':dialer'];
+          assert.equal(typeof id, 'string');
+          assert.ok(
+            sender.got.some((f) =>
+              JSON.stringify(f) ===
+                JSON.stringify([
+                  9,
+                  'room',
+                  { ':seq': from + 2, ':position': true, ':dialer': id },
+                  null,
+                ])
+            ),
+          );
+          assert.ok(!sender.got.some((f) => f[3] === 'not to the sender'));
+
+          const replayed = async (tags: string[], hello: Record<string, unknown>) => {
+            const peer = sinkPeer(nodeB, tags);
+            peer.handle.message(JSON.stringify([1, 1, 3, hello, null]));
+            await recovered(peer.got);
+            const frames = peer.got.filter((f) => f[0] === 9 && f[3] !== null);
+            for (const f of frames) {
+              assert.ok(!(':except' in (f[2] as object)), 'no :except on the wire');
+            }
+            return frames.map((f) => f[3]);
+          };
+          // The sender redials (to the other node): its dialer identity withholds its own.
+          assert.deepEqual(await replayed(['room'], { ':resume': { room: from }, ':dialer': id }), [
+            'to all',
+            'not to the muted',
+            'last',
+          ]);
+          // A muted peer is withheld what left its tag out.
+          assert.deepEqual(await replayed(['room', 'muted'], { ':resume': { room: from } }), [
+            'to all',
+            'not to the sender',
+            'last',
+          ]);
+          // Anyone else is replayed everything, as entries without :except always were.
+          assert.deepEqual(
+            await replayed(['room'], { ':resume': { room: from }, ':dialer': 'someone else' }),
+            ['to all', 'not to the sender', 'not to the muted', 'last'],
+          );
+        } finally {
+          await nodeA.close({ drainMs: 0 });
+          await nodeB.close({ drainMs: 0 });
+        }
       });
     },
   );

@@ -128,8 +128,11 @@ test('a peer that gains a tag is told its position before any broadcast of it (W
   await live;
   peer.handle.peer.tags.add('other');
   await settle();
+  // The first position also tells the dialer the identity it is known by (`:dialer`).
+  const id = (peer.got[0] as [number, string, Record<string, unknown>])[2][':dialer'];
+  assert.match(String(id), /^[\w-]{22}$/);
   assert.deepEqual(peer.got, [
-    [9, 'room', { ':seq': 2, ':position': true }, null],
+    [9, 'room', { ':seq': 2, ':position': true, ':dialer': id }, null],
     [9, 'room', { ':seq': 3 }, 'live'],
     [9, 'other', { ':seq': 0, ':position': true }, null],
   ]);
@@ -246,7 +249,8 @@ test('a store failure during the replay ends it with a gap, reported, and live o
   await settle(200);
   await acceptor.broadcast('room', 301);
   const frames = published(peer.got, 'room');
-  assert.equal(frames.length, 257, 'the first batch, then the live one');
+  // The first batch is 32 entries (the replay learns their size before it reads more).
+  assert.equal(frames.length, 33, 'the first batch, then the live one');
   assert.deepEqual(frames.at(-1), [9, 'room', { ':seq': 301 }, 301]);
   assert.ok(
     (peer.got as unknown[][]).some((f) =>
@@ -254,7 +258,7 @@ test('a store failure during the replay ends it with a gap, reported, and live o
         JSON.stringify([
           9,
           'room',
-          { ':seq': 256, ':recovered': { replayed: 256, gap: true } },
+          { ':seq': 32, ':recovered': { replayed: 32, gap: true } },
           null,
         ])
     ),
@@ -286,7 +290,8 @@ test('a store answering a full batch with nothing new ends the replay with a gap
   const peer = rawPeer(acceptor, ['room']);
   peer.handle.message(resumeHello({ room: 0 }));
   await settle(400);
-  assert.equal(ranges, 2, 'the first batch, then one that brought nothing new');
+  // 32 entries, then 256 from the start again (224 of them new), then 256 with nothing new.
+  assert.equal(ranges, 3, 'the first batches, then one that brought nothing new');
   assert.equal(published(peer.got, 'room').length, 256);
   const marker = (peer.got as unknown[][]).find((f) =>
     f[0] === 9 && f[3] === null && f[2] !== null &&
@@ -540,7 +545,7 @@ test('while a tag is resumed, broadcasts ahead of the replay wait for their turn
   positions.receive({ tag: 't', headers: { ':seq': 0, ':position': true }, payload: null });
   positions.receive({ tag: 't', headers: { ':seq': 1 }, payload: 1 });
   assert.equal(positions.resume(false), undefined, 'the first connect resumes nothing');
-  assert.deepEqual(positions.resume(true), { t: 1 });
+  assert.deepEqual(positions.resume(true), { ':resume': { t: 1 }, ':dialer': undefined });
   const send = (headers: Record<string, unknown>, payload: unknown = null) =>
     positions.receive({ tag: 't', headers, payload });
   send({ ':seq': 4, ':position': true }); // the new peer's position, before its hello arrived
@@ -579,7 +584,7 @@ test('the dialer keeps the positions of at most 1024 tags, forgetting the oldest
   for (let i = 0; i < 1100; i++) {
     positions.receive({ tag: `t${i}`, headers: { ':seq': 1 }, payload: i });
   }
-  const resume = positions.resume(true)!;
+  const resume = positions.resume(true)![':resume'] as Record<string, number>;
   assert.equal(Object.keys(resume).length, 1024);
   assert.equal(resume.t0, undefined);
   assert.equal(resume.t1099, 1);
@@ -589,7 +594,7 @@ test('the dialer resumes a tag named __proto__ like any other (WSM-REC-002)', ()
   const positions = new Positions(() => {}, () => {});
   positions.receive({ tag: '__proto__', headers: { ':seq': 3 }, payload: null });
   positions.receive({ tag: 'room', headers: { ':seq': 5 }, payload: null });
-  const resume = positions.resume(true)!;
+  const resume = positions.resume(true)![':resume'];
   assert.equal(JSON.stringify(resume), '{"__proto__":3,"room":5}');
   const seen: unknown[] = [];
   const recovered: RecoveredInfo[] = [];
@@ -605,4 +610,23 @@ test('the dialer resumes a tag named __proto__ like any other (WSM-REC-002)', ()
   again.receive({ tag: '__proto__', headers: { ':seq': 2 }, payload: 2 });
   assert.deepEqual(seen, [3, 2]);
   assert.deepEqual(recovered, [{ tag: '__proto__', replayed: 0, gap: false }]);
+});
+
+test('a dialer left out of a broadcast by name is not replayed it after a redial, while one that missed it is (WSM-REC-006)', async () => {
+  using clock = fakeTime();
+  const { acceptor, sockets, seen, recovered, connection } = await roomDialer(
+    clock,
+    memoryHistory({ now: () => 0 }),
+  );
+  await acceptor.broadcast('room', 'to all');
+  await clock.tickAsync(10);
+  const [sender] = acceptor.peers();
+  sockets[0].close(1011, 'cut'); // the connection drops right after this dialer's own message
+  await acceptor.broadcast('room', 'not to the sender', { except: [sender] });
+  await acceptor.broadcast('room', 'to all again');
+  await clock.tickAsync(200);
+  assert.deepEqual(seen.map((m) => m.payload), ['to all', 'to all again']);
+  assert.deepEqual(recovered, [{ tag: 'room', replayed: 1, gap: false }]);
+  await connection.close();
+  await acceptor.close({ drainMs: 0 });
 });

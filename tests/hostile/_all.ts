@@ -20,6 +20,7 @@ import { leaksTests } from './leaks.ts';
 import { backplaneTests } from './backplane.ts';
 import { oversizeTests } from './oversize.ts';
 import { resetFloodsTests } from './reset_floods.ts';
+import { recoveryFloodsTests } from './recovery_floods.ts';
 
 export type { HostileRuntime };
 
@@ -39,4 +40,5 @@ export function hostileTests(runtime: HostileRuntime): void {
   backplaneTests(runtime);
   oversizeTests(runtime);
   resetFloodsTests(runtime);
+  recoveryFloodsTests(runtime);
 }

@@ -22,6 +22,8 @@ const script = new URL('./serve_acceptor.ts', import.meta.url).pathname;
 export interface SpawnOptions {
   /** The child acceptor's `idleTimeoutMs`. @default {30000} */
   idleTimeoutMs?: number;
+  /** Which child acceptor: `recovery` for `_child_recovery.ts`. @default {the one of `_child_acceptor.ts`} */
+  child?: 'recovery';
 }
 
 /** Spawns `serve_acceptor.ts`; rejects when it prints no port within 10 s. */
@@ -44,6 +46,7 @@ export function spawnAcceptorWith(
   const merged = {
     ...process.env,
     MUXWS_IDLE_MS: String(options.idleTimeoutMs ?? 30_000),
+    MUXWS_CHILD: options.child,
     ...env,
   };
   for (const [name, value] of Object.entries(merged)) {

@@ -5,7 +5,8 @@
  * stdout once listening. `/stats` and `/kick` are its control endpoints (see
  * `_child_acceptor.ts`).
  *
- * `MUXWS_IDLE_MS` sets `idleTimeoutMs` (default 30000).
+ * `MUXWS_IDLE_MS` sets `idleTimeoutMs` (default 30000); `MUXWS_CHILD=recovery` serves the acceptor
+ * of `_child_recovery.ts` instead.
  *
  * Run: `deno run -A tests/hostile/serve_acceptor.ts` or `bun tests/hostile/serve_acceptor.ts`.
  */
@@ -13,8 +14,12 @@ import process from 'node:process';
 import { upgrade } from '../../lib/adapters/deno.ts';
 import { bunHandlers } from '../../lib/adapters/bun.ts';
 import { childAcceptor } from './_child_acceptor.ts';
+import { recoveryChild } from './_child_recovery.ts';
 
-const { acceptor, control } = childAcceptor(Number(process.env.MUXWS_IDLE_MS ?? 30_000));
+const idleMs = Number(process.env.MUXWS_IDLE_MS ?? 30_000);
+const { acceptor, control } = process.env.MUXWS_CHILD === 'recovery'
+  ? recoveryChild(idleMs)
+  : childAcceptor(idleMs);
 
 // deno-lint-ignore no-explicit-any
 const runtime = globalThis as any;

@@ -12,13 +12,17 @@ import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { hostileTests } from '../hostile/_all.ts';
 import { childAcceptor } from '../hostile/_child_acceptor.ts';
+import { recoveryChild } from '../hostile/_child_recovery.ts';
 import { spawnAcceptorWith } from '../hostile/_spawn.ts';
 import { serveWs } from './_serve.ts';
 import type { DialerSocketConstructor } from '../../lib/dialer.ts';
 
 /** Serves the child acceptor and its control endpoints; the process runs until killed. */
 async function serveChildAcceptor(): Promise<void> {
-  const { acceptor, control } = childAcceptor(Number(process.env.MUXWS_IDLE_MS ?? 30_000));
+  const idleMs = Number(process.env.MUXWS_IDLE_MS ?? 30_000);
+  const { acceptor, control } = process.env.MUXWS_CHILD === 'recovery'
+    ? recoveryChild(idleMs)
+    : childAcceptor(idleMs);
   const { server, port } = await serveWs(acceptor);
   // serveWs answers every plain request with 404: the control endpoints replace that.
   server.removeAllListeners('request');
