@@ -1,6 +1,6 @@
 /**
  * The JSON wire's parts, without the callable `jsonCodec` of `lib/codec.ts`: `decode`,
- * `identify`, and {@linkcode JSON_CODEC}, the plain codec the dialer uses when the
+ * `identify`, `exceedsItems`, and {@linkcode JSON_CODEC}, the plain codec the dialer uses when the
  * application names none. A bundle that never imports `jsonCodec` thereby leaves out the strict
  * codec that `jsonCodec({ strict: true })` reaches. Internal: imported from `lib/` only.
  *
@@ -40,6 +40,36 @@ export function identify(data: string | Uint8Array): readonly [number, number] |
 }
 
 /**
+ * The JSON codec's `exceedsItems`: counts the items of the text without parsing it, as one per
+ * `,` outside a string and one per `[` or `{` whose next character (past whitespace) does not
+ * close it, which is exact for valid JSON. Text of at most `maxItems` units is never counted:
+ * every item takes at least one character.
+ */
+export function exceedsItems(data: string | Uint8Array, maxItems: number): boolean {
+  const length = data.length;
+  if (length <= maxItems) return false;
+  const text = typeof data === 'string';
+  let items = 0;
+  let inString = false;
+  let opened = false;
+  for (let i = 0; i < length; i++) {
+    // In bytes, every byte of a multi-byte UTF-8 character is above 0x7f: none is taken for `"`.
+    const c = text ? data.charCodeAt(i) : data[i];
+    if (inString) {
+      if (c === 0x5c) i++; // `\` escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c > 0x20) {
+      // Not JSON whitespace (space, tab, line feed, carriage return), nor in a string.
+      if (opened && c !== 0x5d && c !== 0x7d) items++;
+      opened = c === 0x5b || c === 0x7b;
+      if (c === 0x2c) items++;
+      else if (c === 0x22) inString = true;
+    }
+  }
+  return items > maxItems;
+}
+
+/**
  * The JSON codec as a plain object: the same wire and functions as `jsonCodec`, which is this
  * made callable. The default codec of `connect()`. (Typed by its shape: `lib/codec.ts` imports
  * this file, so this one does not import the `Codec` type back.)
@@ -50,10 +80,12 @@ export const JSON_CODEC: Readonly<{
   encode: typeof encode;
   decode: typeof decode;
   identify: typeof identify;
+  exceedsItems: typeof exceedsItems;
 }> = /* @__PURE__ */ Object.freeze({
   name: 'json',
   binary: false,
   encode,
   decode,
   identify,
+  exceedsItems,
 });

@@ -24,6 +24,7 @@ import {
   GOAWAY,
   hasEnd,
   isStreamId,
+  itemsOver,
   OPEN,
   overLimit,
   parseFrame,
@@ -111,19 +112,34 @@ export class Receiver extends SessionStreams {
       );
       return;
     }
-    if (overLimit(data, limits.maxMessageBytes)) {
-      this.close(
-        SESSION_CLOSE[this.side].tooLarge,
-        `message larger than ${limits.maxMessageBytes} bytes`,
-      );
+    // Before a required hello is acknowledged, every message counts against the hello's limits.
+    const hello = this.options.helloPending === true;
+    const maxBytes = hello
+      ? Math.min(limits.maxMessageBytes, limits.maxHelloBytes)
+      : limits.maxMessageBytes;
+    if (overLimit(data, maxBytes)) {
+      this.#tooLarge(`larger than ${maxBytes} bytes`);
+      return;
+    }
+    const maxItems = hello
+      ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
+      : limits.maxMessageItems;
+    const codec = this.codec;
+    const counts = codec.exceedsItems !== undefined;
+    if (counts && codec.exceedsItems!(data, maxItems)) {
+      this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
     const units = typeof data === 'string' ? data.length : data.byteLength;
     let value: unknown;
     try {
-      value = this.codec.decode(data);
+      value = codec.decode(data);
     } catch (error) {
       this.#undecodable(data, error);
+      return;
+    }
+    if (!counts && itemsOver(value, maxItems)) {
+      this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
     let frame;
@@ -186,6 +202,11 @@ export class Receiver extends SessionStreams {
         this.published(frame[1], frame[2], frame[3], units);
         return;
     }
+  }
+
+  /** A message over the size or item limits: closes the connection (acceptor 1009, dialer 4009). */
+  #tooLarge(what: string): void {
+    this.close(SESSION_CLOSE[this.side].tooLarge, `message ${what}`);
   }
 
   /**
@@ -371,6 +392,12 @@ export class Receiver extends SessionStreams {
     }
   }
 }
+
+/**
+ * Before a required hello is acknowledged, a message may hold one item per this many bytes of
+ * `limits.maxHelloBytes` (4,096 items with the default 64 KiB).
+ */
+const HELLO_BYTES_PER_ITEM = 16;
 
 /**
  * The message length (characters or bytes) up to which no payload of it can nest deeper than

@@ -9,7 +9,7 @@
  */
 import { mustBe } from './_describe.ts';
 import { failsWith, unencodable } from './_value_path.ts';
-import { decode, encode, identify } from './_json.ts';
+import { decode, encode, exceedsItems, identify } from './_json.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -48,6 +48,15 @@ export interface Codec {
    * resets only that stream with `decode` instead of counting a malformed message. Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
    */
   identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
+  /**
+   * Optional. True when `data` would decode to more than `maxItems` items (array elements and
+   * map entries, at any depth), counted without building them; false when it would not, or when
+   * `data` is malformed (`decode` then reports that). The session asks before it decodes a
+   * message and closes the connection when the answer is true, as for a message over
+   * `limits.maxMessageBytes`. Without it, the session counts the items of the decoded value
+   * instead, after it was built.
+   */
+  exceedsItems?(data: string | Uint8Array, maxItems: number): boolean;
 }
 
 /** The options of {@linkcode jsonCodec} called as a function. */
@@ -173,6 +182,7 @@ export const jsonCodec: JsonCodec = /* @__PURE__ */ Object.freeze(
       encode,
       decode,
       identify,
+      exceedsItems,
     }),
     // A function's own `name` is read-only, so defined rather than assigned; being the function's
     // first own property, it stays first among the codec's keys.
@@ -193,6 +203,7 @@ const strict: Codec = /* @__PURE__ */ Object.freeze({
   encode: strictEncode,
   decode,
   identify,
+  exceedsItems,
 });
 
 /**
