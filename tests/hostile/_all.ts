@@ -18,6 +18,7 @@ import { networkFaultsTests } from './network_faults.ts';
 import { restartsTests } from './restarts.ts';
 import { leaksTests } from './leaks.ts';
 import { backplaneTests } from './backplane.ts';
+import { decodedItemsTests } from './decoded_items.ts';
 
 export type { HostileRuntime };
 
@@ -35,4 +36,5 @@ export function hostileTests(runtime: HostileRuntime): void {
   restartsTests(runtime);
   leaksTests(runtime);
   backplaneTests(runtime);
+  decodedItemsTests(runtime);
 }

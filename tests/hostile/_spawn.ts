@@ -22,6 +22,8 @@ const script = new URL('./serve_acceptor.ts', import.meta.url).pathname;
 export interface SpawnOptions {
   /** The child acceptor's `idleTimeoutMs`. @default {30000} */
   idleTimeoutMs?: number;
+  /** More environment for the child, e.g. `MUXWS_CHILD` to configure its acceptor. */
+  env?: Record<string, string>;
 }
 
 /** Spawns `serve_acceptor.ts`; rejects when it prints no port within 10 s. */
@@ -44,6 +46,7 @@ export function spawnAcceptorWith(
   const merged = {
     ...process.env,
     MUXWS_IDLE_MS: String(options.idleTimeoutMs ?? 30_000),
+    ...options.env,
     ...env,
   };
   for (const [name, value] of Object.entries(merged)) {
