@@ -124,21 +124,20 @@ export class Receiver extends SessionStreams {
     const maxItems = hello
       ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
       : limits.maxMessageItems;
-    const codec = this.codec;
-    const counts = codec.exceedsItems !== undefined;
-    if (counts && codec.exceedsItems!(data, maxItems)) {
+    const over = this.exceedsItems(data, maxItems);
+    if (over === true) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
     const units = typeof data === 'string' ? data.length : data.byteLength;
     let value: unknown;
     try {
-      value = codec.decode(data);
+      value = this.codec.decode(data);
     } catch (error) {
       this.#undecodable(data, error);
       return;
     }
-    if (!counts && itemsOver(value, maxItems)) {
+    if (over === undefined && itemsOver(value, maxItems)) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
@@ -202,6 +201,15 @@ export class Receiver extends SessionStreams {
         this.published(frame[1], frame[2], frame[3], units);
         return;
     }
+  }
+
+  /**
+   * True when `data` holds more than `maxItems` items, counted before decoding by the codec's
+   * `exceedsItems`; undefined when the codec cannot count, and the decoded value is counted
+   * instead. The acceptor's {@linkcode Session} also counts the JSON wire of the default codec.
+   */
+  exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
+    return this.codec.exceedsItems?.(data, maxItems);
   }
 
   /** A message over the size or item limits: closes the connection (acceptor 1009, dialer 4009). */

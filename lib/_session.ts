@@ -48,6 +48,7 @@ import {
   RESET,
 } from './_frame.ts';
 import { Receiver } from './_receive.ts';
+import { decode as jsonDecode, exceedsItems as jsonExceedsItems } from './_json.ts';
 import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from './_reserved.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from './codec.ts';
@@ -313,6 +314,18 @@ export class Session extends SessionCore {
   override end(code: number, reason: string, local: boolean): void {
     super.end(code, reason, local);
     this.#wakeIdle();
+  }
+
+  /**
+   * As {@linkcode SessionCore} counts, and for a codec decoding with the JSON wire's `decode`
+   * without `exceedsItems` (the default codec, whose `exceedsItems` a `connect` bundle leaves
+   * out), with the JSON wire's scan.
+   */
+  override exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
+    const codec = this.codec;
+    return codec.exceedsItems === undefined && codec.decode === jsonDecode
+      ? jsonExceedsItems(data, maxItems)
+      : super.exceedsItems(data, maxItems);
   }
 
   /** A PUBLISH arrived: malformed when the other side is a dialer, else as `SessionCore` takes it. */

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { type Codec, DEFAULT_LIMITS, jsonCodec, resolveLimits, type Stream } from 'muxws';
 import { msgpackCodec } from '../lib/msgpack.ts';
 import { codecs } from './_codecs.ts';
+import { JSON_CODEC } from '../lib/_json.ts';
+import { SessionCore } from '../lib/_session.ts';
 import { probe } from './_session_pair.ts';
 
 test('WSM-ACC-006 DEFAULT_LIMITS are the documented defaults and frozen', () => {
@@ -58,7 +60,12 @@ test('WSM-ACC-006 resolveLimits() throws TypeError for a non-object or an unknow
 
 /** The codec of `inner` without `exceedsItems`: the session counts the decoded value instead. */
 function uncounting(inner: Codec): Codec {
-  return { name: inner.name, binary: inner.binary, encode: inner.encode, decode: inner.decode };
+  return {
+    name: inner.name,
+    binary: inner.binary,
+    encode: inner.encode,
+    decode: (data) => inner.decode(data),
+  };
 }
 
 /** An OPEN of stream `id` whose payload is `n` zeros: the frame's 5 items plus `n`. */
@@ -135,3 +142,27 @@ for (const codec of [...codecs, uncounting(jsonCodec), uncounting(msgpackCodec)]
     }
   });
 }
+
+test('WSM-LIM-001 [json] the default codec is counted before it is decoded by the acceptor, and after by a dialer', () => {
+  // 101 items, then the text breaks off: counted first, it closes; decoded first, it cannot be.
+  const broken = '[1,1,0,null,[' + '0,'.repeat(96);
+  {
+    using p = probe('acceptor', { codec: JSON_CODEC, limits: { maxMessageItems: 100 } });
+    p.session.receive(broken);
+    assert.deepEqual(p.closes, [{ code: 1009, reason: 'message holding more than 100 items' }]);
+  }
+  {
+    const closes: { code: number; reason: string }[] = [];
+    const dialer = new SessionCore(
+      { send() {}, close: (code, reason) => closes.push({ code, reason }) },
+      { side: 'dialer', codec: JSON_CODEC, onError() {} },
+      resolveLimits({ maxMessageItems: 100 }),
+      1,
+    );
+    dialer.receive(broken);
+    assert.equal(dialer.protocolErrors, 1);
+    assert.equal(closes.length, 0);
+    dialer.receive('[7,' + '0,'.repeat(100) + '0]');
+    assert.deepEqual(closes, [{ code: 4009, reason: 'message holding more than 100 items' }]);
+  }
+});
