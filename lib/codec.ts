@@ -141,6 +141,9 @@ function strictEncode(frame: readonly unknown[]): string {
  * `toJSON` method (its class and methods do not travel: send a plain object).
  * `jsonCodec({})` and `jsonCodec({ strict: false })` return `jsonCodec` itself.
  *
+ * `exceedsItems` counts the items of a text without parsing it: one per `,` outside a string and
+ * one per `[` or `{` that does not close at once, which is exact for valid JSON.
+ *
  * @example
  * ```ts
  * import { jsonCodec } from 'muxws';
@@ -151,6 +154,9 @@ function strictEncode(frame: readonly unknown[]): string {
  * const decoded = jsonCodec.decode('{"__proto__":{"polluted":true}}') as object;
  * assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
  * assert.equal(({} as Record<string, unknown>).polluted, undefined);
+ * // Items are counted in the text, without parsing it: a string hides its commas.
+ * assert.equal(jsonCodec.exceedsItems?.('[{},{},{}]', 2), true);
+ * assert.equal(jsonCodec.exceedsItems?.('["a,b,c,d"]', 1), false);
  * ```
  *
  * @example The strict codec

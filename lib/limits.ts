@@ -27,6 +27,19 @@ import { mustBe } from './_describe.ts';
  * const limits: Limits = resolveLimits({ maxStreams: 10, maxMessageBytes: 16 * 1024 });
  * assert.equal(limits.maxProtocolErrors, 16); // the rest keep their defaults
  * ```
+ *
+ * @example Room for messages carrying long arrays of small values
+ * ```ts
+ * import { jsonCodec, resolveLimits } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * // 200,000 readings of one number each: 200,000 items, over the default of 65,536.
+ * const message = jsonCodec.encode([2, 1, 0, new Array(200_000).fill(7)]);
+ * assert.equal(jsonCodec.exceedsItems?.(message, 65_536), true);
+ * const limits = resolveLimits({ maxMessageItems: 250_000 });
+ * assert.equal(jsonCodec.exceedsItems?.(message, limits.maxMessageItems), false);
+ * // new Acceptor({ limits }) and connect(url, { limits }) then accept it
+ * ```
  */
 export interface Limits {
   /**

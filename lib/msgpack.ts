@@ -417,7 +417,8 @@ function toBytes(data: unknown): Uint8Array {
  *
  * `encode` throws `TypeError` for a value MessagePack cannot carry (a `bigint`, a function, a
  * symbol, nesting deeper than 1000); `decode` throws {@linkcode ProtocolError} for bytes that are
- * not exactly one well-formed MessagePack value.
+ * not exactly one well-formed MessagePack value. `exceedsItems` adds up the items (array elements,
+ * map entries) the containers declare, in the structural scan, before anything is decoded.
  *
  * @example Bytes stay bytes
  * ```ts
@@ -428,6 +429,17 @@ function toBytes(data: unknown): Uint8Array {
  * assert.equal(msgpackCodec.binary, true);
  * const frame = msgpackCodec.decode(msgpackCodec.encode([2, 3, 1, new Uint8Array([1, 2, 3])]));
  * assert.deepEqual(frame, [2, 3, 1, new Uint8Array([1, 2, 3])]);
+ * ```
+ *
+ * @example Items counted before anything is built
+ * ```ts
+ * import { msgpackCodec } from 'muxws/msgpack';
+ * import assert from 'node:assert/strict';
+ *
+ * // 100,000 empty maps, one byte each: 100,000 objects once decoded.
+ * const message = msgpackCodec.encode([2, 1, 0, new Array(100_000).fill({})]);
+ * assert.equal(msgpackCodec.exceedsItems?.(message, 65_536), true);
+ * assert.equal(msgpackCodec.exceedsItems?.(message, 100_004), false); // the frame's own 4 too
  * ```
  *
  * @example `__proto__` stays data
