@@ -112,18 +112,12 @@ export class Receiver extends SessionStreams {
       );
       return;
     }
-    // Before a required hello is acknowledged, every message counts against the hello's limits.
-    const hello = this.options.helloPending === true;
-    const maxBytes = hello
-      ? Math.min(limits.maxMessageBytes, limits.maxHelloBytes)
-      : limits.maxMessageBytes;
+    const maxBytes = this.maxBytes();
     if (overLimit(data, maxBytes)) {
       this.#tooLarge(`larger than ${maxBytes} bytes`);
       return;
     }
-    const maxItems = hello
-      ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
-      : limits.maxMessageItems;
+    const maxItems = this.maxItems();
     const over = this.exceedsItems(data, maxItems);
     if (over === true) {
       this.#tooLarge(`holding more than ${maxItems} items`);
@@ -201,6 +195,22 @@ export class Receiver extends SessionStreams {
         this.published(frame[1], frame[2], frame[3], units);
         return;
     }
+  }
+
+  /**
+   * The most bytes the next message may take: `maxMessageBytes`. The acceptor's {@linkcode Session}
+   * lowers it while a required hello is pending.
+   */
+  maxBytes(): number {
+    return this.limits.maxMessageBytes;
+  }
+
+  /**
+   * The most items the next message may hold: `maxMessageItems`. The acceptor's
+   * {@linkcode Session} lowers it while a required hello is pending.
+   */
+  maxItems(): number {
+    return this.limits.maxMessageItems;
   }
 
   /**
@@ -400,12 +410,6 @@ export class Receiver extends SessionStreams {
     }
   }
 }
-
-/**
- * Before a required hello is acknowledged, a message may hold one item per this many bytes of
- * `limits.maxHelloBytes` (4,096 items with the default 64 KiB).
- */
-const HELLO_BYTES_PER_ITEM = 16;
 
 /**
  * The message length (characters or bytes) up to which no payload of it can nest deeper than

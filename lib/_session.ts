@@ -62,6 +62,12 @@ export { WINDOW_BUDGET } from './_session_streams.ts';
 const EMPTY = Promise.resolve();
 
 /**
+ * Before a required hello is acknowledged, a message may hold one item per this many bytes of
+ * `limits.maxHelloBytes` (4,096 items with the default 64 KiB).
+ */
+const HELLO_BYTES_PER_ITEM = 16;
+
+/**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
  * checking nor copying it again. This keeps the construction of a session (an acceptor's accept,
  * a dialer's redial) at about half its cost with a check per session, and lets every session of
@@ -314,6 +320,25 @@ export class Session extends SessionCore {
   override end(code: number, reason: string, local: boolean): void {
     super.end(code, reason, local);
     this.#wakeIdle();
+  }
+
+  /** `maxMessageBytes`, or `maxHelloBytes` when smaller while a required hello is pending. */
+  override maxBytes(): number {
+    const limits = this.limits;
+    return this.options.helloPending === true
+      ? Math.min(limits.maxMessageBytes, limits.maxHelloBytes)
+      : limits.maxMessageBytes;
+  }
+
+  /**
+   * `maxMessageItems`, or while a required hello is pending one item per
+   * {@linkcode HELLO_BYTES_PER_ITEM} bytes of `maxHelloBytes` when fewer.
+   */
+  override maxItems(): number {
+    const limits = this.limits;
+    return this.options.helloPending === true
+      ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
+      : limits.maxMessageItems;
   }
 
   /**
