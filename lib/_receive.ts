@@ -45,6 +45,11 @@ import { control, Stream } from './stream.ts';
  */
 export class Receiver extends SessionStreams {
   readonly #depthSkip: number;
+  /**
+   * True for the JSON wire, where every item takes at least one unit: a message of at most
+   * `maxItems` units needs no count of its decoded value.
+   */
+  readonly #unitPerItem: boolean;
   #protocolErrors = 0;
   #goAway: GoAway | undefined;
   #lastReceivedAt: number;
@@ -59,6 +64,7 @@ export class Receiver extends SessionStreams {
   ) {
     super(sink, options, limits, firstStreamId);
     this.#depthSkip = depthSkipOf(this.codec, limits.maxDepth);
+    this.#unitPerItem = this.codec.decode === jsonDecode;
     this.#lastReceivedAt = this.now();
   }
 
@@ -131,7 +137,10 @@ export class Receiver extends SessionStreams {
       this.#undecodable(data, error);
       return;
     }
-    if (over === undefined && itemsOver(value, maxItems)) {
+    if (
+      over === undefined && (units > maxItems || !this.#unitPerItem) &&
+      itemsOver(value, maxItems)
+    ) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
