@@ -335,6 +335,31 @@ export function tooDeep(value: unknown, maxDepth: number): boolean {
   }
 }
 
+/**
+ * True when `value` holds more than `maxItems` items (array elements and own enumerable keys of
+ * objects, at any depth), for a codec that cannot count before decoding. Iterative; typed arrays
+ * and other views are leaves. Never throws: a value that cannot be walked counts as over.
+ */
+export function itemsOver(value: unknown, maxItems: number): boolean {
+  let items = 0;
+  stackValues.push(value);
+  try {
+    while (stackValues.length > 0) {
+      const node = stackValues.pop();
+      if (typeof node !== 'object' || node === null || ArrayBuffer.isView(node)) continue;
+      const children = Array.isArray(node) ? node : Object.values(node);
+      items += children.length;
+      if (items > maxItems) return true;
+      for (let i = 0; i < children.length; i++) stackValues.push(children[i]);
+    }
+    return false;
+  } catch {
+    return true;
+  } finally {
+    if (stackValues.length !== 0) stackValues.length = 0;
+  }
+}
+
 /** The UTF-8 byte length of a string, without allocating (lone surrogates count 3, as encoded). */
 export function utf8Length(text: string): number {
   let bytes = text.length;

@@ -93,25 +93,27 @@ const CLOSING_MESSAGE = 'The acceptor is closing';
 const HELLO_FAILED_MESSAGE = 'The hello handler failed';
 
 /**
- * A frozen copy of a decoded value: plain objects and arrays are copied and frozen, all the way
- * down (a decoded value nests at most `limits.maxDepth` deep); anything else is kept as it is.
+ * Freezes a decoded value in place, all the way down, and returns it: plain objects and arrays
+ * are frozen (a decoded value nests at most `limits.maxDepth` deep); anything else (a `Uint8Array`
+ * or `Date` of a binary codec) is left as it is. The hello is kept as it was decoded, with no
+ * second copy.
  */
-function frozenCopy(value: unknown): unknown {
-  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy));
-  if (typeof value !== 'object' || value === null) return value;
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  // fromEntries defines each key, so a `__proto__` key stays data (WSM-WIRE-008).
-  return Object.freeze(
-    Object.fromEntries(Object.entries(value).map(([key, item]) => [key, frozenCopy(item)])),
-  );
+function frozen<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  if (!Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+  }
+  Object.freeze(value);
+  for (const item of Object.values(value)) frozen(item);
+  return value;
 }
 
-/** The frozen {@linkcode PeerHello} of a hello stream. */
+/** The frozen {@linkcode PeerHello} of a hello stream: a view of its decoded payload and headers. */
 function helloOf(stream: Stream): PeerHello {
   return Object.freeze({
-    payload: frozenCopy(stream.payload),
-    headers: frozenCopy(stream.headers) as PeerHello['headers'],
+    payload: frozen(stream.payload),
+    headers: frozen(stream.headers) as PeerHello['headers'],
   });
 }
 

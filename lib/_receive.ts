@@ -1,7 +1,7 @@
 /**
- * Receiving for one session: decoding an incoming message (size first, then the codec, then the
- * frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING, PONG, GOAWAY,
- * PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
+ * Receiving for one session: decoding an incoming message (size first, then its items, then the
+ * codec, then the frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING,
+ * PONG, GOAWAY, PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
  * `maxStreams`; the acceptor's `Session` adds its own through `accept()`, and refuses a PUBLISH
  * through `published()`); the undecodable message (a `decode` reset of the stream its prefix
  * names); and the malformed one, counted against `maxProtocolErrors`
@@ -24,6 +24,7 @@ import {
   GOAWAY,
   hasEnd,
   isStreamId,
+  itemsOver,
   OPEN,
   overLimit,
   parseFrame,
@@ -44,6 +45,11 @@ import { control, Stream } from './stream.ts';
  */
 export class Receiver extends SessionStreams {
   readonly #depthSkip: number;
+  /**
+   * True for the JSON wire, where every item takes at least one unit: a message of at most
+   * `maxItems` units needs no count of its decoded value.
+   */
+  readonly #unitPerItem: boolean;
   #protocolErrors = 0;
   #goAway: GoAway | undefined;
   #lastReceivedAt: number;
@@ -58,6 +64,7 @@ export class Receiver extends SessionStreams {
   ) {
     super(sink, options, limits, firstStreamId);
     this.#depthSkip = depthSkipOf(this.codec, limits.maxDepth);
+    this.#unitPerItem = this.codec.decode === jsonDecode;
     this.#lastReceivedAt = this.now();
   }
 
@@ -111,11 +118,15 @@ export class Receiver extends SessionStreams {
       );
       return;
     }
-    if (overLimit(data, limits.maxMessageBytes)) {
-      this.close(
-        SESSION_CLOSE[this.side].tooLarge,
-        `message larger than ${limits.maxMessageBytes} bytes`,
-      );
+    const maxBytes = this.maxBytes();
+    if (overLimit(data, maxBytes)) {
+      this.#tooLarge(`larger than ${maxBytes} bytes`);
+      return;
+    }
+    const maxItems = this.maxItems();
+    const over = this.exceedsItems(data, maxItems);
+    if (over === true) {
+      this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
     const units = typeof data === 'string' ? data.length : data.byteLength;
@@ -124,6 +135,13 @@ export class Receiver extends SessionStreams {
       value = this.codec.decode(data);
     } catch (error) {
       this.#undecodable(data, error);
+      return;
+    }
+    if (
+      over === undefined && (units > maxItems || !this.#unitPerItem) &&
+      itemsOver(value, maxItems)
+    ) {
+      this.#tooLarge(`holding more than ${maxItems} items`);
       return;
     }
     let frame;
@@ -186,6 +204,36 @@ export class Receiver extends SessionStreams {
         this.published(frame[1], frame[2], frame[3], units);
         return;
     }
+  }
+
+  /**
+   * The most bytes the next message may take: `maxMessageBytes`. The acceptor's {@linkcode Session}
+   * lowers it while a required hello is pending.
+   */
+  maxBytes(): number {
+    return this.limits.maxMessageBytes;
+  }
+
+  /**
+   * The most items the next message may hold: `maxMessageItems`. The acceptor's
+   * {@linkcode Session} lowers it while a required hello is pending.
+   */
+  maxItems(): number {
+    return this.limits.maxMessageItems;
+  }
+
+  /**
+   * True when `data` holds more than `maxItems` items, counted before decoding by the codec's
+   * `exceedsItems`; undefined when the codec cannot count, and the decoded value is counted
+   * instead. The acceptor's {@linkcode Session} also counts the JSON wire of the default codec.
+   */
+  exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
+    return this.codec.exceedsItems?.(data, maxItems);
+  }
+
+  /** A message over the size or item limits: closes the connection (acceptor 1009, dialer 4009). */
+  #tooLarge(what: string): void {
+    this.close(SESSION_CLOSE[this.side].tooLarge, `message ${what}`);
   }
 
   /**

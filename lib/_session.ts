@@ -48,6 +48,7 @@ import {
   RESET,
 } from './_frame.ts';
 import { Receiver } from './_receive.ts';
+import { decode as jsonDecode, exceedsItems as jsonExceedsItems } from './_json.ts';
 import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from './_reserved.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from './codec.ts';
@@ -61,6 +62,12 @@ export { WINDOW_BUDGET } from './_session_streams.ts';
 const EMPTY = Promise.resolve();
 /** The message of the `refused` RESET an OPEN draws after a GOAWAY. */
 const GOING_AWAY = 'The connection is going away';
+
+/**
+ * Before a required hello is acknowledged, a message may hold one item per this many bytes of
+ * `limits.maxHelloBytes` (4,096 items with the default 64 KiB).
+ */
+const HELLO_BYTES_PER_ITEM = 16;
 
 /**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
@@ -315,6 +322,37 @@ export class Session extends SessionCore {
   override end(code: number, reason: string, local: boolean): void {
     super.end(code, reason, local);
     this.#wakeIdle();
+  }
+
+  /** `maxMessageBytes`, or `maxHelloBytes` when smaller while a required hello is pending. */
+  override maxBytes(): number {
+    const limits = this.limits;
+    return this.options.helloPending === true
+      ? Math.min(limits.maxMessageBytes, limits.maxHelloBytes)
+      : limits.maxMessageBytes;
+  }
+
+  /**
+   * `maxMessageItems`, or while a required hello is pending one item per
+   * {@linkcode HELLO_BYTES_PER_ITEM} bytes of `maxHelloBytes` when fewer.
+   */
+  override maxItems(): number {
+    const limits = this.limits;
+    return this.options.helloPending === true
+      ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
+      : limits.maxMessageItems;
+  }
+
+  /**
+   * As {@linkcode SessionCore} counts, and for a codec decoding with the JSON wire's `decode`
+   * without `exceedsItems` (the default codec, whose `exceedsItems` a `connect` bundle leaves
+   * out), with the JSON wire's scan.
+   */
+  override exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
+    const codec = this.codec;
+    return codec.exceedsItems === undefined && codec.decode === jsonDecode
+      ? jsonExceedsItems(data, maxItems)
+      : super.exceedsItems(data, maxItems);
   }
 
   /** A PUBLISH arrived: malformed when the other side is a dialer, else as `SessionCore` takes it. */

@@ -144,7 +144,6 @@ const DRAIN_SLICE = 100;
  * ```
  */
 export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
-  readonly #codec: Codec;
   readonly #protocol: string;
   readonly #idleTimeoutMs: number;
   readonly #onPeerClose: ((peer: Peer, info: PeerCloseInfo) => void) | undefined;
@@ -184,7 +183,6 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const origin = originCheck(o.origins);
     const checked = checkAcceptorOptions(o);
     this.#idleTimeoutMs = checked.idleTimeoutMs;
-    this.#codec = codec;
     this.#protocol = protocol;
     this.#onPeerClose = o.onPeerClose;
     this.#onError = o.onError;

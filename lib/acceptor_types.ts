@@ -295,7 +295,8 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
   /** Application state; starts `{}`, or what `authorize` returned as `data`. */
   data: PeerData;
   /**
-   * The dialer's hello once `onHello` accepted it: a frozen copy of its payload and headers; `undefined` before, and without `onHello`.
+   * The dialer's hello once `onHello` accepted it: its payload and headers as they were decoded,
+   * frozen all the way down (no second copy is kept); `undefined` before, and without `onHello`.
    */
   readonly hello: PeerHello<HelloOf<Api>> | undefined;
   /** True once the peer's session has ended. */

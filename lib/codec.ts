@@ -9,7 +9,7 @@
  */
 import { mustBe } from './_describe.ts';
 import { failsWith, unencodable } from './_value_path.ts';
-import { decode, encode, identify } from './_json.ts';
+import { decode, encode, exceedsItems, identify } from './_json.ts';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -48,6 +48,15 @@ export interface Codec {
    * resets only that stream with `decode` instead of counting a malformed message. Returns `undefined` when the prefix names no OPEN (1) or DATA (2) frame.
    */
   identify?(data: string | Uint8Array): readonly [kind: number, id: number] | undefined;
+  /**
+   * Optional. True when `data` would decode to more than `maxItems` items (array elements and
+   * map entries, at any depth), counted without building them; false when it would not, or when
+   * `data` is malformed (`decode` then reports that). The session asks before it decodes a
+   * message and closes the connection when the answer is true, as for a message over
+   * `limits.maxMessageBytes`. Without it, the session counts the items of the decoded value
+   * instead, after it was built.
+   */
+  exceedsItems?(data: string | Uint8Array, maxItems: number): boolean;
 }
 
 /** The options of {@linkcode jsonCodec} called as a function. */
@@ -132,6 +141,9 @@ function strictEncode(frame: readonly unknown[]): string {
  * `toJSON` method (its class and methods do not travel: send a plain object).
  * `jsonCodec({})` and `jsonCodec({ strict: false })` return `jsonCodec` itself.
  *
+ * `exceedsItems` counts the items of a text without parsing it: one per `,` outside a string and
+ * one per `[` or `{` that does not close at once, which is exact for valid JSON.
+ *
  * @example
  * ```ts
  * import { jsonCodec } from '@muxws/core';
@@ -142,6 +154,9 @@ function strictEncode(frame: readonly unknown[]): string {
  * const decoded = jsonCodec.decode('{"__proto__":{"polluted":true}}') as object;
  * assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
  * assert.equal(({} as Record<string, unknown>).polluted, undefined);
+ * // Items are counted in the text, without parsing it: a string hides its commas.
+ * assert.equal(jsonCodec.exceedsItems?.('[{},{},{}]', 2), true);
+ * assert.equal(jsonCodec.exceedsItems?.('["a,b,c,d"]', 1), false);
  * ```
  *
  * @example The strict codec
@@ -173,6 +188,7 @@ export const jsonCodec: JsonCodec = /* @__PURE__ */ Object.freeze(
       encode,
       decode,
       identify,
+      exceedsItems,
     }),
     // A function's own `name` is read-only, so defined rather than assigned; being the function's
     // first own property, it stays first among the codec's keys.
@@ -193,6 +209,7 @@ const strict: Codec = /* @__PURE__ */ Object.freeze({
   encode: strictEncode,
   decode,
   identify,
+  exceedsItems,
 });
 
 /**

@@ -11,7 +11,8 @@ import { mustBe } from './_describe.ts';
 /**
  * The limits one session enforces on the messages and streams the other side sends.
  *
- * Exceeding `maxMessageBytes` closes the connection (acceptor 1009, dialer 4009); more than
+ * Exceeding `maxMessageBytes` or `maxMessageItems`, or `maxHelloBytes` while a required hello is
+ * pending, closes the connection (acceptor 1009, dialer 4009); more than
  * `maxProtocolErrors` malformed messages close it (acceptor 1002, dialer 4002); more than
  * `maxResetRate` resets the other side caused within one second close it (acceptor 1008, dialer
  * 4002); an OPEN above `maxStreams` is refused with RESET `refused`; a
@@ -27,6 +28,19 @@ import { mustBe } from './_describe.ts';
  *
  * const limits: Limits = resolveLimits({ maxStreams: 10, maxMessageBytes: 16 * 1024 });
  * assert.equal(limits.maxProtocolErrors, 16); // the rest keep their defaults
+ * ```
+ *
+ * @example Room for messages carrying long arrays of small values
+ * ```ts
+ * import { jsonCodec, resolveLimits } from 'muxws';
+ * import assert from 'node:assert/strict';
+ *
+ * // 200,000 readings of one number each: 200,000 items, over the default of 65,536.
+ * const message = jsonCodec.encode([2, 1, 0, new Array(200_000).fill(7)]);
+ * assert.equal(jsonCodec.exceedsItems?.(message, 65_536), true);
+ * const limits = resolveLimits({ maxMessageItems: 250_000 });
+ * assert.equal(jsonCodec.exceedsItems?.(message, limits.maxMessageItems), false);
+ * // new Acceptor({ limits }) and connect(url, { limits }) then accept it
  * ```
  */
 export interface Limits {
@@ -45,6 +59,29 @@ export interface Limits {
    * @default {1048576}
    */
   maxMessageBytes: number;
+  /**
+   * The most items (array elements and map entries, at any depth) one message may decode to,
+   * counted before they are built. Every value inside a message is one item: a string, a number,
+   * an object, an array, and a map key with its value. A message holding more closes the
+   * connection, as a message over `maxMessageBytes` does. Every item takes at least one byte, so a
+   * message of at most this many bytes always passes; the limit stops the messages whose bytes
+   * decode to far more memory than they take (a kilobyte of one-byte MessagePack maps is a
+   * thousand objects).
+   *
+   * @default {65536}
+   */
+  maxMessageItems: number;
+  /**
+   * The largest message accepted, in bytes, while a required hello is pending (acceptor side,
+   * with `requireHello`). Every message before the hello is acknowledged, the hello included,
+   * counts against it (and against `maxMessageBytes`, whichever is smaller); a larger one closes
+   * the connection, as a message over `maxMessageBytes` does. Until then a message may also decode
+   * to at most one item per 16 of these bytes (4,096 with the default), and to at most
+   * `maxMessageItems`. A dialer ignores it: it is never sent a hello.
+   *
+   * @default {65536}
+   */
+  maxHelloBytes: number;
   /**
    * Malformed messages tolerated over the connection's whole life (never reset by good
    * traffic); the next one closes the connection.
@@ -91,8 +128,9 @@ export interface Limits {
 }
 
 /**
- * The default limits: 100 streams, 1 MiB messages, 16 protocol errors, depth 64, 200 resets a
- * second, a 1 MiB high-water mark and an 8 MiB cap on what is buffered for a peer.
+ * The default limits: 100 streams, 1 MiB messages of at most 65,536 items, 64 KiB messages
+ * before a required hello, 16 protocol errors, depth 64, 200 resets a second, a 1 MiB
+ * high-water mark and an 8 MiB cap on what is buffered for a peer.
  *
  * @example
  * ```ts
@@ -101,12 +139,16 @@ export interface Limits {
  *
  * assert.equal(DEFAULT_LIMITS.maxStreams, 100);
  * assert.equal(DEFAULT_LIMITS.maxMessageBytes, 1024 * 1024);
+ * assert.equal(DEFAULT_LIMITS.maxMessageItems, 65536);
+ * assert.equal(DEFAULT_LIMITS.maxHelloBytes, 64 * 1024);
  * assert(Object.isFrozen(DEFAULT_LIMITS));
  * ```
  */
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxStreams: 100,
   maxMessageBytes: 1024 * 1024,
+  maxMessageItems: 65536,
+  maxHelloBytes: 65536,
   maxProtocolErrors: 16,
   maxDepth: 64,
   maxResetRate: 200,

@@ -52,6 +52,9 @@ const SAW_PROTO = 1;
 /** Set by {@linkcode scan}: a `bin` value was seen. */
 const SAW_BIN = 2;
 
+/** Returned by {@linkcode scan} when the message holds more items than it was allowed. */
+const OVER_ITEMS = -1;
+
 /** The MessagePack extension type of timestamps, the only extension accepted. */
 const EXT_TIMESTAMP = -1;
 
@@ -105,12 +108,14 @@ function fail(message: string, pos: number): never {
  * Checks that `bytes` hold exactly one well-formed MessagePack value the decoder may safely build,
  * without building anything: every length fits in the bytes that remain, and all the items the
  * open containers still declare could fit too (each needs at least one byte), so the decoder's
- * preallocation is bounded by the message size. Iterative: nesting costs heap, not stack.
+ * preallocation is bounded by the message size. Iterative: nesting costs heap, not stack. Counts
+ * the items the containers declare (array elements, map entries) as it meets their headers, and
+ * stops as soon as they pass `maxItems`.
  *
- * @returns {@linkcode SAW_PROTO} and {@linkcode SAW_BIN} flags.
- * @throws {ProtocolError} On anything malformed.
+ * @returns {@linkcode SAW_PROTO} and {@linkcode SAW_BIN} flags, or {@linkcode OVER_ITEMS}.
+ * @throws {ProtocolError} On anything malformed (before the count passed `maxItems`).
  */
-function scan(bytes: Uint8Array): number {
+function scan(bytes: Uint8Array, maxItems: number): number {
   const end = bytes.length;
   // Items still expected by each open container, innermost at `top`; a map's count is negative
   // and counts keys and values, so an even count left means the next item is a key.
@@ -120,6 +125,7 @@ function scan(bytes: Uint8Array): number {
   let owed = 1;
   let pos = 0;
   let flags = 0;
+  let declared = 0;
   while (top >= 0) {
     if (pos >= end) fail('the message ends inside a value', pos);
     const left = open[top];
@@ -220,6 +226,8 @@ function scan(bytes: Uint8Array): number {
       pos += size;
     }
     if (items > 0) {
+      declared += isMap ? items / 2 : items;
+      if (declared > maxItems) return OVER_ITEMS;
       owed += items;
       if (owed > end - pos) {
         fail(`a container declares ${items} items but only ${end - pos} bytes remain`, start);
@@ -409,7 +417,8 @@ function toBytes(data: unknown): Uint8Array {
  *
  * `encode` throws `TypeError` for a value MessagePack cannot carry (a `bigint`, a function, a
  * symbol, nesting deeper than 1000); `decode` throws {@linkcode ProtocolError} for bytes that are
- * not exactly one well-formed MessagePack value.
+ * not exactly one well-formed MessagePack value. `exceedsItems` adds up the items (array elements,
+ * map entries) the containers declare, in the structural scan, before anything is decoded.
  *
  * @example Bytes stay bytes
  * ```ts
@@ -420,6 +429,17 @@ function toBytes(data: unknown): Uint8Array {
  * assert.equal(msgpackCodec.binary, true);
  * const frame = msgpackCodec.decode(msgpackCodec.encode([2, 3, 1, new Uint8Array([1, 2, 3])]));
  * assert.deepEqual(frame, [2, 3, 1, new Uint8Array([1, 2, 3])]);
+ * ```
+ *
+ * @example Items counted before anything is built
+ * ```ts
+ * import { msgpackCodec } from 'muxws/msgpack';
+ * import assert from 'node:assert/strict';
+ *
+ * // 100,000 empty maps, one byte each: 100,000 objects once decoded.
+ * const message = msgpackCodec.encode([2, 1, 0, new Array(100_000).fill({})]);
+ * assert.equal(msgpackCodec.exceedsItems?.(message, 65_536), true);
+ * assert.equal(msgpackCodec.exceedsItems?.(message, 100_004), false); // the frame's own 4 too
  * ```
  *
  * @example `__proto__` stays data
@@ -456,7 +476,7 @@ export const msgpackCodec: Codec = Object.freeze({
     const bytes = toBytes(data);
     let flags: number;
     try {
-      flags = scan(bytes);
+      flags = scan(bytes, Infinity);
     } finally {
       if (openItems.length > 1024) openItems.length = 1024;
     }
@@ -474,5 +494,16 @@ export const msgpackCodec: Codec = Object.freeze({
   },
   identify(data: string | Uint8Array): readonly [number, number] | undefined {
     return typeof data === 'string' ? undefined : identify(data);
+  },
+  exceedsItems(data: string | Uint8Array, maxItems: number): boolean {
+    // Every item takes at least one byte; text is not MessagePack (decode refuses it).
+    if (typeof data === 'string' || data.byteLength <= maxItems) return false;
+    try {
+      return scan(data, maxItems) === OVER_ITEMS;
+    } catch {
+      return false;
+    } finally {
+      if (openItems.length > 1024) openItems.length = 1024;
+    }
   },
 });

@@ -345,3 +345,38 @@ test('new Acceptor() refuses requireHello without onHello and a helloTimeoutMs o
   });
   assert.throws(() => new Acceptor({ onHello: 'x' as never }), { name: 'TypeError' });
 });
+
+test('peer.hello is the decoded hello itself, frozen in place: the acceptor keeps no second copy of it (WSM-LIM-001)', async () => {
+  const decoded: unknown[] = [];
+  const recording = {
+    ...jsonCodec,
+    decode(data: string | Uint8Array) {
+      const value = jsonCodec.decode(data);
+      decoded.push(value);
+      return value;
+    },
+  };
+  const acceptor = new Acceptor({ codec: recording, idleTimeoutMs: 0, onHello: () => 'hi' });
+  const sent: unknown[] = [];
+  const handle = acceptor.attach({
+    send: (data) => sent.push(JSON.parse(String(data))),
+    close() {},
+  });
+  try {
+    const payload = { user: 'ada', rooms: ['a', { name: 'b' }], bytes: 1 };
+    handle.message(JSON.stringify([1, 1, 3, { token: 't' }, payload]));
+    await settle();
+    const [frame] = decoded as [unknown[]];
+    const hello = [...acceptor.peers()][0].hello!;
+    assert.equal(hello.payload, frame[4]);
+    assert.equal(hello.headers, frame[3]);
+    assert.deepEqual(hello.payload, payload);
+    const rooms = (hello.payload as typeof payload).rooms;
+    for (const part of [hello, hello.payload, hello.headers, rooms, rooms[1]]) {
+      assert.ok(Object.isFrozen(part));
+    }
+    assert.deepEqual(sent[0], [2, 1, 1, 'hi']);
+  } finally {
+    await acceptor.close({ drainMs: 0 });
+  }
+});

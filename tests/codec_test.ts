@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jsonCodec, subprotocol } from 'muxws';
 import type { Codec } from 'muxws';
-import { codecs } from './_codecs.ts';
+import fc from 'fast-check';
+import { codecs, itemCount } from './_codecs.ts';
 
 test('WSM-WIRE-001 subprotocol() is muxws.v1. and the codec name', () => {
   assert.equal(subprotocol(jsonCodec), 'muxws.v1.json');
@@ -157,7 +158,14 @@ test('WSM-APP-007 jsonCodec is the default codec and, called, returns the strict
   assert.equal(typeof jsonCodec, 'function');
   assert.equal(jsonCodec.name, 'json');
   assert.equal(jsonCodec.binary, false);
-  assert.deepEqual(Object.keys(jsonCodec), ['name', 'binary', 'encode', 'decode', 'identify']);
+  assert.deepEqual(Object.keys(jsonCodec), [
+    'name',
+    'binary',
+    'encode',
+    'decode',
+    'identify',
+    'exceedsItems',
+  ]);
   assert.ok(Object.isFrozen(jsonCodec));
   assert.equal(jsonCodec(), jsonCodec);
   assert.equal(jsonCodec({}), jsonCodec);
@@ -183,4 +191,41 @@ test('WSM-APP-007 jsonCodec({ strict: true }) names a circular reference in the 
     name: 'TypeError',
     message: 'Cannot encode the frame as strict JSON: a circular reference at [3].self.self',
   });
+});
+
+test('WSM-LIM-001 jsonCodec.exceedsItems() counts array elements and object members without parsing, exactly at the boundary', () => {
+  const exceeds = jsonCodec.exceedsItems!;
+  const bytes = (text: string) => new TextEncoder().encode(text);
+  const zeros = (n: number) => JSON.stringify(new Array(n).fill(0));
+  // 1,000 zeros: 1,000 items. Text and UTF-8 bytes count alike.
+  for (const data of [zeros(1000), bytes(zeros(1000))]) {
+    assert.equal(exceeds(data, 1000), false);
+    assert.equal(exceeds(data, 999), true);
+  }
+  // Strings hide their commas, brackets, quotes and escapes; whitespace is no item; `[]` and
+  // `{}` hold none. Items: the outer array's 5, `b`, its members `x` and `y`, then 1 and 2: 10.
+  const text =
+    ' [ "a,b" , "[{\\"]," , { "b" : { "x" : [ 1 , 2 ] , "y" : {} } } , "é,\\\\" , [ ] ] ';
+  assert.equal(itemCount(JSON.parse(text)), 10);
+  for (const data of [text, bytes(text)]) {
+    assert.equal(exceeds(data, 10), false);
+    assert.equal(exceeds(data, 9), true);
+  }
+  // A text no longer than the limit is not counted: every item takes a character.
+  assert.equal(exceeds('[0,0,0]', 7), false);
+  assert.equal(jsonCodec({ strict: true }).exceedsItems, exceeds);
+});
+
+test('WSM-LIM-001 jsonCodec.exceedsItems() agrees with the items of every JSON value', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => {
+      const text = JSON.stringify(value);
+      const n = itemCount(value);
+      // Counted only when the text is longer than the limit: test with a limit below it.
+      if (n >= text.length) return;
+      assert.equal(jsonCodec.exceedsItems!(text, n), false);
+      if (n > 0) assert.equal(jsonCodec.exceedsItems!(text, n - 1), true);
+    }),
+    { seed: 0x6a736f6e, numRuns: 2000 },
+  );
 });

@@ -5,6 +5,7 @@ import { Decoder, Encoder } from '@msgpack/msgpack';
 import { ProtocolError, type Stream, StreamResetError, subprotocol } from 'muxws';
 import { msgpackCodec } from '../lib/msgpack.ts';
 import { probe, sessionPair } from './_session_pair.ts';
+import { itemCount } from './_codecs.ts';
 
 const SEED = Number(globalThis.process?.env?.MUXWS_FC_SEED ?? 0x6d737067);
 
@@ -442,4 +443,36 @@ test('WSM-WIRE-003 Uint8Array payloads and headers travel as bytes between two m
   // Bytes cost about their own size in the message, as flow-control units count it.
   const sent = pair.client.sent[0] as Uint8Array;
   assert.ok(sent.byteLength < 100_000 + 64, `OPEN is ${sent.byteLength} bytes`);
+});
+
+test('WSM-LIM-001 msgpackCodec.exceedsItems() counts what the containers declare before anything is built, exactly at the boundary', () => {
+  const exceeds = msgpackCodec.exceedsItems!;
+  // An array 16 of 1,000 nils: 1,000 items.
+  const nils = bytes(0xdc, 0x03, 0xe8, new Array(1000).fill(0xc0));
+  assert.equal(exceeds(nils, 1000), false);
+  assert.equal(exceeds(nils, 999), true);
+  // 300 empty maps in a map of one entry: 301 items; a map entry (key and value) is one.
+  const maps = bytes(0x81, 0xa1, 0x6b, 0xdc, 0x01, 0x2c, new Array(300).fill(0x80));
+  assert.equal(exceeds(maps, 301), false);
+  assert.equal(exceeds(maps, 300), true);
+  // An array that declares 2^32 - 1 items is over the limit on its header alone.
+  assert.equal(exceeds(bytes(0xdd, 0xff, 0xff, 0xff, 0xff, new Array(100).fill(0xc0)), 99), true);
+  // Malformed bytes and text are for decode to refuse; a message no longer than the limit is
+  // not counted.
+  assert.equal(exceeds(bytes(0xc1, new Array(100).fill(0)), 10), false);
+  assert.equal(exceeds('[0,0,0,0]', 1), false);
+  assert.equal(exceeds(bytes(0x93, 0xc0, 0xc0, 0xc0), 4), false);
+});
+
+test('WSM-LIM-001 msgpackCodec.exceedsItems() agrees with the items of every value it decodes', () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => {
+      const data = msgpackCodec.encode([value]) as Uint8Array;
+      const n = itemCount(msgpackCodec.decode(data));
+      if (n >= data.byteLength) return;
+      assert.equal(msgpackCodec.exceedsItems!(data, n), false);
+      assert.equal(msgpackCodec.exceedsItems!(data, n - 1), true);
+    }),
+    { seed: SEED, numRuns: 2000 },
+  );
 });

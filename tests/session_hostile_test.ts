@@ -460,7 +460,8 @@ for (const codec of codecs) {
   });
 
   test(`WSM-WIRE-008 ${c} an OPEN nested 100,000 deep is refused with decode`, () => {
-    using p = probe('acceptor', { codec, onStream: () => 1 });
+    // Each level is an item too: the item limit is raised so that depth is what this measures.
+    using p = probe('acceptor', { codec, onStream: () => 1, limits: { maxMessageItems: 200_000 } });
     p.session.receive(deepMessage(codec.name, 1, 100_000) as string);
     assert.equal(p.sent.length, 1);
     assert.deepEqual((p.sent[0] as unknown[]).slice(0, 3), [4, 1, 'decode']);
@@ -532,7 +533,10 @@ test('WSM-WIRE-007 [json] a damaged prefix written with JSON whitespace names it
 });
 
 test('WSM-WIRE-008 [json] a deep value cannot make receive() throw on any runtime, even at 1,000,000 levels', () => {
-  using p = probe('acceptor', { onStream: () => 1, limits: { maxMessageBytes: 4_000_000 } });
+  using p = probe('acceptor', {
+    onStream: () => 1,
+    limits: { maxMessageBytes: 4_000_000, maxMessageItems: 2_000_000 },
+  });
   const text = '[2,1,0,' + '['.repeat(1_000_000) + ']'.repeat(1_000_000) + ']';
   assert.doesNotThrow(() => p.session.receive(text));
   assert.equal(p.session.protocolErrors, 1); // stream 1 was never opened

@@ -21,6 +21,7 @@ import { backplaneTests } from './backplane.ts';
 import { oversizeTests } from './oversize.ts';
 import { resetFloodsTests } from './reset_floods.ts';
 import { recoveryFloodsTests } from './recovery_floods.ts';
+import { decodedItemsTests } from './decoded_items.ts';
 
 export type { HostileRuntime };
 
@@ -41,4 +42,5 @@ export function hostileTests(runtime: HostileRuntime): void {
   oversizeTests(runtime);
   resetFloodsTests(runtime);
   recoveryFloodsTests(runtime);
+  decodedItemsTests(runtime);
 }

@@ -5,12 +5,14 @@
  * stream ends without `ms`), and write `{ op: 'count', n }` messages. {@linkcode ChildApp.control}
  * answers `GET /stats` with the process's own CPU time (µs), its RSS and heap in use after a
  * garbage collection (none with `?nogc`), and every peer's close code; `GET /kick?code=1012`
- * closes one random peer with that code.
+ * closes one random peer with that code. `MUXWS_CHILD=items` in its environment configures it as
+ * `_child_items.ts` says.
  * @module
  */
 import process from 'node:process';
 import { Acceptor } from '../../lib/acceptor.ts';
 import type { Stream } from '../../lib/stream.ts';
+import { itemsChildOptions } from './_child_items.ts';
 
 /** The child's acceptor and its control endpoints. */
 export interface ChildApp {
@@ -85,6 +87,7 @@ export function childAcceptor(idleTimeoutMs: number): ChildApp {
     onError: () => {},
     onPeerClose: (_, { code }) => void closes.push(code),
     idleTimeoutMs,
+    ...itemsChildOptions(),
   });
   return { acceptor, control };
 }

@@ -24,6 +24,8 @@ export interface SpawnOptions {
   idleTimeoutMs?: number;
   /** Which child acceptor: `recovery` for `_child_recovery.ts`. @default {the one of `_child_acceptor.ts`} */
   child?: 'recovery';
+  /** More environment for the child, e.g. `MUXWS_CHILD` to configure its acceptor. */
+  env?: Record<string, string>;
 }
 
 /** Spawns `serve_acceptor.ts`; rejects when it prints no port within 10 s. */
@@ -47,6 +49,7 @@ export function spawnAcceptorWith(
     ...process.env,
     MUXWS_IDLE_MS: String(options.idleTimeoutMs ?? 30_000),
     MUXWS_CHILD: options.child,
+    ...options.env,
     ...env,
   };
   for (const [name, value] of Object.entries(merged)) {
