@@ -4,7 +4,7 @@
 // every doc and prove it notices each kind of problem.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './_repo.ts';
 
@@ -50,4 +50,31 @@ test('the docs fixer links a bare rule id to its section of docs/spec.md, relati
     ),
     'jitter ([WSM-RCN-002](../spec.md#5-reconnect-dialer-only)), kept [WSM-WIRE-001](../spec.md#x)',
   );
+});
+
+test('the README, the guide, the examples and the JSDoc import the package by the name an install gives it', () => {
+  const files = ['README.md', 'mod.ts'];
+  const walk = (dir: string, ends: string[]): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path, ends);
+      else if (ends.some((end) => entry.name.endsWith(end))) files.push(path);
+    }
+  };
+  walk('docs/guide', ['.md']);
+  walk('examples', ['.ts', '.md']);
+  walk('lib', ['.ts']);
+  const found: string[] = [];
+  for (const file of files) {
+    const text = read(file);
+    for (const m of text.matchAll(/from ['"](muxws(?:\/[a-z]+)?)['"]/g)) {
+      found.push(`${file}: imports '${m[1]}' (the package is @muxws/core)`);
+    }
+    if (file.startsWith('examples/')) {
+      for (const m of text.matchAll(/from '((?:\.\.\/)+(?:lib\/[\w/]+|mod)\.ts)'/g)) {
+        found.push(`${file}: imports ${m[1]} instead of an entry of @muxws/core`);
+      }
+    }
+  }
+  assert.deepEqual(found, []);
 });
