@@ -12,6 +12,9 @@
 //   - tsc (the repository's TypeScript) with the tsconfig.json docs/guide/getting-started.md gives
 //     (its "TypeScript settings" block): a file importing the package's types and disposing of a
 //     connection with `await using`;
+//   - tsc with Bun's recommended tsconfig and @types/bun (the repository's dev dependency, or the
+//     @types folder named by MUXWS_TYPES_ROOT): every ```ts bun block of docs/guide/, as a Bun
+//     user pastes it;
 //
 // and ends with `deno publish --dry-run`, the JSR side, which must pass with no warning.
 //
@@ -20,7 +23,15 @@
 //
 //   node scripts/pack_check.mjs [--keep]   (--keep leaves the temporary folder, and says where)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './build.mjs';
@@ -29,6 +40,8 @@ import { PUBLISHED_FIELDS } from './entries.mjs';
 const STEP_TIMEOUT_MS = 120_000;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const installedAt = (typesRoot, name) =>
+  JSON.parse(readFileSync(join(typesRoot, name, 'package.json'), 'utf8')).version;
 const installed = (name) =>
   JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 
@@ -215,6 +228,46 @@ export async function disposed(url: string): Promise<unknown> {
 new Reconnect({ factor: 'fast' });
 `;
 
+/** Every ```ts bun block of the guide's pages, as `{ name, code }` (name from page and line). */
+function guideBunBlocks() {
+  const dir = join(root, 'docs', 'guide');
+  const blocks = [];
+  for (const page of readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) {
+    const text = readFileSync(join(dir, page), 'utf8');
+    for (const match of text.matchAll(/^```ts bun\n([\s\S]*?)^```$/gm)) {
+      const line = text.slice(0, match.index).split('\n').length;
+      blocks.push({ name: `bun_${page.replace(/\W+/g, '_')}_${line}.ts`, code: match[1] });
+    }
+  }
+  return blocks;
+}
+
+/**
+ * Bun's recommended compiler options (what `bun init` writes), with @types/bun from `typeRoots`.
+ */
+function bunTsconfig(typeRoots, files) {
+  return {
+    compilerOptions: {
+      lib: ['ESNext'],
+      target: 'ESNext',
+      module: 'Preserve',
+      moduleDetection: 'force',
+      moduleResolution: 'bundler',
+      allowImportingTsExtensions: true,
+      verbatimModuleSyntax: true,
+      noEmit: true,
+      strict: true,
+      skipLibCheck: true,
+      noFallthroughCasesInSwitch: true,
+      noUncheckedIndexedAccess: true,
+      noImplicitOverride: true,
+      types: ['bun'],
+      typeRoots: [typeRoots],
+    },
+    files,
+  };
+}
+
 /** The tsconfig.json the guide gives a TypeScript project: its "TypeScript settings" block. */
 function guideTsconfig() {
   const page = readFileSync(join(root, 'docs', 'guide', 'getting-started.md'), 'utf8');
@@ -314,6 +367,30 @@ function main() {
       '-p',
       app,
     ], app);
+    const typesRoot = process.env.MUXWS_TYPES_ROOT ?? join(root, 'node_modules', '@types');
+    if (!existsSync(join(typesRoot, 'bun', 'package.json'))) {
+      throw new Error(
+        `Expected @types/bun in ${typesRoot}: it is a dev dependency of the repository ` +
+          '(npm install --save-dev @types/bun), or name another @types folder in MUXWS_TYPES_ROOT',
+      );
+    }
+    const bunBlocks = guideBunBlocks();
+    if (bunBlocks.length < 2) {
+      throw new Error(`Expected the guide's two Bun blocks: found ${bunBlocks.length}`);
+    }
+    for (const block of bunBlocks) writeFileSync(join(app, block.name), block.code);
+    writeFileSync(
+      join(app, 'tsconfig.bun.json'),
+      JSON.stringify(bunTsconfig(typesRoot, bunBlocks.map((b) => b.name)), null, 2),
+    );
+    step(
+      `tsc with @types/bun ${
+        installedAt(typesRoot, 'bun')
+      }: the guide's ${bunBlocks.length} Bun blocks`,
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.bun.json'],
+      app,
+    );
     const dryRun = step('deno publish --dry-run: the JSR package', bin('deno'), [
       'publish',
       '--dry-run',

@@ -61,10 +61,13 @@ export interface BunServerWebSocket {
 
 /** The part of Bun's `Server` that `fetch` uses. */
 export interface BunServer {
-  /** Upgrades the request; false when it is not a valid WebSocket upgrade. */
+  /**
+   * Upgrades the request; false when it is not a valid WebSocket upgrade. `data` is always given
+   * (Bun's own `Server` requires it).
+   */
   upgrade(
     request: Request,
-    options: { headers?: Record<string, string>; data?: unknown },
+    options: { headers?: Record<string, string>; data: unknown },
   ): boolean;
   /** Sends a message to every socket subscribed to a topic; broadcasts use it when present. */
   publish?(topic: string, data: string | Uint8Array): number;
