@@ -11,11 +11,11 @@ import { bundleBreakdown, esbuildRun } from '../bench/bundle.ts';
 import { repoRoot } from './_repo.ts';
 
 /**
- * The budget: today's figure of docs/design/bundle-size.md (18,072 B) rounded up to the next
- * 100 B. A change that grows `connect` past it wins the bytes back, or raises the budget on
+ * The budget: the figure of docs/design/bundle-size.md (18,705 B) with a stated margin of about
+ * 300 B. A change that grows `connect` past it wins the bytes back, or raises the budget on
  * purpose and says why in that document.
  */
-const CONNECT_BUDGET_BYTES = 18_100;
+const CONNECT_BUDGET_BYTES = 19_000;
 
 const root = repoRoot();
 const esbuild = join(root, 'node_modules', '.bin', 'esbuild');
