@@ -246,7 +246,7 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
  *
  * @example Half the held bytes, and a replay of at most 1,000 entries
  * ```ts
- * import { Acceptor, memoryHistory, type RecoveryOptions } from 'muxws/acceptor';
+ * import { Acceptor, memoryHistory, type RecoveryOptions } from '@muxws/core/acceptor';
  *
  * const recovery: RecoveryOptions = { maxHeldBytes: 2 * 1024 * 1024, maxReplay: 1000 };
  * const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory(), recovery });

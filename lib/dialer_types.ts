@@ -516,7 +516,7 @@ export interface ConnectOptions<Api = ApiSpec> {
  *
  * @example
  * ```ts
- * import type { ApiSpec, DeclaresHello } from 'muxws';
+ * import type { ApiSpec, DeclaresHello } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * const typed: DeclaresHello<{ ':hello': { input: { token: string } } }> = true;
@@ -535,7 +535,7 @@ export type DeclaresHello<Api> = string extends keyof Api ? false
  *
  * @example
  * ```ts
- * import type { ConnectArgs } from 'muxws';
+ * import type { ConnectArgs } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * type Api = { ':hello': { input: { token: string } } };

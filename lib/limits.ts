@@ -32,7 +32,7 @@ import { mustBe } from './_describe.ts';
  *
  * @example Room for messages carrying long arrays of small values
  * ```ts
- * import { jsonCodec, resolveLimits } from 'muxws';
+ * import { jsonCodec, resolveLimits } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
  * // 200,000 readings of one number each: 200,000 items, over the default of 65,536.

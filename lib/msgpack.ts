@@ -433,7 +433,7 @@ function toBytes(data: unknown): Uint8Array {
  *
  * @example Items counted before anything is built
  * ```ts
- * import { msgpackCodec } from 'muxws/msgpack';
+ * import { msgpackCodec } from '@muxws/core/msgpack';
  * import assert from 'node:assert/strict';
  *
  * // 100,000 empty maps, one byte each: 100,000 objects once decoded.
