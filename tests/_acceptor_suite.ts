@@ -67,6 +67,27 @@ export async function eventually(check: () => boolean, ms: number, what: string)
   }
 }
 
+/**
+ * The text of a WebSocket upgrade request for `path` on 127.0.0.1:`port` (a fixed key, version
+ * 13), `headers` after the standard ones, ending with the blank line.
+ */
+export function upgradeRequest(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): string {
+  const lines = [
+    `GET ${path} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    'Upgrade: websocket',
+    'Connection: Upgrade',
+    'Sec-WebSocket-Version: 13',
+    'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return lines.join('\r\n') + '\r\n\r\n';
+}
+
 /** The answer to a raw HTTP upgrade request. */
 export interface RawAnswer {
   /** The HTTP status. */
@@ -91,18 +112,7 @@ export function rawUpgrade(
       socket.destroy();
       reject(new Error('The raw upgrade got no answer within 5000 ms'));
     }, 5000);
-    socket.on('connect', () => {
-      const lines = [
-        `GET ${path} HTTP/1.1`,
-        `Host: 127.0.0.1:${port}`,
-        'Upgrade: websocket',
-        'Connection: Upgrade',
-        'Sec-WebSocket-Version: 13',
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-        ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-      ];
-      socket.write(lines.join('\r\n') + '\r\n\r\n');
-    });
+    socket.on('connect', () => socket.write(upgradeRequest(port, path, headers)));
     socket.on('data', (chunk: Uint8Array) => {
       head += new TextDecoder('latin1').decode(chunk);
       const end = head.indexOf('\r\n\r\n');

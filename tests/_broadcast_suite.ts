@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { Acceptor, type Peer } from '../lib/acceptor.ts';
-import { eventually, type ServerFactory, within } from './_acceptor_suite.ts';
+import { eventually, type ServerFactory, upgradeRequest, within } from './_acceptor_suite.ts';
 
 /** A `WebSocket` constructor, the global one or the `ws` package's. */
 export type SocketConstructor = new (url: string, protocols?: string | string[]) => WebSocket;
@@ -171,17 +171,9 @@ function stalledPeer(port: number, path: string, name: string, tags: string[]): 
     new Promise<Socket>((resolve, reject) => {
       const socket = tcpConnect(port, '127.0.0.1', () => {
         socket.write(
-          [
-            `GET ${path}?name=${name}&tags=${tags.join(',')} HTTP/1.1`,
-            `Host: 127.0.0.1:${port}`,
-            'Upgrade: websocket',
-            'Connection: Upgrade',
-            'Sec-WebSocket-Version: 13',
-            'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-            'Sec-WebSocket-Protocol: muxws.v1.json',
-            '',
-            '',
-          ].join('\r\n'),
+          upgradeRequest(port, `${path}?name=${name}&tags=${tags.join(',')}`, {
+            'Sec-WebSocket-Protocol': 'muxws.v1.json',
+          }),
         );
       });
       let head = '';

@@ -5,37 +5,16 @@
 // RESET, and the dialer's redial with fresh credentials still succeeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AcceptorOptions, type AttachedPeer } from '../lib/acceptor.ts';
+import { Acceptor } from '../lib/acceptor.ts';
 import { connect } from '../lib/dialer.ts';
 import { StreamError } from '../lib/errors.ts';
 import { MAX_WAITING_FRAMES } from '../lib/_peer.ts';
-import { FakeServer } from './_socket_pair.ts';
+import { raw, served } from './_raw_peer.ts';
 import { fakeTime } from './_fake_time.ts';
 
 /** Lets queued microtasks (handler continuations) run. */
 async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve();
-}
-
-interface RawPeer {
-  handle: AttachedPeer;
-  sent: unknown[][];
-  closes: Array<[number, string]>;
-  send(frame: unknown[]): void;
-}
-
-/** A peer fed raw frames; what the acceptor sends is decoded into `sent`. */
-function raw(acceptor: Acceptor, tags?: string[]): RawPeer {
-  const sent: unknown[][] = [];
-  const closes: Array<[number, string]> = [];
-  const handle = acceptor.attach({
-    send: (data) => sent.push(JSON.parse(String(data))),
-    close: (code, reason) => {
-      closes.push([code, reason]);
-      queueMicrotask(() => handle.closed(code, reason));
-    },
-  }, { tags });
-  return { handle, sent, closes, send: (frame) => handle.message(JSON.stringify(frame)) };
 }
 
 /** The PUBLISH frames in `sent`, as [tag, payload]. */
@@ -50,17 +29,24 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
   return { promise, resolve };
 }
 
-/** An acceptor served to connect() over in-memory sockets. */
-function served(options: AcceptorOptions) {
-  const acceptor = new Acceptor({ idleTimeoutMs: 0, ...options });
-  const server = new FakeServer({
-    onConnection: (c) =>
-      queueMicrotask(() => {
-        c.accept();
-        acceptor.accept(c.server as never);
-      }),
+/**
+ * An acceptor whose onHello tags the peer `room` and waits for `lookup` before it returns
+ * `welcome`, and a raw peer whose hello is in that wait.
+ */
+async function helloInLookup(welcome?: string) {
+  const lookup = deferred();
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: async (_hello, peer) => {
+      peer.tags.add('room');
+      await lookup.promise;
+      return welcome;
+    },
   });
-  return { acceptor, server, WebSocket: server.WebSocket as never };
+  const joining = raw(acceptor);
+  joining.send([1, 1, 3, null, 'hi']);
+  await settle();
+  return { lookup, acceptor, joining };
 }
 
 test('broadcast and broadcastAll reach no peer whose required hello has not arrived (WSM-LIM-003)', async () => {
@@ -130,19 +116,8 @@ test('a refused hello is answered by its RESET, then the peer is closed with 100
 });
 
 test('broadcasts to a peer whose onHello still runs wait and follow the welcome, in order (WSM-API-004)', async () => {
-  const lookup = deferred();
-  const acceptor = new Acceptor({
-    idleTimeoutMs: 0,
-    onHello: async (_hello, peer) => {
-      peer.tags.add('room');
-      await lookup.promise;
-      return 'welcome';
-    },
-  });
+  const { lookup, acceptor, joining } = await helloInLookup('welcome');
   try {
-    const joining = raw(acceptor);
-    joining.send([1, 1, 3, null, 'hi']);
-    await settle();
     assert.equal(await acceptor.broadcast('room', 1), 1);
     assert.equal(await acceptor.broadcastAll(2), 1);
     assert.equal(await acceptor.broadcast('room', 3), 1);
@@ -161,18 +136,8 @@ test('broadcasts to a peer whose onHello still runs wait and follow the welcome,
 });
 
 test(`at most ${MAX_WAITING_FRAMES} broadcasts wait for an acknowledgement; later ones are dropped and counted (WSM-API-004)`, async () => {
-  const lookup = deferred();
-  const acceptor = new Acceptor({
-    idleTimeoutMs: 0,
-    onHello: async (_hello, peer) => {
-      peer.tags.add('room');
-      await lookup.promise;
-    },
-  });
+  const { lookup, acceptor, joining } = await helloInLookup();
   try {
-    const joining = raw(acceptor);
-    joining.send([1, 1, 3, null, 'hi']);
-    await settle();
     for (let i = 0; i < MAX_WAITING_FRAMES + 10; i++) await acceptor.broadcast('room', i);
     assert.equal(acceptor.stats.dropped, 10);
     lookup.resolve();

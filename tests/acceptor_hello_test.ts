@@ -4,13 +4,13 @@
 // project's connect() over in-memory sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AcceptorOptions, type AttachedPeer, type Peer } from '../lib/acceptor.ts';
+import { Acceptor, type Peer } from '../lib/acceptor.ts';
 import { connect } from '../lib/dialer.ts';
 import { HelloRejectedError, ProtocolError, StreamError } from '../lib/errors.ts';
 import { Session } from '../lib/_session.ts';
 import { jsonCodec } from '../lib/codec.ts';
 import type { Stream } from '../lib/stream.ts';
-import { FakeServer } from './_socket_pair.ts';
+import { raw, served } from './_raw_peer.ts';
 import { fakeTime } from './_fake_time.ts';
 
 /** Lets queued microtasks (handler continuations) run. */
@@ -18,45 +18,11 @@ async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await Promise.resolve();
 }
 
-interface RawPeer {
-  handle: AttachedPeer;
-  sent: unknown[];
-  closes: Array<[number, string]>;
-  send(frame: unknown[]): void;
-}
-
-/** A peer fed raw frames; what the acceptor sends is decoded into `sent`. */
-function raw(acceptor: Acceptor): RawPeer {
-  const sent: unknown[] = [];
-  const closes: Array<[number, string]> = [];
-  const handle = acceptor.attach({
-    send: (data) => sent.push(JSON.parse(String(data))),
-    close: (code, reason) => {
-      closes.push([code, reason]);
-      queueMicrotask(() => handle.closed(code, reason));
-    },
-  });
-  return { handle, sent, closes, send: (frame) => handle.message(JSON.stringify(frame)) };
-}
-
 /** The HelloRejectedError a failed first connect() carries (as itself or as its cause). */
 function helloRejection(error: unknown): HelloRejectedError {
   const found = error instanceof HelloRejectedError ? error : (error as Error)?.cause;
   assert.ok(found instanceof HelloRejectedError, String(error));
   return found;
-}
-
-/** An acceptor served to connect() over in-memory sockets. */
-function served(options: AcceptorOptions) {
-  const acceptor = new Acceptor({ idleTimeoutMs: 0, ...options });
-  const server = new FakeServer({
-    onConnection: (c) =>
-      queueMicrotask(() => {
-        c.accept();
-        acceptor.accept(c.server as never);
-      }),
-  });
-  return { acceptor, WebSocket: server.WebSocket as never };
 }
 
 test('acceptor hands the hello to onHello, sends its return as the welcome and keeps a frozen peer.hello (WSM-APP-001)', async () => {

@@ -25,6 +25,16 @@ function answering(frames: unknown[][]): FakeServer {
   });
 }
 
+/** The options every dial here shares: `server`'s sockets, no redial, no heartbeat, a hello. */
+function once(server: FakeServer) {
+  return {
+    WebSocket: server.WebSocket,
+    reconnect: false as const,
+    heartbeat: false as const,
+    hello: { payload: 'hi' },
+  };
+}
+
 test('a PUBLISH right behind the END of the hello reaches onPublish after onOpen and after connect() resolved, in order (WSM-API-004)', async () => {
   using clock = fakeTime();
   const server = answering([
@@ -35,10 +45,7 @@ test('a PUBLISH right behind the END of the hello reaches onPublish after onOpen
   ]);
   const events: string[] = [];
   const connection = await connect('ws://test/ws', {
-    WebSocket: server.WebSocket,
-    reconnect: false,
-    heartbeat: false,
-    hello: { payload: 'hi' },
+    ...once(server),
     onOpen: (info) => events.push(`open ${info.welcome}`),
     onPublish: ({ payload }) => events.push(`publish ${payload}`),
   });
@@ -65,10 +72,7 @@ test('a PUBLISH that arrived before a refused hello is never delivered (WSM-API-
   const server = answering([[9, 'room', null, 'secret'], [4, 1, 'unauthorized', 'No']]);
   const published: unknown[] = [];
   const error = await connect('ws://test/ws', {
-    WebSocket: server.WebSocket,
-    reconnect: false,
-    heartbeat: false,
-    hello: { payload: 'hi' },
+    ...once(server),
     onPublish: ({ payload }) => published.push(payload),
   }).catch((e) => e);
   assert.equal((error as Error).name, 'ConnectError');
@@ -82,10 +86,7 @@ test('PUBLISH frames that came with the welcome of a connection lost at once rea
   const server = answering([[2, 1, 1, 'welcome'], [9, 'room', null, 'first']]);
   const events: string[] = [];
   const connection = await connect('ws://test/ws', {
-    WebSocket: server.WebSocket,
-    reconnect: false,
-    heartbeat: false,
-    hello: { payload: 'hi' },
+    ...once(server),
     onOpen: () => events.push('open'),
     onPublish: ({ payload }) => events.push(`publish ${payload}`),
     onClose: () => events.push('close'),

@@ -4,26 +4,13 @@
 // its header says. Each run is a child Deno process bounded at 30 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { run, type RunOutput } from './_run.ts';
 
 const root = new URL('../../', import.meta.url);
 
 /** Runs `deno run -A <args>` in the repository, killed after 30 s; returns the outcome. */
-async function denoRun(
-  ...args: string[]
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ['run', '-A', ...args],
-    cwd: root,
-    env: { NO_COLOR: '1' },
-    stdin: 'null',
-    signal: AbortSignal.timeout(30_000),
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function denoRun(...args: string[]): Promise<RunOutput> {
+  return run(Deno.execPath(), ['run', '-A', ...args], root);
 }
 
 /** The first ```ts block after the README's "## Quick start" heading, without its fences. */

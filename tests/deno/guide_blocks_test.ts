@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 import { repoRoot } from '../_repo.ts';
 import { startRedis } from '../_redis.ts';
+import { run } from './_run.ts';
 
 const root = repoRoot();
 const guide = join(root, 'docs', 'guide');
@@ -70,29 +71,6 @@ function blocks(): Block[] {
 
 const all = blocks();
 
-/** Runs a command in the repository, killed after 30 s. */
-async function run(
-  command: string,
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(command, {
-    args,
-    cwd: root,
-    env: { NO_COLOR: '1', ...env },
-    stdin: 'null',
-    stdout: 'piped',
-    stderr: 'piped',
-    signal: AbortSignal.timeout(30_000),
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
-
 /** Runs one block on its runtime from a file in `dir`; returns the outcome. */
 async function runBlock(block: Block, dir: string) {
   const base = join(dir, `${block.page.replace(/\.md$/, '')}-${block.line}`);
@@ -108,11 +86,12 @@ async function runBlock(block: Block, dir: string) {
       return await run(
         Deno.execPath(),
         ['run', '-A', '--check', '--config', join(root, 'deno.json'), `${base}.ts`],
+        root,
         env,
       );
     }
     if (block.runtime === 'bun') {
-      return await run(join(root, 'node_modules', '.bin', 'bun'), ['run', `${base}.ts`], env);
+      return await run(join(root, 'node_modules', '.bin', 'bun'), ['run', `${base}.ts`], root, env);
     }
     await esbuild.build({
       entryPoints: [`${base}.ts`],
@@ -125,7 +104,7 @@ async function runBlock(block: Block, dir: string) {
       logLevel: 'warning',
       plugins: [muxwsSources()],
     });
-    return await run('node', [`${base}.mjs`], env);
+    return await run('node', [`${base}.mjs`], root, env);
   } finally {
     await redis?.[Symbol.asyncDispose]();
   }

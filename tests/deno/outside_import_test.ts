@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '../_repo.ts';
+import { run } from './_run.ts';
 
 const root = repoRoot();
 
@@ -19,20 +20,10 @@ test('a Deno project outside the checkout imports @muxws/core from it without a 
       join(dir, 'main.ts'),
       "import { Reconnect, unjitteredDelay } from '@muxws/core';\nconsole.log(unjitteredDelay(0, new Reconnect()));\n",
     );
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ['run', '--no-lock', 'main.ts'],
-      cwd: dir,
-      env: { NO_COLOR: '1' },
-      stdin: 'null',
-      stdout: 'piped',
-      stderr: 'piped',
-      signal: AbortSignal.timeout(30_000),
-    }).output();
-    const decoder = new TextDecoder();
-    const stderr = decoder.decode(output.stderr);
-    assert.equal(output.code, 0, stderr);
-    assert.match(decoder.decode(output.stdout), /^\d+\n$/);
-    assert.equal(stderr, '', 'Deno printed nothing on stderr');
+    const output = await run(Deno.execPath(), ['run', '--no-lock', 'main.ts'], dir);
+    assert.equal(output.code, 0, output.stderr);
+    assert.match(output.stdout, /^\d+\n$/);
+    assert.equal(output.stderr, '', 'Deno printed nothing on stderr');
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

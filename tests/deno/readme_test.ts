@@ -4,6 +4,7 @@
 // the quick start.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { run } from './_run.ts';
 
 const root = new URL('../../', import.meta.url);
 
@@ -23,16 +24,13 @@ async function runBlock(code: string, name: string): Promise<string> {
   try {
     const file = `${dir}/${name}.ts`;
     await Deno.writeTextFile(file, code);
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ['run', '-A', '--config', new URL('deno.json', root).pathname, file],
-      cwd: root,
-      env: { NO_COLOR: '1' },
-      stdin: 'null',
-      signal: AbortSignal.timeout(30_000),
-    }).output();
-    const decoder = new TextDecoder();
-    assert.equal(output.code, 0, decoder.decode(output.stderr));
-    return decoder.decode(output.stdout);
+    const output = await run(
+      Deno.execPath(),
+      ['run', '-A', '--config', new URL('deno.json', root).pathname, file],
+      root,
+    );
+    assert.equal(output.code, 0, output.stderr);
+    return output.stdout;
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -13,6 +13,7 @@
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { type Codec, jsonCodec } from '../../lib/codec.ts';
+import { upgradeRequest } from '../_acceptor_suite.ts';
 
 /** How a socket closed. */
 export interface Closed {
@@ -177,12 +178,13 @@ export function tcpClient(
   path: string,
   protocol: string = 'muxws.v1.json',
 ): Promise<TcpClient> {
-  const socket: Socket = tcpConnect({ host: '127.0.0.1', port });
+  const { socket, upgraded } = tcpUpgrade(port, path, protocol, (bytes) => {
+    buffer = concat(buffer, bytes);
+    parse();
+  });
   socket.setNoDelay(true);
   const texts: string[] = [];
   let payloadBytes = 0;
-  let head = '';
-  let upgraded = false;
   let buffer = new Uint8Array(0);
   let fragments: Uint8Array[] = [];
   let closeInfo: Closed = { code: 1006, reason: '' };
@@ -273,58 +275,80 @@ export function tcpClient(
     },
   };
 
-  return new Promise((resolve, reject) => {
+  socket.on('close', () => resolveClosed(closeInfo));
+  return upgraded.then(() => client);
+}
+
+/** A WebSocket upgrade over `node:net`: the socket, and when its 101 arrived. */
+export interface TcpUpgrade {
+  /** The TCP socket; after the 101, it carries WebSocket frames. */
+  readonly socket: Socket;
+  /** Resolves once the 101 arrived; rejects on another status, an error or 5 s without one. */
+  readonly upgraded: Promise<void>;
+}
+
+/**
+ * Connects to 127.0.0.1:`port` and sends the upgrade request for `path` offering `protocol`.
+ * Every byte after the 101's head goes to `onBytes` (the first, if any, before `upgraded`
+ * resolves). An error after the 101 (a write after the server closed resets the connection) is
+ * left to the socket's `close` event.
+ */
+export function tcpUpgrade(
+  port: number,
+  path: string,
+  protocol: string,
+  onBytes: (bytes: Uint8Array) => void,
+): TcpUpgrade {
+  const socket: Socket = tcpConnect({ host: '127.0.0.1', port });
+  let head = '';
+  let done = false;
+  const upgraded = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error('The raw TCP upgrade got no 101 within 5000 ms'));
     }, 5000);
     socket.on('connect', () => {
-      socket.write(
-        [
-          `GET ${path} HTTP/1.1`,
-          `Host: 127.0.0.1:${port}`,
-          'Upgrade: websocket',
-          'Connection: Upgrade',
-          'Sec-WebSocket-Version: 13',
-          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-          `Sec-WebSocket-Protocol: ${protocol}`,
-        ].join('\r\n') + '\r\n\r\n',
-      );
+      socket.write(upgradeRequest(port, path, { 'Sec-WebSocket-Protocol': protocol }));
     });
     socket.on('data', (chunk: Uint8Array) => {
-      if (!upgraded) {
-        head += new TextDecoder('latin1').decode(chunk);
-        const end = head.indexOf('\r\n\r\n');
-        if (end === -1) return;
-        clearTimeout(timer);
-        const status = Number(head.slice(0, end).split(' ')[1]);
-        if (status !== 101) {
-          socket.destroy();
-          reject(new Error(`The raw TCP upgrade was answered with ${status}`));
-          return;
-        }
-        upgraded = true;
-        // The head was decoded as latin1, so its remaining characters map 1:1 to bytes.
-        buffer = Uint8Array.from(head.slice(end + 4), (c) => c.charCodeAt(0));
-        parse();
-        resolve(client);
+      if (done) {
+        onBytes(chunk);
         return;
       }
-      const next = new Uint8Array(buffer.byteLength + chunk.byteLength);
-      next.set(buffer);
-      next.set(chunk, buffer.byteLength);
-      buffer = next;
-      parse();
+      head += new TextDecoder('latin1').decode(chunk);
+      const end = head.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      clearTimeout(timer);
+      const status = Number(head.slice(0, end).split(' ')[1]);
+      if (status !== 101) {
+        socket.destroy();
+        reject(new Error(`The raw TCP upgrade was answered with ${status}`));
+        return;
+      }
+      done = true;
+      // The head was decoded as latin1, so its remaining characters map 1:1 to bytes.
+      const rest = Uint8Array.from(head.slice(end + 4), (c) => c.charCodeAt(0));
+      if (rest.byteLength > 0) onBytes(rest);
+      resolve();
     });
     socket.on('error', (error: Error) => {
       clearTimeout(timer);
-      if (!upgraded) reject(error);
+      if (!done) reject(error);
     });
     socket.on('close', () => {
       clearTimeout(timer);
-      resolveClosed(closeInfo);
+      if (!done) reject(new Error('The raw TCP upgrade ended before its 101'));
     });
   });
+  return { socket, upgraded };
+}
+
+/** `a` followed by `b`, in a new array. */
+export function concat(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a);
+  out.set(b, a.byteLength);
+  return out;
 }
 
 /** Builds a JSON text nested `depth` arrays deep around `0`. */

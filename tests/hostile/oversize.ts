@@ -9,9 +9,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as tcpConnect, type Socket } from 'node:net';
 import { within } from '../_acceptor_suite.ts';
 import { childStats, type HostileRuntime, named, withServer } from './_harness.ts';
+import { concat, tcpUpgrade } from './_raw.ts';
 
 /** Whether the runtime refuses a message over the acceptor's limit before buffering it. */
 function limitsWhereBytesArrive(rt: HostileRuntime): boolean {
@@ -40,23 +40,26 @@ interface OversizeClient {
 const CHUNK = new Uint8Array(1024 * 1024);
 
 /** Opens a WebSocket over TCP to 127.0.0.1:`port``path`; resolves once the 101 arrived. */
-function oversizeClient(port: number, path: string): Promise<OversizeClient> {
-  const socket: Socket = tcpConnect({ host: '127.0.0.1', port });
-  let head = '';
-  let upgraded = false;
-  let buffer = new Uint8Array(0);
+async function oversizeClient(port: number, path: string): Promise<OversizeClient> {
+  let buffer: Uint8Array = new Uint8Array(0);
   let code = 1006;
   let ended = false;
-  let resolveClosed!: (code: number) => void;
-  const closed = new Promise<number>((resolve) => resolveClosed = resolve);
-  /** Reads the server's close frame, if one arrived whole (the server's frames are unmasked). */
-  const readClose = () => {
+  const { socket, upgraded } = tcpUpgrade(port, path, 'muxws.v1.json', (bytes) => {
+    buffer = concat(buffer, bytes);
+    // The server's close frame, once it arrived whole (the server's frames are unmasked).
     if (buffer.byteLength < 4 || (buffer[0] & 0x0f) !== 0x8 || ended) return;
     code = (buffer[2] << 8) | buffer[3];
     // The close handshake's answer, as a client gives it: the connection ends.
     ended = true;
     socket.end();
-  };
+  });
+  // A write after the server closed resets the connection: that ends it, as a close would.
+  const closed = new Promise<number>((resolve) => {
+    socket.on('close', () => {
+      ended = true;
+      resolve(code);
+    });
+  });
   const client: OversizeClient = {
     closed,
     get ended() {
@@ -94,58 +97,30 @@ function oversizeClient(port: number, path: string): Promise<OversizeClient> {
       socket.destroy();
     },
   };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error('The raw TCP upgrade got no 101 within 5000 ms'));
-    }, 5000);
-    socket.on('connect', () => {
-      socket.write(
-        [
-          `GET ${path} HTTP/1.1`,
-          `Host: 127.0.0.1:${port}`,
-          'Upgrade: websocket',
-          'Connection: Upgrade',
-          'Sec-WebSocket-Version: 13',
-          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-          'Sec-WebSocket-Protocol: muxws.v1.json',
-        ].join('\r\n') + '\r\n\r\n',
-      );
-    });
-    socket.on('data', (chunk: Uint8Array) => {
-      if (upgraded) {
-        const next = new Uint8Array(buffer.byteLength + chunk.byteLength);
-        next.set(buffer);
-        next.set(chunk, buffer.byteLength);
-        buffer = next;
-        readClose();
-        return;
-      }
-      head += new TextDecoder('latin1').decode(chunk);
-      const end = head.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      clearTimeout(timer);
-      const status = Number(head.slice(0, end).split(' ')[1]);
-      if (status !== 101) {
-        socket.destroy();
-        reject(new Error(`The raw TCP upgrade was answered with ${status}`));
-        return;
-      }
-      upgraded = true;
-      buffer = Uint8Array.from(head.slice(end + 4), (c) => c.charCodeAt(0));
-      readClose();
-      resolve(client);
-    });
-    // A write after the server closed resets the connection: that ends it, as a close would.
-    socket.on('error', (error: Error) => {
-      clearTimeout(timer);
-      if (!upgraded) reject(error);
-    });
-    socket.on('close', () => {
-      clearTimeout(timer);
-      ended = true;
-      resolveClosed(code);
-    });
+  await upgraded;
+  return client;
+}
+
+/**
+ * Announces one message a byte over a 64 KiB `maxMessageBytes`, sends `bodyBytes` of its body,
+ * (given the limit), and expects the 1009 close, no handler run and the acceptor still healthy.
+ */
+async function closesOneByteOver(
+  rt: HostileRuntime,
+  bodyBytes: (maxMessageBytes: number) => number,
+): Promise<void> {
+  const maxMessageBytes = 64 * 1024;
+  await withServer(rt, { limits: { maxMessageBytes } }, async (h) => {
+    const client = await oversizeClient(h.server.port, h.server.path);
+    try {
+      client.announce(maxMessageBytes + 1);
+      await client.sendBody(bodyBytes(maxMessageBytes));
+      assert.equal(await within(client.closed, 3000, 'the 1009 close'), 1009);
+      assert.equal(h.state.handled, 0);
+      await h.healthy();
+    } finally {
+      client.destroy();
+    }
   });
 }
 
@@ -158,22 +133,8 @@ export function oversizeTests(rt: HostileRuntime): void {
         'acceptor refuses a message over maxMessageBytes as its frame header arrives, closing with 1009 before the body is sent',
         ['WSM-LIM-004'],
       ),
-      async () => {
-        const maxMessageBytes = 64 * 1024;
-        await withServer(rt, { limits: { maxMessageBytes } }, async (h) => {
-          const client = await oversizeClient(h.server.port, h.server.path);
-          try {
-            client.announce(maxMessageBytes + 1);
-            // A quarter of the body: a runtime that buffers waits for the rest, and never closes.
-            await client.sendBody(16 * 1024);
-            assert.equal(await within(client.closed, 3000, 'the 1009 close'), 1009);
-            assert.equal(h.state.handled, 0);
-            await h.healthy();
-          } finally {
-            client.destroy();
-          }
-        });
-      },
+      // A quarter of the body: a runtime that buffers waits for the rest, and never closes.
+      () => closesOneByteOver(rt, (max) => max / 4),
     );
   }
 
@@ -183,21 +144,7 @@ export function oversizeTests(rt: HostileRuntime): void {
       'acceptor closes with 1009 a whole message one byte over a configured maxMessageBytes',
       ['WSM-LIM-004'],
     ),
-    async () => {
-      const maxMessageBytes = 64 * 1024;
-      await withServer(rt, { limits: { maxMessageBytes } }, async (h) => {
-        const client = await oversizeClient(h.server.port, h.server.path);
-        try {
-          client.announce(maxMessageBytes + 1);
-          await client.sendBody(maxMessageBytes + 1);
-          assert.equal(await within(client.closed, 3000, 'the 1009 close'), 1009);
-          assert.equal(h.state.handled, 0);
-          await h.healthy();
-        } finally {
-          client.destroy();
-        }
-      });
-    },
+    () => closesOneByteOver(rt, (max) => max + 1),
   );
 
   if (!limitsWhereBytesArrive(rt)) {

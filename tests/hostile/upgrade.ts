@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
 import type { CloseInfo } from '../../lib/dialer.ts';
 import { ConnectError, HelloRejectedError } from '../../lib/errors.ts';
-import { eventually, rawUpgrade, within } from '../_acceptor_suite.ts';
+import { eventually, rawUpgrade, upgradeRequest, within } from '../_acceptor_suite.ts';
 import {
   assertServesFreshDialer,
   childStats,
@@ -150,15 +150,9 @@ export function upgradeTests(rt: HostileRuntime): void {
       // shutdown() then never resolves (docs/security.md); a child can be killed.
       const child = await rt.spawnAcceptor({ idleTimeoutMs: 300 });
       try {
-        const upgrade = [
-          'GET /ws HTTP/1.1',
-          `Host: 127.0.0.1:${child.port}`,
-          'Upgrade: websocket',
-          'Connection: Upgrade',
-          'Sec-WebSocket-Version: 13',
-          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-          'Sec-WebSocket-Protocol: muxws.v1.json',
-        ].join('\r\n') + '\r\n\r\n';
+        const upgrade = upgradeRequest(child.port, '/ws', {
+          'Sec-WebSocket-Protocol': 'muxws.v1.json',
+        });
         for (let i = 0; i < 20; i++) {
           await new Promise<void>((resolve) => {
             const socket = tcpConnect({ host: '127.0.0.1', port: child.port });

@@ -9,6 +9,7 @@ import { connect as tcpConnect } from 'node:net';
 import WebSocket from 'ws';
 import { Acceptor, type Peer, type PeerCloseInfo } from '../../lib/acceptor.ts';
 import { jsonCodec } from '../../lib/codec.ts';
+import { upgradeRequest } from '../_acceptor_suite.ts';
 import { serveWs } from './_serve.ts';
 
 /** Serves `acceptor` with ws on 127.0.0.1; returns the port and a close function. */
@@ -49,11 +50,7 @@ test('WSM-ACC-002 a malformed WebSocket frame on a ws socket ends only its peer,
   const server = await serve(acceptor);
   const raw = tcpConnect(server.port, '127.0.0.1');
   try {
-    raw.write(
-      'GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
-        'Sec-WebSocket-Protocol: muxws.v1.json\r\n\r\n',
-    );
+    raw.write(upgradeRequest(server.port, '/ws', { 'Sec-WebSocket-Protocol': 'muxws.v1.json' }));
     const peer = await within(peerSeen, 5_000, 'the peer');
     const received: number[] = [];
     raw.on('data', (chunk: Uint8Array) => received.push(...chunk));

@@ -17,7 +17,7 @@ import WebSocket from 'ws';
 import { Acceptor, type AcceptorOptions, type Peer } from '../../lib/acceptor.ts';
 import { attach, type Attachment, type AttachOptions } from '../../lib/adapters/node.ts';
 import { connect } from '../../lib/dialer.ts';
-import { eventually, within } from '../_acceptor_suite.ts';
+import { eventually, upgradeRequest, within } from '../_acceptor_suite.ts';
 
 const TOKEN = 'muxws.v1.json';
 
@@ -59,18 +59,7 @@ function rawUpgrade(
       return answer;
     };
     socket.on('connect', () => {
-      const lines = [
-        `GET ${path} HTTP/1.1`,
-        `Host: 127.0.0.1:${port}`,
-        'Upgrade: websocket',
-        'Connection: Upgrade',
-        'Sec-WebSocket-Version: 13',
-        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
-        ...Object.entries({ 'Sec-WebSocket-Protocol': TOKEN, ...headers }).map(([name, value]) =>
-          `${name}: ${value}`
-        ),
-      ];
-      socket.write(lines.join('\r\n') + '\r\n\r\n');
+      socket.write(upgradeRequest(port, path, { 'Sec-WebSocket-Protocol': TOKEN, ...headers }));
     });
     socket.on('data', (chunk: Uint8Array) => {
       text += new TextDecoder('latin1').decode(chunk);
