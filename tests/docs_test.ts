@@ -78,3 +78,24 @@ test('the README, the guide, the examples and the JSDoc import the package by th
   }
   assert.deepEqual(found, []);
 });
+
+test('docs/security.md states each limit of the acceptor with its default, and what the default Origin check does against DNS rebinding (WSM-LIM-005)', () => {
+  const security = read('docs/security.md');
+  for (
+    const limit of [
+      'maxMessageBytes',
+      'maxMessageItems',
+      'maxHelloBytes',
+      'maxResetRate',
+      'maxBufferedBytes',
+      'recovery.maxHeldBytes',
+      'recovery.maxReplay',
+      'recovery.stallTimeoutMs',
+    ]
+  ) {
+    assert.match(security, new RegExp(`^\\| \`${limit.replace('.', '\\.')}\``, 'm'), limit);
+  }
+  const origins = security.slice(security.indexOf('### Origins and DNS rebinding'));
+  assert.match(origins, /DNS rebinding/);
+  assert.match(origins, /`origins`/);
+});
