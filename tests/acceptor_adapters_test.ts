@@ -3,7 +3,7 @@
 // servers are exercised by tests/_acceptor_suite.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type Peer } from '../lib/acceptor.ts';
+import { Acceptor, type Peer } from '../lib/acceptor/acceptor.ts';
 import { bunHandlers, type BunServerWebSocket } from '../lib/adapters/bun.ts';
 import { type HonoWSContext, type HonoWSEvents, muxws } from '../lib/adapters/hono.ts';
 

@@ -5,10 +5,10 @@
 // RESET, and the dialer's redial with fresh credentials still succeeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AcceptorOptions, type AttachedPeer } from '../lib/acceptor.ts';
-import { connect } from '../lib/dialer.ts';
+import { Acceptor, type AcceptorOptions, type AttachedPeer } from '../lib/acceptor/acceptor.ts';
+import { connect } from '../lib/dialer/dialer.ts';
 import { StreamError } from '../lib/errors.ts';
-import { MAX_WAITING_FRAMES } from '../lib/_peer.ts';
+import { MAX_WAITING_FRAMES } from '../lib/acceptor/_peer.ts';
 import { FakeServer } from './_socket_pair.ts';
 import { fakeTime } from './_fake_time.ts';
 

@@ -2,8 +2,8 @@
 // (WSM-APP-005, WSM-ACC-005, WSM-BP-001); authorize() inside checkUpgrade() (WSM-APP-002).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AttachedPeer } from '../lib/acceptor.ts';
-import type { Backplane, BackplaneMessage } from '../lib/backplane.ts';
+import { Acceptor, type AttachedPeer } from '../lib/acceptor/acceptor.ts';
+import type { Backplane, BackplaneMessage } from '../lib/broadcast/backplane.ts';
 import { bunHandlers } from '../lib/adapters/bun.ts';
 
 /** A peer whose received frames are decoded into `got`. */

@@ -4,12 +4,17 @@
 // project's connect() over in-memory sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AcceptorOptions, type AttachedPeer, type Peer } from '../lib/acceptor.ts';
-import { connect } from '../lib/dialer.ts';
+import {
+  Acceptor,
+  type AcceptorOptions,
+  type AttachedPeer,
+  type Peer,
+} from '../lib/acceptor/acceptor.ts';
+import { connect } from '../lib/dialer/dialer.ts';
 import { HelloRejectedError, ProtocolError, StreamError } from '../lib/errors.ts';
-import { Session } from '../lib/_session.ts';
-import { jsonCodec } from '../lib/codec.ts';
-import type { Stream } from '../lib/stream.ts';
+import { Session } from '../lib/session/session.ts';
+import { jsonCodec } from '../lib/wire/codec.ts';
+import type { Stream } from '../lib/session/stream.ts';
 import { FakeServer } from './_socket_pair.ts';
 import { fakeTime } from './_fake_time.ts';
 

@@ -1,15 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor.ts';
-import { type Codec, jsonCodec } from '../lib/codec.ts';
-import { type GoAway, Session } from '../lib/_session.ts';
-import { closingTerms } from '../lib/_codes.ts';
-import type { PublishMessage, Stream } from '../lib/stream.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor/acceptor.ts';
+import { type Codec, jsonCodec } from '../lib/wire/codec.ts';
+import { type GoAway, Session } from '../lib/session/session.ts';
+import { closingTerms } from '../lib/wire/codes.ts';
+import type { PublishMessage, Stream } from '../lib/session/stream.ts';
 import { ProtocolError, StreamError, StreamResetError } from '../lib/errors.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
 import { fakeTime } from './_fake_time.ts';
 import { watchUnhandled } from './_unhandled.ts';
-import { type Backplane, BackplaneError, type BackplaneMessage } from '../lib/backplane.ts';
+import {
+  type Backplane,
+  BackplaneError,
+  type BackplaneMessage,
+} from '../lib/broadcast/backplane.ts';
 
 /** A dialer-side Session over the client end of a socket pair, accepted by `acceptor`. */
 interface Dialed {
@@ -1052,8 +1056,8 @@ test('WSM-BP-001 a broadcast encoded by another codec is reported, its own messa
 });
 
 test('WSM-BP-002 the acceptor entry re-exports the backplane, so a server imports both from one place', async () => {
-  const entry = await import('../lib/acceptor.ts');
-  const backplane = await import('../lib/backplane.ts');
+  const entry = await import('../lib/acceptor/acceptor.ts');
+  const backplane = await import('../lib/broadcast/backplane.ts');
   for (const name of ['broadcastChannelBackplane', 'BackplaneError', 'BackplaneGapError']) {
     assert.equal(
       (entry as Record<string, unknown>)[name],

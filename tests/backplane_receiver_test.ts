@@ -7,7 +7,7 @@ import {
   BackplaneGapError,
   type BackplaneMessage,
   BackplaneReceiver,
-} from '../lib/backplane.ts';
+} from '../lib/broadcast/backplane.ts';
 
 function message(n: number, origin = 'node-a'): BackplaneMessage {
   return {

@@ -6,14 +6,14 @@ import {
   BackplaneGapError,
   type BackplaneMessage,
   broadcastChannelBackplane,
-} from '../lib/backplane.ts';
+} from '../lib/broadcast/backplane.ts';
 import {
   type RedisBackplane,
   redisBackplane,
   type RedisPublisher,
   type RedisSubscriber,
-} from '../lib/adapters/redis.ts';
-import { BackplaneError as BackplaneErrorClass } from '../lib/backplane.ts';
+} from '../lib/stores/redis.ts';
+import { BackplaneError as BackplaneErrorClass } from '../lib/broadcast/backplane.ts';
 import { ClosedError } from '../lib/errors.ts';
 import { startRedis } from './_redis.ts';
 import { waitFor, within } from './_wait.ts';

@@ -4,11 +4,11 @@
 // encoded once (WSM-ACC-005, WSM-APP-005).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Broadcaster } from '../lib/_broadcast.ts';
-import { Acceptor, type ServerWebSocket } from '../lib/acceptor.ts';
-import { jsonCodec } from '../lib/codec.ts';
-import type { PeerImpl } from '../lib/_peer.ts';
-import type { TopicPublisher, TopicSink } from '../lib/_topics.ts';
+import { Broadcaster } from '../lib/acceptor/_broadcast.ts';
+import { Acceptor, type ServerWebSocket } from '../lib/acceptor/acceptor.ts';
+import { jsonCodec } from '../lib/wire/codec.ts';
+import type { PeerImpl } from '../lib/acceptor/_peer.ts';
+import type { TopicPublisher, TopicSink } from '../lib/acceptor/_topics.ts';
 
 /** A server's topics: who is subscribed to what, and what each publish reached. */
 class FakeServer implements TopicPublisher {
@@ -38,7 +38,7 @@ interface FakePeer {
   /** Sent through the loop, one by one. */
   looped: number;
   full: boolean;
-  /** Where the peer stands with its hello (`lib/_peer.ts`). */
+  /** Where the peer stands with its hello (`lib/acceptor/_peer.ts`). */
   admission: 'open' | 'shut' | 'hello' | 'refused';
   session: {
     readonly isClosed: boolean;
@@ -229,7 +229,7 @@ test('a peer not yet accepted is on no topic and skipped by broadcasts, and join
   assert.equal(b.broadcast(undefined, 'all', {}), 1);
   assert.deepEqual(server.topicsOf(peers[1]), []);
   assert.deepEqual(peers[1].got, []);
-  // While its hello is handled, its session keeps what the loop hands it (lib/_peer.ts).
+  // While its hello is handled, its session keeps what the loop hands it (lib/acceptor/_peer.ts).
   peers[1].admission = 'hello';
   assert.equal(b.broadcast('room', 'during', {}), 2);
   assert.deepEqual([server.topicsOf(peers[1]), peers[1].looped], [[], 1]);

@@ -2,11 +2,11 @@
 // and dropped counters, and the backplane bridge both ways (WSM-ACC-005, WSM-APP-005, WSM-BP-004).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Broadcaster } from '../lib/_broadcast.ts';
-import { jsonCodec } from '../lib/codec.ts';
-import type { PeerImpl } from '../lib/_peer.ts';
-import type { Backplane, BackplaneMessage } from '../lib/backplane.ts';
-import type { BroadcastAllOptions } from '../lib/acceptor_types.ts';
+import { Broadcaster } from '../lib/acceptor/_broadcast.ts';
+import { jsonCodec } from '../lib/wire/codec.ts';
+import type { PeerImpl } from '../lib/acceptor/_peer.ts';
+import type { Backplane, BackplaneMessage } from '../lib/broadcast/backplane.ts';
+import type { BroadcastAllOptions } from '../lib/acceptor/acceptor_types.ts';
 
 interface FakePeer {
   name: string;

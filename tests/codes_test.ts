@@ -13,8 +13,8 @@ import {
   dialerMaySend,
   PROVOKED_RESET_CODES,
   ResetCode,
-} from '../lib/_codes.ts';
-import { DEFAULT_CLOSE_CODES } from '../lib/dialer.ts';
+} from '../lib/wire/codes.ts';
+import { DEFAULT_CLOSE_CODES } from '../lib/dialer/dialer.ts';
 import { repoRoot } from './_repo.ts';
 
 test('closeCodeOf() reads a missing, 0 or non-number code as 1006 and keeps the rest (WSM-WIRE-009)', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callContained, reportTo } from '../lib/_contain.ts';
+import { callContained, reportTo } from '../lib/util/contain.ts';
 import { watchUnhandled } from './_unhandled.ts';
 
 /** Replaces console.error for the scope, recording its first argument. */

@@ -1,9 +1,9 @@
-// lib/_node_ws.ts: sends made in one tick on a `ws` socket are written together (its `_socket`
+// lib/sockets/node_ws.ts: sends made in one tick on a `ws` socket are written together (its `_socket`
 // stream corked from the second send until the microtask queue runs), a lone send is not corked,
 // and nothing else is touched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cork } from '../lib/_node_ws.ts';
+import { cork } from '../lib/sockets/node_ws.ts';
 
 /** A stand-in for `ws`'s `net.Socket`, counting its cork depth as Node does. */
 function stream(onUncork?: () => void) {

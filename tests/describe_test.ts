@@ -1,7 +1,7 @@
 // The one value-describer behind every "current value is …" in an error message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describe } from '../lib/_describe.ts';
+import { describe } from '../lib/util/describe.ts';
 
 test('describe() renders each kind of value one way', () => {
   assert.equal(describe('abc'), '"abc"');

@@ -2,13 +2,13 @@
 // default timeout and its loss with the connection (WSM-STR-005, WSM-APP-006).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request, requireOpen, sendRequest, usableLink } from '../lib/_dial_requests.ts';
-import { WaitingRequests } from '../lib/_waiting.ts';
-import type { Link } from '../lib/_link.ts';
-import type { ConnectionState } from '../lib/dialer_types.ts';
+import { request, requireOpen, sendRequest, usableLink } from '../lib/dialer/_dial_requests.ts';
+import { WaitingRequests } from '../lib/dialer/_waiting.ts';
+import type { Link } from '../lib/dialer/_link.ts';
+import type { ConnectionState } from '../lib/dialer/dialer_types.ts';
 import { ClosedError, NotConnectedError, StreamResetError } from '../lib/errors.ts';
-import type { RequestOptions } from '../lib/stream.ts';
-import { MUXWS } from '../lib/_reserved.ts';
+import type { RequestOptions } from '../lib/session/stream.ts';
+import { MUXWS } from '../lib/wire/reserved.ts';
 
 /** A link whose session records each request's options and answers with `answer`. */
 function fakeLink(

@@ -2,7 +2,7 @@
 // socket pair (WSM-DIAL-001..004, 006, 008, 012, WSM-WIRE-001, 009).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type DialContext } from '../lib/dialer.ts';
+import { connect, type Connection, type DialContext } from '../lib/dialer/dialer.ts';
 import {
   ConnectError,
   Hello,
@@ -12,8 +12,8 @@ import {
   StreamResetError,
   TimeoutError,
 } from '../mod.ts';
-import type { Codec } from '../lib/codec.ts';
-import { encodePublish } from '../lib/_session.ts';
+import type { Codec } from '../lib/wire/codec.ts';
+import { encodePublish } from '../lib/session/session.ts';
 import { fakeTime } from './_fake_time.ts';
 import { watchUnhandled } from './_unhandled.ts';
 import { CLOSED, CONNECTING, FakeServer, OPEN } from './_socket_pair.ts';
@@ -422,7 +422,7 @@ test('WSM-DIAL-008 a callback that throws is reported to onError and changes not
   });
   assert.equal(connection.state, 'open');
   assert.deepEqual(errors, [boom]);
-  const { jsonCodec } = await import('../lib/codec.ts');
+  const { jsonCodec } = await import('../lib/wire/codec.ts');
   acceptor.last.session.sendEncoded(encodePublish(jsonCodec, 'room', { text: 'hi' }, null));
   await clock.tickAsync(0);
   assert.deepEqual(published, [{ text: 'hi' }]);

@@ -2,9 +2,9 @@
 // socket pair (WSM-DIAL-009, WSM-DIAL-010).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type CloseInfo, connect, type ConnectOptions } from '../lib/dialer.ts';
+import { type CloseInfo, connect, type ConnectOptions } from '../lib/dialer/dialer.ts';
 import { jsonCodec, TimeoutError } from '../mod.ts';
-import { encodePublish } from '../lib/_session.ts';
+import { encodePublish } from '../lib/session/session.ts';
 import { fakeTime } from './_fake_time.ts';
 import { FakeServer } from './_socket_pair.ts';
 import { type DialDecision, serveFake, TestAcceptor } from './_test_acceptor.ts';

@@ -3,7 +3,7 @@
 // (WSM-DIAL-004).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type OpenInfo } from '../lib/dialer.ts';
+import { connect, type Connection, type OpenInfo } from '../lib/dialer/dialer.ts';
 import {
   ConnectError,
   HelloRejectedError,
@@ -11,7 +11,7 @@ import {
   StreamError,
   TimeoutError,
 } from '../mod.ts';
-import type { Stream } from '../lib/stream.ts';
+import type { Stream } from '../lib/session/stream.ts';
 import { fakeTime } from './_fake_time.ts';
 import { FakeServer } from './_socket_pair.ts';
 import { serveFake, TestAcceptor } from './_test_acceptor.ts';

@@ -3,10 +3,10 @@
 // and the value found, and the defaults fill in (WSM-DIAL-012, WSM-WIRE-009, WSM-SUB-001).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkClose, resolveOptions } from '../lib/_dial_options.ts';
-import { checkSubscribeOptions } from '../lib/_subscriptions.ts';
-import { JSON_CODEC } from '../lib/_json.ts';
-import type { ConnectOptions, SubscribeOptions } from '../lib/dialer.ts';
+import { checkClose, resolveOptions } from '../lib/dialer/_dial_options.ts';
+import { checkSubscribeOptions } from '../lib/dialer/_subscriptions.ts';
+import { JSON_CODEC } from '../lib/wire/json.ts';
+import type { ConnectOptions, SubscribeOptions } from '../lib/dialer/dialer.ts';
 import { DEFAULT_CLOSE_CODES, Hello, jsonCodec, Reconnect, uniform } from '../mod.ts';
 
 const URL_ = 'ws://fake/ws';

@@ -9,7 +9,7 @@ import {
   type ConnectOptions,
   type DialContext,
   type ReconnectingInfo,
-} from '../lib/dialer.ts';
+} from '../lib/dialer/dialer.ts';
 import {
   backoffDelay,
   ConnectError,

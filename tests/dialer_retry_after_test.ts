@@ -3,8 +3,8 @@
 // refusal through `unexpected-response`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type ReconnectingInfo } from '../lib/dialer.ts';
-import { retryAfterMs } from '../lib/_retry_after.ts';
+import { connect, type ReconnectingInfo } from '../lib/dialer/dialer.ts';
+import { retryAfterMs } from '../lib/dialer/_retry_after.ts';
 import { fakeTime } from './_fake_time.ts';
 import { type FakeConnection, FakeServer } from './_socket_pair.ts';
 import { serveFake, TestAcceptor } from './_test_acceptor.ts';

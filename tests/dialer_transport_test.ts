@@ -20,8 +20,8 @@ import {
   StreamResetError,
   TimeoutError,
 } from '../mod.ts';
-import { connectOver } from '../lib/_connection.ts';
-import type { Stream } from '../lib/stream.ts';
+import { connectOver } from '../lib/dialer/_connection.ts';
+import type { Stream } from '../lib/session/stream.ts';
 import { fakeTime } from './_fake_time.ts';
 import { FakeServer } from './_socket_pair.ts';
 import { MemoryServer } from './_memory_transport.ts';

@@ -12,7 +12,7 @@ import {
   parseFrame,
   tooDeep,
   utf8Length,
-} from '../lib/_frame.ts';
+} from '../lib/wire/frame.ts';
 
 test('WSM-WIRE-003 the frame table lists the nine kinds with codes 1 to 9, each documented', () => {
   assert.deepEqual(FRAMES.map((f) => f.code), [1, 2, 3, 4, 5, 6, 7, 8, 9]);

@@ -13,11 +13,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import process from 'node:process';
 import fc from 'fast-check';
-import { type Codec, jsonCodec } from '../lib/codec.ts';
-import { msgpackCodec } from '../lib/msgpack.ts';
+import { type Codec, jsonCodec } from '../lib/wire/codec.ts';
+import { msgpackCodec } from '../lib/wire/msgpack.ts';
 import { MuxwsError } from '../lib/errors.ts';
-import { Session } from '../lib/_session.ts';
-import { parseFrame } from '../lib/_frame.ts';
+import { Session } from '../lib/session/session.ts';
+import { parseFrame } from '../lib/wire/frame.ts';
 
 const SEED = Number(process.env.MUXWS_FUZZ_SEED ?? 0x7a11_0007);
 const SCALE = Math.max(1, Number(process.env.MUXWS_FUZZ_SCALE ?? 1));

@@ -2,7 +2,7 @@
 // handed to the heartbeat, and fake timers for its one timer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Heartbeat } from '../lib/_heartbeat.ts';
+import { Heartbeat } from '../lib/dialer/_heartbeat.ts';
 import { TimeoutError } from '../mod.ts';
 import { fakeTime } from './_fake_time.ts';
 

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Codec, DEFAULT_LIMITS, jsonCodec, resolveLimits, type Stream } from 'muxws';
-import { msgpackCodec } from '../lib/msgpack.ts';
+import { msgpackCodec } from '../lib/wire/msgpack.ts';
 import { codecs } from './_codecs.ts';
-import { JSON_CODEC } from '../lib/_json.ts';
-import { SessionCore } from '../lib/_session.ts';
+import { JSON_CODEC } from '../lib/wire/json.ts';
+import { SessionCore } from '../lib/session/session.ts';
 import { probe } from './_session_pair.ts';
 
 test('WSM-ACC-006 DEFAULT_LIMITS are the documented defaults and frozen', () => {

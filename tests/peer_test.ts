@@ -1,10 +1,10 @@
-// lib/_peer.ts: a peer and its link over a small host, without an acceptor.
+// lib/acceptor/_peer.ts: a peer and its link over a small host, without an acceptor.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type PeerHost, type PeerImpl, PeerLink } from '../lib/_peer.ts';
-import { jsonCodec } from '../lib/codec.ts';
-import { sessionLimits } from '../lib/_session.ts';
-import type { Peer, PeerCloseInfo, ServerWebSocket } from '../lib/acceptor_types.ts';
+import { type PeerHost, type PeerImpl, PeerLink } from '../lib/acceptor/_peer.ts';
+import { jsonCodec } from '../lib/wire/codec.ts';
+import { sessionLimits } from '../lib/session/session.ts';
+import type { Peer, PeerCloseInfo, ServerWebSocket } from '../lib/acceptor/acceptor_types.ts';
 
 interface FakeHost extends PeerHost {
   closeCode: number | undefined;

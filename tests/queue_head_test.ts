@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { advance } from '../lib/_queue_head.ts';
+import { advance } from '../lib/session/_queue_head.ts';
 
 const cases: { name: string; length: number; head: number; after: number; left: number }[] = [
   { name: 'a drained queue empties', length: 4, head: 4, after: 0, left: 0 },

@@ -4,8 +4,13 @@
 // frames through attach() over sinks whose `bufferedAmount` the test sets, on fake time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AttachedPeer, type History, memoryHistory } from '../lib/acceptor.ts';
-import { Positions } from '../lib/_resume.ts';
+import {
+  Acceptor,
+  type AttachedPeer,
+  type History,
+  memoryHistory,
+} from '../lib/acceptor/acceptor.ts';
+import { Positions } from '../lib/dialer/_resume.ts';
 import { fakeTime } from './_fake_time.ts';
 
 /** Lets queued microtasks run. */

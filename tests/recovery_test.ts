@@ -11,10 +11,10 @@ import {
   type AttachedPeer,
   type History,
   memoryHistory,
-} from '../lib/acceptor.ts';
-import { connect, type ConnectOptions, type RecoveredInfo } from '../lib/dialer.ts';
-import type { PublishMessage } from '../lib/stream.ts';
-import { Positions } from '../lib/_resume.ts';
+} from '../lib/acceptor/acceptor.ts';
+import { connect, type ConnectOptions, type RecoveredInfo } from '../lib/dialer/dialer.ts';
+import type { PublishMessage } from '../lib/session/stream.ts';
+import { Positions } from '../lib/dialer/_resume.ts';
 import { fakeTime } from './_fake_time.ts';
 import { FakeServer, type FakeSocket } from './_socket_pair.ts';
 

@@ -3,8 +3,8 @@
 // WSM-DIAL-004, WSM-WIRE-003). Pure: no sockets, no timers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterFailure, afterLoss, type Redial } from '../lib/_redial.ts';
-import type { RedialPolicy } from '../lib/_dial_options.ts';
+import { afterFailure, afterLoss, type Redial } from '../lib/dialer/_redial.ts';
+import type { RedialPolicy } from '../lib/dialer/_dial_options.ts';
 import { DEFAULT_CLOSE_CODES, Reconnect } from '../mod.ts';
 
 const NOW = 1_700_000_000_000;

@@ -13,7 +13,7 @@ import {
   redisHistory,
   type RedisHistoryOptions,
   type RedisScriptClient,
-} from '../lib/adapters/redis.ts';
+} from '../lib/stores/redis.ts';
 import { MuxwsError, TimeoutError } from '../lib/errors.ts';
 import { historySuite } from './_history_suite.ts';
 import { startRedis } from './_redis.ts';

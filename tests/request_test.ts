@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TimeoutError } from '../lib/errors.ts';
-import { PendingRequest, RequestDeadlines } from '../lib/_request.ts';
+import { PendingRequest, RequestDeadlines } from '../lib/session/_request.ts';
 import { fakeTime } from './_fake_time.ts';
 
 const outcomes: {

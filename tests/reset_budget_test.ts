@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RESET_WINDOW_MS, ResetBudget } from '../lib/_reset_budget.ts';
+import { RESET_WINDOW_MS, ResetBudget } from '../lib/session/_reset_budget.ts';
 import { sessionPair, settle } from './_session_pair.ts';
 
 /** Counts one reset at each time of `times` on a budget of `max`; returns each verdict. */

@@ -1,7 +1,7 @@
-// Unit tests of lib/_routes.ts: serving a routed stream (lookup, Standard Schema validation, a
+// Unit tests of lib/routes/routes.ts: serving a routed stream (lookup, Standard Schema validation, a
 // returned value, an async generator's yields within credit, stopping on abort) over a real
 // session pair or a hand-made stream, and the checks on headers, route names and `routes`.
-import { MUXWS } from '../lib/_reserved.ts';
+import { MUXWS } from '../lib/wire/reserved.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamError, StreamResetError } from 'muxws';
@@ -12,7 +12,7 @@ import type {
   StandardSchemaV1,
   StandardSchemaV1Issue,
   StandardSchemaV1Result,
-} from '../lib/api.ts';
+} from '../lib/routes/api.ts';
 import {
   checkHeaders,
   checkRouteName,
@@ -22,9 +22,9 @@ import {
   type ServedRoutes,
   serveRoute,
   summariseIssues,
-} from '../lib/_routes.ts';
+} from '../lib/routes/routes.ts';
 import { probe, sessionPair, settle } from './_session_pair.ts';
-import { streamHandler } from '../lib/_route_streams.ts';
+import { streamHandler } from '../lib/routes/route_streams.ts';
 
 type Api = {
   'chat.say': { input: { text: string }; output: { delivered: number } };

@@ -2,11 +2,11 @@
 // it as the handler reads it, on the acceptor's routes and the dialer's, over in-memory sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type ConnectOptions, serve } from '../lib/dialer.ts';
+import { connect, type Connection, type ConnectOptions, serve } from '../lib/dialer/dialer.ts';
 import { StreamError, StreamResetError } from '../lib/errors.ts';
-import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor.ts';
-import type { StandardSchemaV1 } from '../lib/api.ts';
-import { checkRoutes } from '../lib/_routes.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor/acceptor.ts';
+import type { StandardSchemaV1 } from '../lib/routes/api.ts';
+import { checkRoutes } from '../lib/routes/routes.ts';
 import { FakeServer } from './_socket_pair.ts';
 
 type Api = {

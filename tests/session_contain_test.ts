@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jsonCodec } from 'muxws';
-import { encodePublish, Session, type SessionOptions } from '../lib/_session.ts';
-import { GOAWAY } from '../lib/_frame.ts';
+import { encodePublish, Session, type SessionOptions } from '../lib/session/session.ts';
+import { GOAWAY } from '../lib/wire/frame.ts';
 import { watchUnhandled } from './_unhandled.ts';
 
 /** Replaces console.error for the scope, recording its first argument. */

@@ -5,8 +5,8 @@ import type { Codec, Stream } from 'muxws';
 import { fakeTime } from './_fake_time.ts';
 import { codecs } from './_codecs.ts';
 import { type Probe, probe, sessionPair, settle } from './_session_pair.ts';
-import { streamHandler } from '../lib/_route_streams.ts';
-import type { StandardSchemaV1 } from '../lib/api.ts';
+import { streamHandler } from '../lib/routes/route_streams.ts';
+import type { StandardSchemaV1 } from '../lib/routes/api.ts';
 
 /** A message `[kind, 1, 0, (null,) <depth nested arrays>]` built by hand, past any encoder's limit. */
 function deepMessage(codecName: string, kind: 1 | 2, depth: number): string | Uint8Array {

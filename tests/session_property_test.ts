@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Codec, Stream } from 'muxws';
 import { codecs } from './_codecs.ts';
-import { Session } from '../lib/_session.ts';
+import { Session } from '../lib/session/session.ts';
 import { probe, sessionPair, settle } from './_session_pair.ts';
 
 const SEED = Number(globalThis.process?.env?.MUXWS_FC_SEED ?? 0x5e55_1011);

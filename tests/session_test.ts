@@ -316,7 +316,7 @@ for (const codec of codecs) {
   });
 
   test(`WSM-WIRE-003 ${c} PUBLISH reaches the dialer's onPublish`, async () => {
-    const { encodePublish } = await import('../lib/_session.ts');
+    const { encodePublish } = await import('../lib/session/session.ts');
     using pair = sessionPair({ codec });
     assert.equal(
       pair.acceptor.sendEncoded(encodePublish(codec, 'room:1', { n: 1 }, { k: 'v' })),

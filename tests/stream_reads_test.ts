@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { iteratorOf, readableOf, ReadQueue } from '../lib/_stream_reads.ts';
+import { iteratorOf, readableOf, ReadQueue } from '../lib/session/stream_reads.ts';
 
 /** A queue whose consumed units go to the returned list. */
 function queueWithLog(): { queue: ReadQueue; consumed: number[] } {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamError, StreamResetError, TimeoutError } from 'muxws';
 import type { Codec, Stream } from 'muxws';
-import { control } from '../lib/stream.ts';
+import { control } from '../lib/session/stream.ts';
 import { codecs } from './_codecs.ts';
 import { fakeTime } from './_fake_time.ts';
 import { probe, sessionPair, settle } from './_session_pair.ts';

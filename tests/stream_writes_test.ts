@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Write, WriteQueue } from '../lib/_stream_writes.ts';
+import { type Write, WriteQueue } from '../lib/session/_stream_writes.ts';
 
 /** A write that records how it settled in `log`. */
 function write(name: string, costs: boolean, log: string[]): Write {

@@ -1,7 +1,7 @@
-// lib/_tags.ts: the one tag check of the library and a peer's tag set bound to an index.
+// lib/acceptor/_tags.ts: the one tag check of the library and a peer's tag set bound to an index.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkTag, isTag, MAX_TAG_LENGTH, TagSet } from '../lib/_tags.ts';
+import { checkTag, isTag, MAX_TAG_LENGTH, TagSet } from '../lib/acceptor/_tags.ts';
 
 test('isTag() accepts strings of 1 to 256 characters only (WSM-ACC-004)', () => {
   const cases: Array<[unknown, boolean]> = [

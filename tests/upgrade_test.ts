@@ -1,8 +1,8 @@
-// lib/_upgrade.ts: the upgrade decision as plain functions over Request.
+// lib/acceptor/_upgrade.ts: the upgrade decision as plain functions over Request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkUpgrade, offers, originCheck, type UpgradeRules } from '../lib/_upgrade.ts';
-import type { OriginPolicy } from '../lib/acceptor_types.ts';
+import { checkUpgrade, offers, originCheck, type UpgradeRules } from '../lib/acceptor/_upgrade.ts';
+import type { OriginPolicy } from '../lib/acceptor/acceptor_types.ts';
 
 function request(headers: Record<string, string>, method = 'GET'): Request {
   return new Request('http://api.example/ws', { method, headers });
