@@ -2,7 +2,7 @@
 // circle, type-only imports included); each folder of lib/ imports only the folders its row of
 // ALLOWED_IMPORTS names; a `_name.ts` file is private to its folder (examples/ use the entry
 // points as an application does; tests and the in-process benchmarks may reach a part to measure
-// it); and docs/design/layout.md names every folder and file.
+// it); docs/design/layout.md names every folder and file; and tests/ mirrors lib/'s folders.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -283,6 +283,14 @@ test('STYLE layout: docs/design/layout.md names every folder and every file of l
     if (!map.includes(`\`${file.slice('lib/'.length)}\``)) missing.push(file);
   }
   assert.deepEqual(missing, [], 'docs/design/layout.md leaves these out');
+});
+
+test("STYLE layout: the folders of tests/ mirror lib/'s, beside the runtime and harness folders", () => {
+  const own = ['deno', 'bun', 'node', 'hostile', 'types'];
+  const folders = readdirSync(join(root, 'tests'))
+    .filter((name) => statSync(join(root, 'tests', name)).isDirectory() && !own.includes(name));
+  const lib = Object.keys(ALLOWED_IMPORTS);
+  assert.deepEqual(folders.filter((name) => !lib.includes(name)), [], 'not a folder of lib/');
 });
 
 /** The top-level classes of a source text with their length in lines. */
