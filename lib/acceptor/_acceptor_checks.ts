@@ -3,7 +3,7 @@
  * ({@linkcode checkAcceptorOptions}), a close's code and reason ({@linkcode checkClose}) and a
  * duration ({@linkcode checkMs}). Messages say what was expected and the value found.
  *
- * Internal: imported from `lib/` only, never re-exported.
+ * Private to `lib/acceptor/`, never re-exported.
  *
  * @module
  */

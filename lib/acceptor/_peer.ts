@@ -4,7 +4,7 @@
  * the socket's events. Both are ordinary classes over a small {@linkcode PeerHost}, what a peer
  * needs of its acceptor, so this file never imports the acceptor.
  *
- * Internal: imported from `lib/` only, never re-exported.
+ * Private to `lib/acceptor/`, never re-exported.
  *
  * @module
  */

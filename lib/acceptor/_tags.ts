@@ -2,7 +2,8 @@
  * Tags: the one check of a tag for the library (a string of 1 to 256 characters) and a peer's
  * tag set, which validates what is added and tells the acceptor's tag index of each change.
  *
- * Internal: imported from `lib/` and `lib/adapters/` only, never re-exported.
+ * Private to `lib/acceptor/`, never re-exported; the adapters and stores that still import it
+ * are known leaks, listed in `tests/layout_test.ts`.
  *
  * @module
  */

@@ -11,7 +11,8 @@
  * key and a NUL, then the tag. Application topics that start with a NUL are reserved; the key
  * keeps two acceptors served by one server (one replacing the other) off each other's topics.
  *
- * Internal: imported from `lib/` and `lib/adapters/` only, never re-exported.
+ * Private to `lib/acceptor/`, never re-exported; the Bun adapter, which still imports it, is a
+ * known leak, listed in `tests/layout_test.ts`.
  *
  * @module
  */

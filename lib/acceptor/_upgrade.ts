@@ -6,7 +6,8 @@
  * the acceptor closes, 403, 400) and the application's `authorize` ({@linkcode authorizeUpgrade}:
  * 403, its `Response`, 500).
  *
- * Internal: imported from `lib/` only, never re-exported.
+ * Private to `lib/acceptor/`, never re-exported; the adapters that still import it are known
+ * leaks, listed in `tests/layout_test.ts`.
  *
  * @module
  */

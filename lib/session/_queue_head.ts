@@ -2,7 +2,7 @@
  * {@linkcode advance}: an array used as a first-in first-out queue without an O(n) `shift()` per
  * entry, for the queues of a stream (waiting writes, unread messages).
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

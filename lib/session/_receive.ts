@@ -7,7 +7,7 @@
  * names); and the malformed one, counted against `maxProtocolErrors`
  * (docs/design/session-internals.md, "Order of checks on a received message").
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

@@ -10,7 +10,7 @@
  * re-arms for the earliest deadline left; once no request waits it is cleared, so an idle session
  * holds none. A request made without a session's deadlines gets a `RequestDeadlines` of its own.
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

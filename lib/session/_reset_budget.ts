@@ -5,7 +5,7 @@
  * dialer). What counts is decided by the session's parts (`_session_streams.ts` for resets of
  * live streams, `_receive.ts` for refused OPENs); this file only keeps the times.
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

@@ -3,7 +3,7 @@
  * GOAWAY. They sit apart from the session's parts so that every part, and the file that composes
  * them (`session.ts`, which re-exports them), can import them without a circle.
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

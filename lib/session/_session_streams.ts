@@ -10,7 +10,7 @@
  * one object per session, whose methods live on one shared prototype, rather than a closure per
  * host method per connection (an idle peer's memory, docs/performance.md).
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

@@ -7,7 +7,7 @@
  * The stream decides when the oldest write may go (credit, congestion) and hands it to the socket;
  * this part keeps the order and settles what is still waiting when the stream fails.
  *
- * Internal: imported from `lib/` only.
+ * Private to `lib/session/`.
  *
  * @module
  */

@@ -2,7 +2,7 @@
  * What the Redis backplane and the Redis history share: bytes as base64 text and back (a binary
  * codec's frame crosses a Redis channel or a stream entry as text), and what Redis said.
  *
- * Internal: imported from `lib/adapters/` only, never re-exported.
+ * Private to `lib/stores/`, never re-exported.
  *
  * @module
  */
