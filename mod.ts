@@ -36,12 +36,12 @@
  *
  * @module
  */
-export type * from './lib/api.ts';
-export * from './lib/codec.ts';
-export * from './lib/dialer.ts';
+export type * from './lib/routes/api.ts';
+export * from './lib/wire/codec.ts';
+export * from './lib/dialer/dialer.ts';
 export * from './lib/errors.ts';
-export * from './lib/hello.ts';
-export * from './lib/limits.ts';
-export * from './lib/schedule.ts';
-export { Stream } from './lib/stream.ts';
-export type { OpenOptions, PublishMessage, RequestOptions } from './lib/stream.ts';
+export * from './lib/dialer/hello.ts';
+export * from './lib/session/limits.ts';
+export * from './lib/dialer/schedule.ts';
+export { Stream } from './lib/session/stream.ts';
+export type { OpenOptions, PublishMessage, RequestOptions } from './lib/session/stream.ts';

@@ -6,7 +6,7 @@
  * @module
  */
 import { createServer } from 'node:http';
-import type { Acceptor } from '../lib/acceptor.ts';
+import type { Acceptor } from '../lib/acceptor/acceptor.ts';
 import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
 import { bunHandlers } from '../lib/adapters/bun.ts';
 import { acceptUpgrades } from './_ws_upgrade.ts';

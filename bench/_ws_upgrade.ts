@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Acceptor } from '../lib/acceptor.ts';
+import type { Acceptor } from '../lib/acceptor/acceptor.ts';
 import { attach, type Attachment } from '../lib/adapters/node.ts';
 
 /**

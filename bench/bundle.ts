@@ -2,7 +2,7 @@
  * Scenario `bundle`: esbuild minified (ESM, browser platform) and gzipped (level 9) size of each
  * entry, bundled the same way: muxws `mod.ts` (the dialer front door, everything it exports),
  * only `connect` from it (what an app that imports just the dialer ships), `connect` with the
- * two classes an app configures it with, the acceptor entry `lib/acceptor.ts`, and beside them
+ * two classes an app configures it with, the acceptor entry `lib/acceptor/acceptor.ts`, and beside them
  * socket.io-client, partysocket and reconnecting-websocket (each as `export * from '<package>'`).
  *
  * Run directly, it prints where the bytes of one entry go, file by file (default: `connect`
@@ -31,7 +31,7 @@ export const ENTRIES: ReadonlyArray<readonly [string, string]> = [
   ['muxws', "export * from './mod.ts';"],
   ['muxws connect only', "export { connect } from './mod.ts';"],
   ['muxws connect, Reconnect, Hello', "export { connect, Reconnect, Hello } from './mod.ts';"],
-  ['muxws acceptor', "export * from './lib/acceptor.ts';"],
+  ['muxws acceptor', "export * from './lib/acceptor/acceptor.ts';"],
   ['socket.io', "export * from 'socket.io-client';"],
   ['partysocket', "export * from 'partysocket';"],
   ['reconnecting-websocket', "export { default } from 'reconnecting-websocket';"],

@@ -16,7 +16,7 @@
  * @module
  */
 import process from 'node:process';
-import { Acceptor } from '../lib/acceptor.ts';
+import { Acceptor } from '../lib/acceptor/acceptor.ts';
 import { bunHandlers, type BunServerWebSocket } from '../lib/adapters/bun.ts';
 import { collectGarbage, numberOption, runtime } from './_common.ts';
 

@@ -29,8 +29,8 @@
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { type Codec, jsonCodec, type Stream } from '../mod.ts';
-import { msgpackCodec } from '../lib/msgpack.ts';
-import { Session } from '../lib/_session.ts';
+import { msgpackCodec } from '../lib/wire/msgpack.ts';
+import { Session } from '../lib/session/session.ts';
 
 const args: string[] = (globalThis as { Deno?: { args: string[] } }).Deno?.args ??
   (globalThis as { process?: { argv: string[] } }).process?.argv.slice(2) ?? [];

@@ -26,8 +26,8 @@
  */
 import process from 'node:process';
 import { connect, type Connection, type DialerSocketConstructor } from '../mod.ts';
-import { Acceptor } from '../lib/acceptor.ts';
-import type { ServerWebSocket } from '../lib/acceptor_types.ts';
+import { Acceptor } from '../lib/acceptor/acceptor.ts';
+import type { ServerWebSocket } from '../lib/acceptor/acceptor_types.ts';
 import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
 
 const COUNT = numberOption('count', 5_000);

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { describe } from './_describe.ts';
+import { describe } from './util/describe.ts';
 
 /** The pattern every reset code matches. */
 export const RESET_CODE_PATTERN: RegExp = /^[a-z][a-z0-9_.-]{0,63}$/;

@@ -1,6 +1,6 @@
 // Builds dist/ for Node and bundlers: one ESM file per source file (esbuild), with every relative
 // `.ts` import rewritten to `.js`, and `.d.ts` files beside them (tsc). The module structure is
-// kept, so `dist/lib/_session.js` is the same module whether a caller reaches it through
+// kept, so `dist/lib/session/session.js` is the same module whether a caller reaches it through
 // `dist/mod.js` or directly (the Node test run relies on that for `instanceof`).
 //
 // `--stage` also writes the npm package as it is published into npm-package/ (or the folder given

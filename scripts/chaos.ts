@@ -23,7 +23,7 @@
  * violation. The whole run is bounded (4.5 min full, 60 s quick): past it, it reports and exits 1.
  */
 import process from 'node:process';
-import { connect, type Connection } from '../lib/dialer.ts';
+import { connect, type Connection } from '../lib/dialer/dialer.ts';
 import { StreamResetError } from '../lib/errors.ts';
 import { type FaultProxy, startFaultProxy } from '../tests/_fault_proxy.ts';
 import { type ChildAcceptor, spawnAcceptor } from '../tests/hostile/_spawn.ts';

@@ -1,4 +1,4 @@
-// `npm run fuzz`: the long frame fuzz. Runs tests/fuzz_frames_test.ts on Deno with
+// `npm run fuzz`: the long frame fuzz. Runs tests/wire/fuzz_frames_test.ts on Deno with
 // MUXWS_FUZZ_SCALE=20 (about 2,000,000 generated frames across both codecs: round trips of valid
 // frames and damaged frames fed to live sessions), seeded and reproducible.
 //
@@ -25,7 +25,7 @@ console.log(`fuzz: scale ${scale}${seed === undefined ? '' : `, seed ${seed}`}`)
 const started = Date.now();
 const run = spawnSync(
   join(root, 'node_modules', '.bin', 'deno'),
-  ['test', '-A', 'tests/fuzz_frames_test.ts'],
+  ['test', '-A', 'tests/wire/fuzz_frames_test.ts'],
   { cwd: root, env, stdio: 'inherit', timeout: 20 * 60_000 },
 );
 console.log(

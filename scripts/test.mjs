@@ -2,8 +2,9 @@
 //
 //   1. `deno task ok`: fmt check, lint, type check, doc lint, then the Deno tests (tests/ minus
 //      tests/bun/ and tests/node/), JUnit to .test-results/deno.xml;
-//   2. `bun test` over tests/*_test.ts and tests/bun/, JUnit to .test-results/bun.xml;
-//   3. build dist/, bundle tests/*_test.ts and tests/node/ against it, run them on this Node,
+//   2. `bun test` over the shared tests (tests/*_test.ts and tests/<lib folder>/) and tests/bun/,
+//      JUnit to .test-results/bun.xml;
+//   3. build dist/, bundle the shared tests and tests/node/ against it, run them on this Node,
 //      JUnit to .test-results/node.xml.
 //
 // Every runtime's count comes from its JUnit file; a runtime that wrote none (it crashed, or its
@@ -33,8 +34,11 @@ rmSync(results, { recursive: true, force: true });
 mkdirSync(results, { recursive: true });
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
+// Shared tests run on every runtime: tests/*_test.ts and the folders that mirror lib/'s
+// (tests/session/, tests/dialer/, …); the per-runtime folders hold each runtime's own.
+const RUNTIME_FOLDERS = ['deno', 'bun', 'node'];
 const shared = tsFiles('tests', { suffix: '_test.ts' })
-  .filter((f) => f.split('/').length === 2)
+  .filter((f) => f.split('/').length === 2 || !RUNTIME_FOLDERS.includes(f.split('/')[1]))
   .filter((f) => !filesFilter || filesFilter.some((name) => f.endsWith(name)));
 const own = (runtime) =>
   tsFiles(join('tests', runtime), { suffix: '_test.ts' })

@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
-import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor/acceptor.ts';
 import {
   type CloseInfo,
   connect,
@@ -20,11 +20,11 @@ import {
   type ConnectOptions,
   type DialContext,
   type ReconnectingInfo,
-} from '../lib/dialer.ts';
-import type { PublishMessage, Stream } from '../lib/stream.ts';
+} from '../lib/dialer/dialer.ts';
+import type { PublishMessage, Stream } from '../lib/session/stream.ts';
 import { NotConnectedError } from '../lib/errors.ts';
-import { type Codec, jsonCodec } from '../lib/codec.ts';
-import { msgpackCodec } from '../lib/msgpack.ts';
+import { type Codec, jsonCodec } from '../lib/wire/codec.ts';
+import { msgpackCodec } from '../lib/wire/msgpack.ts';
 
 /** A running server for one acceptor. */
 export interface SuiteServer {

@@ -8,7 +8,7 @@ import {
   BackplaneGapError,
   type BackplaneMessage,
   broadcastChannelBackplane,
-} from '../lib/backplane.ts';
+} from '../lib/broadcast/backplane.ts';
 import { within } from './_wait.ts';
 
 function frame(tag: string, n: number): BackplaneMessage {

@@ -16,10 +16,10 @@ import {
   type DialContext,
   type DialerSocketConstructor,
   type ReconnectingInfo,
-} from '../lib/dialer.ts';
-import { Acceptor, type Peer } from '../lib/acceptor.ts';
+} from '../lib/dialer/dialer.ts';
+import { Acceptor, type Peer } from '../lib/acceptor/acceptor.ts';
 import { ConnectError, StreamResetError } from '../lib/errors.ts';
-import type { StandardSchemaV1 } from '../lib/api.ts';
+import type { StandardSchemaV1 } from '../lib/routes/api.ts';
 
 /** A running test server. */
 export interface RealServer {

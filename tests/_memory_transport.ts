@@ -9,7 +9,13 @@
  * told otherwise) on a microtask, refused (the dial fails with close 1006), or left hanging until
  * the attempt is abandoned.
  */
-import type { CloseFields, OpenReport, Transport, Wire, WireEvents } from '../lib/_transport.ts';
+import type {
+  CloseFields,
+  OpenReport,
+  Transport,
+  Wire,
+  WireEvents,
+} from '../lib/dialer/_transport.ts';
 import type { DialDecision, TestAcceptor } from './_test_acceptor.ts';
 
 /** One dial seen by a {@linkcode MemoryServer}. */

@@ -4,7 +4,7 @@
  * `FakeServer`.
  * @module
  */
-import { Acceptor, type AcceptorOptions, type AttachedPeer } from '../lib/acceptor.ts';
+import { Acceptor, type AcceptorOptions, type AttachedPeer } from '../lib/acceptor/acceptor.ts';
 import { FakeServer } from './_socket_pair.ts';
 
 /** A peer attached with {@linkcode raw}. */

@@ -18,10 +18,10 @@
  */
 import process from 'node:process';
 import { createClient } from 'redis';
-import { Acceptor } from '../lib/acceptor.ts';
+import { Acceptor } from '../lib/acceptor/acceptor.ts';
 import { upgrade } from '../lib/adapters/deno.ts';
 import { bunHandlers } from '../lib/adapters/bun.ts';
-import { redisBackplane, redisHistory } from '../lib/adapters/redis.ts';
+import { redisBackplane, redisHistory } from '../lib/stores/redis.ts';
 
 const [url, nodeId, retentionText] = process.argv.slice(2);
 const retention = JSON.parse(retentionText ?? '{}') as { maxEntries?: number; maxAgeMs?: number };

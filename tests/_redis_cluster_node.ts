@@ -17,13 +17,13 @@
  */
 import process from 'node:process';
 import { createClient } from 'redis';
-import { Acceptor } from '../lib/acceptor.ts';
+import { Acceptor } from '../lib/acceptor/acceptor.ts';
 import { upgrade } from '../lib/adapters/deno.ts';
 import { bunHandlers } from '../lib/adapters/bun.ts';
-import { redisBackplane } from '../lib/adapters/redis.ts';
-import { BackplaneError, BackplaneGapError } from '../lib/backplane.ts';
-import type { Peer } from '../lib/acceptor.ts';
-import type { Stream } from '../lib/stream.ts';
+import { redisBackplane } from '../lib/stores/redis.ts';
+import { BackplaneError, BackplaneGapError } from '../lib/broadcast/backplane.ts';
+import type { Peer } from '../lib/acceptor/acceptor.ts';
+import type { Stream } from '../lib/session/stream.ts';
 
 const [url, nodeId] = process.argv.slice(2);
 

@@ -7,8 +7,8 @@
  */
 import type { Codec } from 'muxws';
 import { jsonCodec } from 'muxws';
-import { type GoAway, Session, type SessionOptions } from '../lib/_session.ts';
-import type { PublishMessage } from '../lib/stream.ts';
+import { type GoAway, Session, type SessionOptions } from '../lib/session/session.ts';
+import type { PublishMessage } from '../lib/session/stream.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
 
 /** What one side recorded. */

@@ -14,10 +14,17 @@ test('bundle: bundleBreakdown() gives the connect bundle to its files, shares su
   const source = "export { connect } from './mod.ts';";
   const shares = bundleBreakdown(esbuild, root, source);
   const files = shares.map((share) => share.file);
-  for (const file of ['lib/dialer.ts', 'lib/_session.ts', 'lib/stream.ts', 'lib/_frame.ts']) {
+  for (
+    const file of [
+      'lib/dialer/dialer.ts',
+      'lib/session/session.ts',
+      'lib/session/stream.ts',
+      'lib/wire/frame.ts',
+    ]
+  ) {
     assert.ok(files.includes(file), `${file} in ${files.join(', ')}`);
   }
-  assert.ok(!files.includes('lib/acceptor.ts'));
+  assert.ok(!files.includes('lib/acceptor/acceptor.ts'));
   assert.ok(shares.every((share) => share.minified > 0 && share.gzipped > 0));
   const connectOnly = bundleSizes(esbuild, root)
     .find((size) => size.subject === 'muxws connect only')!;

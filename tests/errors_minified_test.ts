@@ -4,7 +4,7 @@
 // bench/bundle.ts does), writes the bundle to a temporary file, imports it, and constructs every
 // error class it exports:
 //
-// - Deno and Bun bundle the sources (mod.ts and lib/backplane.ts);
+// - Deno and Bun bundle the sources (mod.ts and lib/broadcast/backplane.ts);
 // - Node bundles the dist/ build this test run made (scripts/test.mjs's layout), which is what a
 //   browser application's bundler sees of the npm package.
 import { test } from 'node:test';
@@ -19,7 +19,7 @@ import { repoRoot } from './_repo.ts';
 const isNode = !('Deno' in globalThis) && !('Bun' in globalThis);
 const root = repoRoot();
 
-/** The folder whose mod and lib/backplane the bundle starts from, and their extension. */
+/** The folder whose mod and lib/broadcast/backplane the bundle starts from, and their extension. */
 function packageDir(): { dir: string; ext: string } {
   if (!isNode) return { dir: root, ext: 'ts' };
   // This file runs as <results>/node/tests/errors_minified_test.mjs; the build is <results>/dist.
@@ -35,7 +35,7 @@ function packageDir(): { dir: string; ext: string } {
 async function importMinified(): Promise<Record<string, unknown>> {
   const { dir, ext } = packageDir();
   const source = `export * from './mod.${ext}';\n` +
-    `export { BackplaneError, BackplaneGapError } from './lib/backplane.${ext}';\n`;
+    `export { BackplaneError, BackplaneGapError } from './lib/broadcast/backplane.${ext}';\n`;
   const result = spawnSync(join(root, 'node_modules', '.bin', 'esbuild'), [
     '--bundle',
     '--minify',

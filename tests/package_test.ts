@@ -92,7 +92,7 @@ test("SPEC reference: '@muxws/core' and 'muxws' resolve to mod.ts in this reposi
       assert.equal(import.meta.resolve(own), pathToFileURL(join(root, 'mod.ts')).href);
       assert.equal(
         import.meta.resolve(`${own}/acceptor`),
-        pathToFileURL(join(root, 'lib', 'acceptor.ts')).href,
+        pathToFileURL(join(root, 'lib', 'acceptor', 'acceptor.ts')).href,
       );
     }
   }

@@ -11,7 +11,7 @@
 //
 // Each run must exit 0 and print what the page says it prints. The page sits beside the
 // repository in CI, and .ci/run fails when it does not; on a clone without it, these tests are
-// skipped with a message saying so, and tests/schedule_hello_figures_test.ts still holds the same
+// skipped with a message saying so, and tests/dialer/schedule_hello_figures_test.ts still holds the same
 // figures with nothing from outside the repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

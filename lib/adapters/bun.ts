@@ -28,9 +28,9 @@
  *
  * @module
  */
-import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor.ts';
-import { TOPIC_SINK, type TopicPublisher, type TopicSink } from '../_topics.ts';
-import { malformedUpgrade, messageLimitOf } from '../_upgrade.ts';
+import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor/acceptor.ts';
+import { TOPIC_SINK, type TopicPublisher, type TopicSink } from '../acceptor/_topics.ts';
+import { malformedUpgrade, messageLimitOf } from '../acceptor/_upgrade.ts';
 
 /**
  * What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`, which replaces it

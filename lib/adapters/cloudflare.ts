@@ -60,19 +60,24 @@ import type {
   Peer,
   PeerHello,
   PeerSink,
-} from '../acceptor.ts';
-import { reportTo } from '../_contain.ts';
-import { acceptorMaySend, CloseCode } from '../_codes.ts';
-import { describe } from '../_describe.ts';
-import { isTag, MAX_TAG_LENGTH } from '../_tags.ts';
-import type { History, HistoryEntry, HistoryRange, MemoryHistoryOptions } from '../history.ts';
+} from '../acceptor/acceptor.ts';
+import { reportTo } from '../util/contain.ts';
+import { acceptorMaySend, CloseCode } from '../wire/codes.ts';
+import { describe } from '../util/describe.ts';
+import { isTag, MAX_TAG_LENGTH } from '../acceptor/_tags.ts';
+import type {
+  History,
+  HistoryEntry,
+  HistoryRange,
+  MemoryHistoryOptions,
+} from '../broadcast/history.ts';
 import {
   DEFAULT_MAX_AGE_MS,
   DEFAULT_MAX_ENTRIES,
   rangeGap,
   retentionOption,
   seqOrigin,
-} from '../_seq_origin.ts';
+} from '../broadcast/_seq_origin.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the

@@ -15,8 +15,8 @@
  *
  * @module
  */
-import type { Acceptor, ServerWebSocket } from '../acceptor.ts';
-import { malformedUpgrade } from '../_upgrade.ts';
+import type { Acceptor, ServerWebSocket } from '../acceptor/acceptor.ts';
+import { malformedUpgrade } from '../acceptor/_upgrade.ts';
 
 interface DenoUpgrade {
   upgradeWebSocket(

@@ -28,8 +28,13 @@
  *
  * @module
  */
-import type { Acceptor, AttachedPeer, IncomingData, UpgradeAccepted } from '../acceptor.ts';
-import { describe } from '../_describe.ts';
+import type {
+  Acceptor,
+  AttachedPeer,
+  IncomingData,
+  UpgradeAccepted,
+} from '../acceptor/acceptor.ts';
+import { describe } from '../util/describe.ts';
 import { upgrade as workersUpgrade } from './cloudflare.ts';
 
 /** The part of Hono's `Context` the handler reads. */

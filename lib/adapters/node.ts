@@ -29,9 +29,14 @@ import { type IncomingMessage, type Server as HttpServer, STATUS_CODES } from 'n
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import type { Acceptor } from '../acceptor.ts';
-import { CloseCode } from '../_codes.ts';
-import { messageLimitOf, requestOf, upgradeCheckOf, type UpgradeHead } from '../_upgrade.ts';
+import type { Acceptor } from '../acceptor/acceptor.ts';
+import { CloseCode } from '../wire/codes.ts';
+import {
+  messageLimitOf,
+  requestOf,
+  upgradeCheckOf,
+  type UpgradeHead,
+} from '../acceptor/_upgrade.ts';
 
 /**
  * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the

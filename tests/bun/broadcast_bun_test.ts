@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { broadcastSuite } from '../_broadcast_suite.ts';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { serveAcceptorOnBun, serveOnBun } from './_serve.ts';
-import { Acceptor, type Peer } from '../../lib/acceptor.ts';
+import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
 import { bunHandlers, type BunServer } from '../../lib/adapters/bun.ts';
 
 broadcastSuite('Bun', serveAcceptorOnBun);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { acceptorSuite } from '../_acceptor_suite.ts';
 import { upgrade } from '../../lib/adapters/deno.ts';
-import { Acceptor } from '../../lib/acceptor.ts';
+import { Acceptor } from '../../lib/acceptor/acceptor.ts';
 
 acceptorSuite('Deno', (acceptor) => {
   const server = Deno.serve(

@@ -23,16 +23,16 @@ import {
   type AcceptorOptions,
   type Peer,
   type PeerCloseInfo,
-} from '../../lib/acceptor.ts';
+} from '../../lib/acceptor/acceptor.ts';
 import {
   connect,
   type Connection,
   type ConnectOptions,
   type DialerSocketConstructor,
-} from '../../lib/dialer.ts';
-import type { Stream } from '../../lib/stream.ts';
-import type { Codec } from '../../lib/codec.ts';
-import { msgpackCodec } from '../../lib/msgpack.ts';
+} from '../../lib/dialer/dialer.ts';
+import type { Stream } from '../../lib/session/stream.ts';
+import type { Codec } from '../../lib/wire/codec.ts';
+import { msgpackCodec } from '../../lib/wire/msgpack.ts';
 import { StreamError } from '../../lib/errors.ts';
 import { type ServerFactory, type SuiteServer, within } from '../_acceptor_suite.ts';
 import { type FaultProxy, startFaultProxy } from '../_fault_proxy.ts';
@@ -398,12 +398,14 @@ export function settleCounter(): {
 
 /**
  * Sends raw messages to a peer's dialer through the acceptor's own socket, as a compromised or
- * buggy acceptor would. It reaches into the Peer's sink, which is internal to lib/acceptor.ts.
+ * buggy acceptor would. It reaches into the Peer's sink, which is internal to lib/acceptor/acceptor.ts.
  */
 export function rawSend(peer: Peer): (data: string | Uint8Array) => void {
   const sink = (peer as unknown as { sink?: { send(data: string | Uint8Array): void } }).sink;
   if (typeof sink?.send !== 'function') {
-    throw new Error('Expected the Peer to keep its socket sink in "sink": lib/acceptor.ts changed');
+    throw new Error(
+      'Expected the Peer to keep its socket sink in "sink": lib/acceptor/acceptor.ts changed',
+    );
   }
   return (data) => sink.send(data);
 }

@@ -7,10 +7,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Codec } from '../../lib/codec.ts';
-import { jsonCodec } from '../../lib/codec.ts';
-import { msgpackCodec } from '../../lib/msgpack.ts';
-import { CREDIT, FLAG_HELLO, INITIAL_WINDOW } from '../../lib/_frame.ts';
+import type { Codec } from '../../lib/wire/codec.ts';
+import { jsonCodec } from '../../lib/wire/codec.ts';
+import { msgpackCodec } from '../../lib/wire/msgpack.ts';
+import { CREDIT, FLAG_HELLO, INITIAL_WINDOW } from '../../lib/wire/frame.ts';
 import { within } from '../_wait.ts';
 import { childStats, dialOn, type HostileRuntime, named } from './_harness.ts';
 import { type Closed, type RawClient, rawClient } from './_raw.ts';

@@ -121,7 +121,7 @@ export function floodsTests(rt: HostileRuntime): void {
     async () => {
       // The reset budget (200 refusals a second by default) would close this connection long
       // before 9,900 refusals; it is raised here so the stream limit and the windows are what
-      // this case measures. The budget itself: the next case and tests/session_hostile_test.ts.
+      // this case measures. The budget itself: the next case and tests/session/session_hostile_test.ts.
       await withServer(rt, { limits: { maxResetRate: 20_000 } }, async (h) => {
         const attacker = await h.raw();
         const rssBefore = await rssAfterGc();

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProtocolError } from '../../lib/errors.ts';
-import { msgpackCodec } from '../../lib/msgpack.ts';
+import { msgpackCodec } from '../../lib/wire/msgpack.ts';
 import { eventually, within } from '../_acceptor_suite.ts';
 import {
   framesOf,

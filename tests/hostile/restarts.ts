@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CloseInfo, Connection } from '../../lib/dialer.ts';
+import type { CloseInfo, Connection } from '../../lib/dialer/dialer.ts';
 import { StreamResetError } from '../../lib/errors.ts';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { startFaultProxy } from '../_fault_proxy.ts';

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebSocketServer } from 'ws';
-import type { Acceptor } from '../../lib/acceptor.ts';
+import type { Acceptor } from '../../lib/acceptor/acceptor.ts';
 import { attach } from '../../lib/adapters/node.ts';
 
 /** A listening `ws` server feeding an acceptor. */

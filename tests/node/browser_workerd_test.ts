@@ -12,7 +12,7 @@ import { bundleWorkerSource, startWorkerd, type WorkerdInstance } from '../_work
 const WORKER = `
 import { Hono } from 'hono';
 import { upgradeWebSocket } from 'hono/cloudflare-workers';
-import { Acceptor } from './lib/acceptor.ts';
+import { Acceptor } from './lib/acceptor/acceptor.ts';
 import { upgrade } from './lib/adapters/cloudflare.ts';
 import { muxws } from './lib/adapters/hono.ts';
 

@@ -4,16 +4,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { connect, type Connection, type ConnectOptions, serve } from '../../lib/dialer.ts';
+import { connect, type Connection, type ConnectOptions, serve } from '../../lib/dialer/dialer.ts';
 import type {
   CloseInfo,
   DialContext,
   DialerSocketConstructor,
   OpenInfo,
-} from '../../lib/dialer.ts';
+} from '../../lib/dialer/dialer.ts';
 import { ConnectError, NotConnectedError, StreamResetError } from '../../lib/errors.ts';
-import type { PublishMessage, Stream } from '../../lib/stream.ts';
-import { msgpackCodec } from '../../lib/msgpack.ts';
+import type { PublishMessage, Stream } from '../../lib/session/stream.ts';
+import { msgpackCodec } from '../../lib/wire/msgpack.ts';
 import type { Api, Stats } from '../../examples/cloudflare/api.ts';
 import {
   bundleWorker,
@@ -555,9 +555,9 @@ test("WSM-ACC-008 a Durable Object's acceptor.close() drains with GOAWAY and the
 });
 
 const MSGPACK_WORKER = `
-import { Acceptor } from './lib/acceptor.ts';
+import { Acceptor } from './lib/acceptor/acceptor.ts';
 import { DurableObjectAcceptor, upgrade } from './lib/adapters/cloudflare.ts';
-import { msgpackCodec } from './lib/msgpack.ts';
+import { msgpackCodec } from './lib/wire/msgpack.ts';
 
 const onStream = (stream) => ({ echo: stream.payload, bytes: stream.payload?.data instanceof Uint8Array });
 let workerAcceptor;
@@ -629,7 +629,7 @@ test('WSM-WIRE-002 the msgpack codec runs through workerd: binary messages in th
 });
 
 const AUTH_WORKER = `
-import { Acceptor } from './lib/acceptor.ts';
+import { Acceptor } from './lib/acceptor/acceptor.ts';
 import { DurableObjectAcceptor, upgrade } from './lib/adapters/cloudflare.ts';
 
 function authorize(request) {

@@ -1,10 +1,10 @@
 // On Node with `ws`, the dialer and the acceptor write a burst of sends made in one tick with one
-// write of the TCP socket (lib/_node_ws.ts), and every message still arrives, in order. Runs against
+// write of the TCP socket (lib/sockets/node_ws.ts), and every message still arrives, in order. Runs against
 // dist/ on real sockets on 127.0.0.1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { Acceptor } from '../../lib/acceptor.ts';
+import { Acceptor } from '../../lib/acceptor/acceptor.ts';
 import { connect, type DialerSocketConstructor } from '../../mod.ts';
 import { serveWs } from './_serve.ts';
 

@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Acceptor } from '../../lib/acceptor.ts';
+import { Acceptor } from '../../lib/acceptor/acceptor.ts';
 import { attach } from '../../lib/adapters/node.ts';
 import { StreamError } from '../../lib/errors.ts';
 import { bundleSourceForBrowser, launchBrowser } from '../_browser.ts';

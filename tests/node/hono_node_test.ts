@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { acceptorSuite } from '../_acceptor_suite.ts';
 import { muxws } from '../../lib/adapters/hono.ts';
-import type { DialerSocketConstructor } from '../../lib/dialer.ts';
+import type { DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
 
 acceptorSuite('Hono on Node', async (acceptor) => {
   const app = new Hono();

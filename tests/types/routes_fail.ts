@@ -8,7 +8,7 @@ import type {
   RouteName,
   Routes,
   StandardSchemaV1,
-} from '../../lib/api.ts';
+} from '../../lib/routes/api.ts';
 
 type Price = { symbol: string; price: number };
 type Api = {

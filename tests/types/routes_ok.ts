@@ -1,4 +1,4 @@
-// What must type-check: the API types of lib/api.ts as both sides use them. Checked by
+// What must type-check: the API types of lib/routes/api.ts as both sides use them. Checked by
 // tests/types_test.ts with `deno check`; nothing here runs.
 import type { Connection } from 'muxws';
 import type {
@@ -13,7 +13,7 @@ import type {
   Routes,
   StandardSchemaV1,
   WelcomeOf,
-} from '../../lib/api.ts';
+} from '../../lib/routes/api.ts';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
   : false;

@@ -1,0 +1,548 @@
+/**
+ * The acceptor's public types: its options, the {@linkcode Peer}, the sinks and sockets an
+ * adapter hands over, and the options and results of the acceptor's methods. It imports none of
+ * the acceptor's parts, so every part can import it; `lib/acceptor/acceptor.ts` re-exports it whole, and
+ * the `./acceptor` entry shows these symbols.
+ *
+ * @module
+ */
+import type { Codec } from '../wire/codec.ts';
+import type { Limits } from '../session/limits.ts';
+import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
+import type { Backplane } from '../broadcast/backplane.ts';
+import type { History } from '../broadcast/history.ts';
+import type {
+  ApiSpec,
+  CallOptions,
+  HelloOf,
+  InputOf,
+  OutputOf,
+  ReplyOf,
+  RouteContext,
+  RouteName,
+  Routes,
+  UploadOf,
+  WelcomeOf,
+} from '../routes/api.ts';
+
+/**
+ * Which `Origin` an upgrade may come from:
+ * - `'*'`: any origin, and requests without one;
+ * - a list of origins such as `'https://app.example'`: a request whose `Origin` is one of them
+ *   (compared as URL origins, so case and default ports do not matter), or that has none;
+ * - a predicate, called with the `Origin` header (`null` when absent) and the request.
+ *
+ * The default (no `origins` option) allows requests without an `Origin` header (non-browser
+ * dialers) and requests whose `Origin` host equals the request's `Host`. That stops a page of
+ * another site from opening a socket with your users' cookies, but it trusts the `Host` header,
+ * which a DNS-rebinding page sets: a page at `http://attacker.example:8080` whose name is made to
+ * point at your server sends `Origin` and `Host` of that same name, and passes. Such a page gets
+ * none of your site's cookies, so the default is enough where `authorize` or the hello checks a
+ * credential; list your pages' origins whenever browsers connect and the network alone decides
+ * who may (a service on localhost or an internal address), or refuse every browser with
+ * `(origin) => origin === null`.
+ */
+export type OriginPolicy =
+  | '*'
+  | readonly string[]
+  | ((origin: string | null, request: Request) => boolean);
+
+/** What a peer's close reported: the close code and reason. */
+export interface PeerCloseInfo {
+  /** The close code (1006 when the transport reported none). */
+  code: number;
+  /** The close reason. */
+  reason: string;
+}
+
+/**
+ * The dialer's hello as the acceptor received it: the payload and headers of its
+ * OPEN of stream 1. {@linkcode Peer.hello} holds it, frozen, once it was accepted.
+ */
+export interface PeerHello<Payload = unknown> {
+  /** The hello's payload. */
+  readonly payload: Payload;
+  /** The hello's headers, `null` when none were sent. */
+  readonly headers: Readonly<Record<string, unknown>> | null;
+}
+
+/** What `authorize` passes beside the request. */
+export interface AuthorizeInfo {
+  /** The `Sec-WebSocket-Protocol` tokens the request offered, in order. */
+  readonly protocols: readonly string[];
+}
+
+/**
+ * An upgrade `authorize` accepted with state for the peer: its initial `data` and `tags`.
+ */
+export interface Authorized<PeerData = Record<string, unknown>> {
+  /** The peer's initial `data`. @default {{}} */
+  data?: PeerData;
+  /** The peer's initial tags, each 1 to 256 characters. */
+  tags?: Iterable<string>;
+}
+
+/**
+ * What `authorize` decides: `true` accepts, `false` refuses with 403, a `Response` is the
+ * refusal as given, an {@linkcode Authorized} object accepts and seeds the peer.
+ */
+export type AuthorizeResult<PeerData = Record<string, unknown>> =
+  | boolean
+  | Response
+  | Authorized<PeerData>;
+
+/**
+ * The options of {@linkcode Acceptor}. Every field is optional. `Api` types `routes` (and the
+ * routes `peer.call()` reaches on the dialer), `PeerData` the peers' `data`.
+ */
+export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknown>> {
+  /**
+   * The codec of every peer; the acceptor selects the subprotocol `muxws.v1.<codec.name>`.
+   *
+   * @default {jsonCodec}
+   */
+  codec?: Codec;
+  /** Per-connection limits; missing fields take the defaults of `DEFAULT_LIMITS`. */
+  limits?: Partial<Limits>;
+  /**
+   * The `Origin` policy of {@linkcode Acceptor.checkUpgrade}: list the origins your pages are
+   * served from when browsers connect, as the default trusts the `Host` header, which a
+   * DNS-rebinding page controls (see {@linkcode OriginPolicy}).
+   *
+   * @default {undefined} no `Origin`, or an `Origin` whose host equals the request's `Host`
+   */
+  origins?: OriginPolicy;
+  /**
+   * A peer from which nothing arrived for this long is closed with 1001. `0` or
+   * `false` disables the sweep (a Durable Object that must hibernate; its platform ends dead
+   * sockets).
+   *
+   * @default {60000}
+   */
+  idleTimeoutMs?: number | false;
+  /**
+   * Runs once per stream a dialer opens. Its return value is sent with END, a throw resets the
+   * stream. With `routes`, only streams whose OPEN carries no `:route` come
+   * here. Not set: every such stream is refused with `refused`.
+   */
+  onStream?: (stream: Stream, peer: Peer<Api, PeerData>) => unknown;
+  /**
+   * Runs for the dialer's hello, the OPEN of stream 1 with the HELLO flag. Its
+   * return value (or what its promise resolves to) is sent as the last message with END: the
+   * dialer's `welcome`; the hello is then acknowledged and stays readable as `peer.hello`. A
+   * throw or rejection resets stream 1 (a `StreamError` with its code and message, not reported
+   * to `onError`; anything else with `internal`, reported), which the dialer reports as
+   * `HelloRejectedError`, and then closes the peer with 1000 `hello rejected`: the dialer's next
+   * attempt (with fresh credentials from its hello function) is a new peer. Not set: the hello
+   * goes to `onStream` with `stream.isHello`.
+   *
+   * Broadcasts that reach the peer while it runs (to a tag it just added, or `broadcastAll`) wait,
+   * at most 4096 of them and 1 MiB, and are sent right after the welcome, in order; past that
+   * they are dropped and counted in `stats.dropped`. A refused peer is sent none of them.
+   */
+  onHello?: (
+    hello: PeerHello<HelloOf<Api>>,
+    peer: Peer<Api, PeerData>,
+  ) => WelcomeOf<Api> | Promise<WelcomeOf<Api>>;
+  /**
+   * Until the hello is acknowledged, every other OPEN is reset with `hello_required` and never
+   * reaches a handler, and a peer that sends no hello within `helloTimeoutMs` of opening is
+   * closed with 1008 `hello required`. Needs `onHello`. Until its hello arrives, such a peer is
+   * sent no broadcast, and `broadcastAll` leaves it out too.
+   *
+   * @default {true when onHello is set}
+   */
+  requireHello?: boolean;
+  /**
+   * How long a peer may take to send its hello when one is required, from its socket's open.
+   *
+   * @default {10000}
+   */
+  helloTimeoutMs?: number;
+  /**
+   * Decides an upgrade before any socket exists, inside
+   * {@linkcode Acceptor.checkUpgrade} after the origin and subprotocol checks: `true` accepts,
+   * `false` refuses with 403, a `Response` is the refusal as given, an object accepts and seeds
+   * the peer's `data` and tags. A throw or rejection refuses with 500 and reaches `onError`.
+   * Browsers see every refused upgrade as a close with 1006 and no status, so a refusal a
+   * browser user must be told about belongs in `onHello`.
+   */
+  authorize?: (
+    request: Request,
+    info: AuthorizeInfo,
+  ) => AuthorizeResult<PeerData> | Promise<AuthorizeResult<PeerData>>;
+  /**
+   * The routes this acceptor serves: each route name maps to a handler `(input,
+   * ctx) => output`, an async generator of messages, or `{ input?, upload?, handler }` with
+   * Standard Schemas; `ctx` holds `peer`, `stream`, `headers` and `signal`. A stream whose OPEN
+   * header `:route` names one is served by it; one naming no route is reset with `not_found`, an
+   * input or upload its schema refuses with `invalid`. Checked at construction (`TypeError`).
+   */
+  routes?: Routes<Api, RouteContext<Peer<Api, PeerData>>>;
+  /** A socket opened: the peer exists, before any of its streams. */
+  onPeer?: (peer: Peer<Api, PeerData>) => void;
+  /** A peer's session ended, for any reason; its streams have already failed. */
+  onPeerClose?: (peer: Peer<Api, PeerData>, info: PeerCloseInfo) => void;
+  /**
+   * Contained errors: malformed frames, failed handlers, callbacks that throw or return a
+   * promise that rejects, backplane failures. An `onError` that throws or rejects is reported to
+   * `console.error`; without `onError`, errors go to `console.error`.
+   */
+  onError?: (error: unknown, peer?: Peer<Api, PeerData>) => void;
+  /**
+   * Carries every broadcast to the acceptor nodes sharing it, and theirs to this node's peers. Give each acceptor its own backplane object; the application closes it after
+   * {@linkcode Acceptor.close}.
+   */
+  backplane?: Backplane;
+  /**
+   * This node's id in backplane messages; a node ignores messages carrying its own.
+   *
+   * @default {crypto.randomUUID()} drawn in the constructor when a backplane is set
+   */
+  nodeId?: string;
+  /**
+   * The broadcast log that lets a dialer recover what it missed while reconnecting: every
+   * broadcast to a tag is appended first and carries the tag's sequence number; a peer that gains a tag is told its position; a redialled peer whose
+   * hello names its positions is replayed what came after them before any live broadcast of
+   * those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
+   * shared by every node. Without it nothing of this happens or costs anything.
+   *
+   * @example Each broadcast to a tag carries its number in `:seq`
+   * ```ts
+   * import { Acceptor, memoryHistory } from '@muxws/core/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory() });
+   * const sent: unknown[] = [];
+   * acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} }, {
+   *   tags: ['room'],
+   * });
+   * await acceptor.broadcast('room', 'hi');
+   * await acceptor.broadcast('room', 'again');
+   * // Where the tag stood when the peer joined it: nothing logged yet.
+   * const [, tag, position] = sent[0] as [number, string, Record<string, unknown>, null];
+   * assert.equal(tag, 'room');
+   * assert.equal(position[':seq'], 0);
+   * assert.equal(position[':position'], true);
+   * const [first, second] = sent.slice(1) as [number, string, { ':seq': number }, string][];
+   * assert.equal(second[2][':seq'], first[2][':seq'] + 1); // one more per broadcast
+   * assert.deepEqual([first[3], second[3]], ['hi', 'again']);
+   * await acceptor.close();
+   * ```
+   */
+  history?: History;
+  /**
+   * With `history`, how much recovery may hold and replay for one peer: the live broadcasts held
+   * while its tags wait for their position or replay, the entries one resume replays, and how
+   * long its recovery may wait for its socket.
+   */
+  recovery?: RecoveryOptions;
+}
+
+/**
+ * The bounds of recovery for one peer (the acceptor's `recovery` option, with `history`). A peer
+ * that passes `maxHeldBytes` or `stallTimeoutMs` is closed with 1013; its dialer redials and
+ * resumes from what it had, so nothing it missed is lost while the log still holds it.
+ *
+ * @example Half the held bytes, and a replay of at most 1,000 entries
+ * ```ts
+ * import { Acceptor, memoryHistory, type RecoveryOptions } from '@muxws/core/acceptor';
+ *
+ * const recovery: RecoveryOptions = { maxHeldBytes: 2 * 1024 * 1024, maxReplay: 1000 };
+ * const acceptor = new Acceptor({ idleTimeoutMs: 0, history: memoryHistory(), recovery });
+ * await acceptor.close();
+ * ```
+ */
+export interface RecoveryOptions {
+  /**
+   * Bytes of live broadcasts held for one peer while its tags wait for their position or
+   * replay (each counted at its encoded size); one more closes the peer with 1013.
+   *
+   * @default {4194304}
+   */
+  maxHeldBytes?: number;
+  /**
+   * Entries one resume replays, all its tags together; where entries are left past it, the
+   * replay of that tag ends with `gap: true` and the tags after it replay nothing (`gap: true`
+   * where their log held something after the position).
+   *
+   * @default {10000}
+   */
+  maxReplay?: number;
+  /**
+   * How long, in milliseconds, a peer's recovery (its replay, or the broadcasts held for it) may
+   * wait for its socket's `bufferedAmount` to fall to `highWaterMark`, without a break; past it
+   * the peer is closed with 1013.
+   *
+   * @default {30000}
+   */
+  stallTimeoutMs?: number;
+}
+
+/**
+ * One accepted socket. Created by {@linkcode Acceptor.accept} or
+ * {@linkcode Acceptor.attach}, never constructed directly. `Api` types the routes
+ * {@linkcode Peer.call} and {@linkcode Peer.stream} reach on the dialer, `PeerData` its `data`.
+ */
+export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
+  /** A random id from `crypto.randomUUID()`. */
+  readonly id: string;
+  /**
+   * The peer's tags, for {@linkcode Acceptor.peers} and {@linkcode Acceptor.broadcast}. Starts
+   * empty. `add()` throws `TypeError` for anything but a string of 1 to 256 characters.
+   */
+  readonly tags: Set<string>;
+  /** Application state; starts `{}`, or what `authorize` returned as `data`. */
+  data: PeerData;
+  /**
+   * The dialer's hello once `onHello` accepted it: its payload and headers as they were decoded,
+   * frozen all the way down (no second copy is kept); `undefined` before, and without `onHello`.
+   */
+  readonly hello: PeerHello<HelloOf<Api>> | undefined;
+  /** True once the peer's session has ended. */
+  readonly isClosed: boolean;
+  /**
+   * The id the next stream opened to the dialer will take. An adapter that restores peers over
+   * sockets that outlive them (a Durable Object) saves it and passes it back through
+   * {@linkcode AttachOptions.nextStreamId}.
+   */
+  readonly nextStreamId: number;
+  /**
+   * Opens a stream to the dialer.
+   *
+   * @throws {NotConnectedError} After the peer closed, or after a GOAWAY from the dialer.
+   */
+  open(payload: unknown, options?: OpenOptions): Stream;
+  /** Sends a request to the dialer and resolves with its first answer. */
+  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /**
+   * Calls a route the dialer serves (its `routes` option): a request whose OPEN
+   * carries `:route`, resolving with the handler's output.
+   *
+   * @example Ask the dialer for its locale
+   * ```ts
+   * import { Acceptor, type Peer } from '@muxws/core/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.locale': { output: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const handle = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const peer: Peer<Api> = handle.peer;
+   * const locale = peer.call('client.locale', undefined);
+   * assert.deepEqual(sent[0], [1, 2, 1, { ':route': 'client.locale' }, null]);
+   * handle.message(JSON.stringify([2, 2, 1, 'en-GB'])); // the dialer's answer, with END
+   * assert.equal(await locale, 'en-GB');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
+   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
+   * anything is sent; otherwise as {@linkcode Peer.request}.
+   */
+  call<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: CallOptions,
+  ): Promise<OutputOf<Api, R>>;
+  /**
+   * Opens a stream on a route the dialer serves: its OPEN carries `:route`; read
+   * the route's replies from it (its messages, or for a route with only an `output`, its single
+   * answer), write the route's uploads to it, end it.
+   *
+   * @example Open a routed stream to the dialer
+   * ```ts
+   * import { Acceptor } from '@muxws/core/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.log': { input: { level: string }; message: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const { peer } = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const stream = peer.stream('client.log', { level: 'debug' });
+   * assert.deepEqual(sent[0], [1, 2, 0, { ':route': 'client.log' }, { level: 'debug' }]);
+   * stream.reset('cancel');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `end`, `signal`.
+   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
+   * otherwise as {@linkcode Peer.open}.
+   */
+  stream<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: OpenOptions,
+  ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
+  /**
+   * Closes the socket. Idempotent.
+   *
+   * @param code 1000–1003, 1007–1014 or 3000–4999. Default 1000.
+   * @param reason At most 123 UTF-8 bytes. Default `''`.
+   * @throws {RangeError} For any other code or a longer reason, before anything is sent.
+   */
+  close(code?: number, reason?: string): void;
+  /** Resolves once the peer's session has ended, with the close code and reason. */
+  readonly closed: Promise<PeerCloseInfo>;
+}
+
+/**
+ * The socket side of {@linkcode Acceptor.attach}: what the acceptor calls to send and close.
+ * `bufferedAmount`, when present, is read for backpressure (`highWaterMark`).
+ */
+export interface PeerSink {
+  /** Sends one WebSocket message: text for a string, binary for bytes. */
+  send(data: string | Uint8Array): void;
+  /** Closes the socket with a code and reason. */
+  close(code: number, reason: string): void;
+  /** Bytes queued but not yet sent. */
+  readonly bufferedAmount?: number;
+}
+
+/** The data a WebSocket message event may carry, as the adapters receive it. */
+export type IncomingData = string | ArrayBuffer | ArrayBufferView | Blob;
+
+/** The handle {@linkcode Acceptor.attach} returns: the adapter feeds it the socket's events. */
+export interface AttachedPeer<Api = ApiSpec, PeerData = Record<string, unknown>> {
+  /** The peer of this socket. */
+  readonly peer: Peer<Api, PeerData>;
+  /** One received message. Blobs are read in order: later messages wait for them. */
+  message(data: IncomingData): void;
+  /** The socket closed. A missing or 0 code counts as 1006. Idempotent. */
+  closed(code?: number, reason?: string): void;
+  /** The socket's send buffer drained (Bun's `drain`): waiting writes re-check. */
+  drain(): void;
+}
+
+/**
+ * The peer's initial state, for {@linkcode Acceptor.accept} and {@linkcode Acceptor.attach}: what
+ * `authorize` returned ({@linkcode UpgradeAccepted}), so an adapter passes it on.
+ */
+export interface AcceptOptions<PeerData = Record<string, unknown>> {
+  /** The peer's initial tags. */
+  tags?: Iterable<string>;
+  /** The peer's initial `data`. */
+  data?: PeerData;
+}
+
+/**
+ * Options of {@linkcode Acceptor.attach}, for an adapter that restores a peer (a Durable Object
+ * woken from hibernation).
+ */
+export interface AttachOptions<PeerData = Record<string, unknown>> extends AcceptOptions<PeerData> {
+  /** The peer's id instead of a fresh `crypto.randomUUID()`. */
+  id?: string;
+  /**
+   * A restored peer's accepted hello ({@linkcode Peer.hello}): the peer needs none again, and
+   * no hello timer is armed.
+   */
+  hello?: PeerHello;
+  /**
+   * The id of the next stream the acceptor opens to this dialer: the restored peer's
+   * {@linkcode Peer.nextStreamId}, so its streams keep rising over the same socket. @default {2}
+   */
+  nextStreamId?: number;
+}
+
+/**
+ * The server-side WebSocket surface {@linkcode Acceptor.accept} uses: the WHATWG `WebSocket`
+ * (Deno, a Workers `WebSocketPair` end after `accept()`) or the `ws` package's `WebSocket`.
+ */
+export interface ServerWebSocket {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Set to `'arraybuffer'` by `accept()` when present. */
+  binaryType?: string;
+  /** Bytes queued but not yet sent. */
+  readonly bufferedAmount?: number;
+  /** Sends one message. */
+  send(data: string | Uint8Array): void;
+  /** Closes the socket. */
+  close(code?: number, reason?: string): void;
+  /** Adds a listener for `open`, `message`, `close` or `error`. */
+  addEventListener(type: 'open' | 'message' | 'close' | 'error', listener: SocketListener): void;
+  /** Removes a listener. */
+  removeEventListener(
+    type: 'open' | 'message' | 'close' | 'error',
+    listener: SocketListener,
+  ): void;
+}
+
+/**
+ * A listener {@linkcode Acceptor.accept} registers: it reads `data` from message events and
+ * `code` and `reason` from close events. Its event is `any` so that sockets whose event types
+ * differ from the DOM's (the `ws` package's) fit {@linkcode ServerWebSocket}.
+ */
+// deno-lint-ignore no-explicit-any
+export type SocketListener = (event: any) => void;
+
+/** What {@linkcode Acceptor.checkUpgrade} returns for an upgrade it accepts. */
+export interface UpgradeAccepted<PeerData = Record<string, unknown>>
+  extends AcceptOptions<PeerData> {
+  /** The subprotocol to select: exactly the muxws token. */
+  protocol: string;
+}
+
+/** The options of {@linkcode Acceptor.broadcast}; the type parameters are the acceptor's. */
+export interface BroadcastOptions<Api = ApiSpec, PeerData = Record<string, unknown>> {
+  /** The PUBLISH frame's headers. @default {null} */
+  headers?: Record<string, unknown> | null;
+  /**
+   * Skipped: peers holding any of these tags, and these peers themselves (so the sender of a
+   * message can be left out of its broadcast). Only tags reach other nodes.
+   */
+  except?: Iterable<string | Peer<Api, PeerData>>;
+}
+
+/** The options of {@linkcode Acceptor.broadcastAll}. */
+export interface BroadcastAllOptions<Api = ApiSpec, PeerData = Record<string, unknown>>
+  extends BroadcastOptions<Api, PeerData> {
+  /** The tag the dialers receive the PUBLISH with (their `onPublish`). @default {'*'} */
+  tag?: string;
+}
+
+/** The options of {@linkcode Acceptor.close}. */
+export interface AcceptorCloseOptions {
+  /**
+   * The close code for every peer: 1000–1003, 1007–1014 or 3000–4999.
+   *
+   * @default {1012}
+   */
+  code?: number;
+  /**
+   * How long in-flight streams may run after the GOAWAY before their peer is closed anyway.
+   *
+   * @default {5000}
+   */
+  drainMs?: number;
+  /**
+   * Sent in the GOAWAY: dialers spread their redials uniformly over this many milliseconds.
+   *
+   * @default {1000}
+   */
+  spreadMs?: number;
+}
+
+/** Counters of an {@linkcode Acceptor}, read through {@linkcode Acceptor.stats}. */
+export interface AcceptorStats {
+  /** Live peers now. */
+  readonly peers: number;
+  /** Peers accepted since the acceptor was created. */
+  readonly accepted: number;
+  /** Upgrades {@linkcode Acceptor.checkUpgrade} refused. */
+  readonly refused: number;
+  /** Peers closed by the idle sweep. */
+  readonly idleClosed: number;
+  /** PUBLISH frames sent by {@linkcode Acceptor.broadcast} (one per peer reached). */
+  readonly delivered: number;
+  /**
+   * PUBLISH frames skipped because the peer's socket was over `highWaterMark`, or because too
+   * many already waited for the peer's hello to be acknowledged, or dropped because that hello
+   * was refused.
+   */
+  readonly dropped: number;
+}

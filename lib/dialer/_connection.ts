@@ -1,0 +1,608 @@
+/**
+ * The dialer's state machine (WSM-DIAL-005..008): `connecting`, `open`, `reconnecting`,
+ * `closed`. It composes the parts: an attempt (`lib/dialer/_attempt.ts`) over a transport
+ * (`lib/dialer/_transport.ts`), a `Session` per established wire with its link (`lib/dialer/_link.ts`: the
+ * heartbeat of `lib/dialer/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/dialer/_redial.ts`),
+ * the subscriptions (`lib/dialer/_subscriptions.ts`), where a request or stream goes
+ * (`lib/dialer/_dial_requests.ts`), the requests waiting for a connection (`lib/dialer/_waiting.ts`) and the
+ * online hints (`lib/dialer/_online_hints.ts`), and owns what is left: the states, establishment and
+ * loss, the redial wait, and closing for good.
+ * User callbacks go through `lib/util/contain.ts`. {@linkcode connectOver} is how `connect()`, and a
+ * test with a transport of its own, start one. Internal.
+ *
+ * @module
+ */
+import { MUXWS, type WithMuxws } from '../wire/reserved.ts';
+import type {
+  CloseInfo,
+  Connection,
+  ConnectionState,
+  ConnectOptions,
+  DialContext,
+  DialTargetInput,
+  OpenedOptions,
+  RouteSubscribeOptions,
+  SubscribeOptions,
+  Subscription,
+} from './dialer_types.ts';
+import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
+import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from '../errors.ts';
+import type { Limits } from '../session/limits.ts';
+import { NO_HELLO, type OpenOptions, type RequestOptions, type Stream } from '../session/stream.ts';
+import {
+  drain,
+  type Link,
+  type LinkHost,
+  openLink,
+  publishEarly,
+  startHeartbeat,
+  track,
+} from './_link.ts';
+import { CloseCode, closeCodeOf } from '../wire/codes.ts';
+import { callContained, reportTo } from '../util/contain.ts';
+import { timerDelay } from '../util/delay.ts';
+import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
+import { afterFailure, afterLoss } from './_redial.ts';
+import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
+import { closedNow, request, requireOpen, sendRequest, usableLink } from './_dial_requests.ts';
+import { WaitingRequests } from './_waiting.ts';
+import { watchOnline } from './_online_hints.ts';
+import { type Attempt, startAttempt } from './_attempt.ts';
+import { type Transport, webSocketTransport } from './_transport.ts';
+import { Positions } from './_resume.ts';
+import {
+  callRoute,
+  makerOf,
+  openRoute,
+  routeSubscribeOptions,
+  unroutedHandler,
+} from '../routes/route_streams.ts';
+
+const MAX_LOOKBACK_MS = 4_294_967_295;
+
+/** The reason of the acceptor's close when the hello it requires did not come in time. */
+const HELLO_REQUIRED = 'hello required';
+
+/** What a first connection that failed before its socket opened most often means. */
+const UNOPENED_CAUSES =
+  'the usual causes are nothing listening at the URL, a wrong path (404), an origin or credentials the acceptor refuses (403, or 401 from authorize), wss:// to a server without TLS, or a subprotocol/codec it does not offer (400)';
+
+/**
+ * Starts a connection over `transport` and resolves once it is established; `connect()` is this
+ * with the WebSocket transport.
+ *
+ * @param transport The carrier; `undefined` for the WebSocket transport over `options.WebSocket`.
+ * @param target As `connect()` takes it.
+ * @param options As `connect()` takes them.
+ * @param now The clock, epoch ms.
+ */
+export async function connectOver(
+  transport: Transport | undefined,
+  target: DialTargetInput,
+  options: ConnectOptions,
+  now: () => number = () => Date.now(),
+): Promise<Connection> {
+  return await new RoutedConnection(transport, target, options, now).start();
+}
+
+/** The redial (or first-dial spread) being waited for. */
+interface Wait {
+  timer: ReturnType<typeof setTimeout>;
+  dueAt: number;
+  run: () => void;
+  cancel: ((reason: unknown) => void) | undefined;
+  fast: boolean;
+}
+
+function closedForGood(): ClosedError {
+  return new ClosedError('The connection was closed for good');
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
+ * user code, through one report.
+ */
+class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
+  readonly #options: ConnectOptions;
+  readonly #o: DialOptions;
+  readonly #transport: Transport;
+  readonly #now: () => number;
+  #state: ConnectionState = 'connecting';
+  #welcome: unknown = undefined;
+  #link: Link | undefined;
+  /** The attempt in progress, if one is. */
+  #pending: Attempt<Link> | undefined;
+  #limits: Partial<Limits> | undefined;
+  /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
+  #closeRequest: { code: number; reason: string } | undefined;
+  #wait: Wait | undefined;
+  #stableTimer: ReturnType<typeof setTimeout> | undefined;
+  #attempts = 0;
+  #lastFailureWasAuth = false;
+  #disconnectedAt: number | undefined;
+  #lastError: unknown = undefined;
+  /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
+  readonly #openedWaiters = new Set<(error?: unknown) => void>();
+  readonly #subscriptions: Subscriptions;
+  /** Requests waiting for a connection; only with `whileReconnecting: 'wait'`. */
+  readonly #waiting: WaitingRequests | undefined;
+  readonly #closed: Promise<CloseInfo>;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #removeHints: (() => void) | undefined;
+  #removeSignal: (() => void) | undefined;
+  readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
+  readonly #linkHost: LinkHost;
+  /** Per tag, the last broadcast delivered: at-most-once delivery and the redial's `:resume`. */
+  readonly #positions: Positions;
+
+  constructor(
+    transport: Transport | undefined,
+    target: DialTargetInput,
+    options: ConnectOptions,
+    now: () => number,
+  ) {
+    this.#o = resolveOptions(target, options, transport === undefined);
+    this.#transport = transport ?? webSocketTransport(this.#o.WebSocket!, now);
+    this.#limits = this.#o.limits;
+    this.#options = options;
+    this.#now = now;
+    // Route serving is reached only through what serve() returned: a bundle without it has none.
+    const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
+    const onStream = make(options.onStream, this as unknown as Connection);
+    const positions = this.#positions = new Positions(
+      (message) => callContained(this.#report, options.onPublish, message),
+      (info) => callContained(this.#report, options.onRecovered, info),
+    );
+    this.#linkHost = {
+      codec: this.#o.codec,
+      limits: () => this.#limits,
+      now,
+      onStream,
+      publish: (message) => positions.receive(message),
+      report: this.#report,
+      lost: (link, info) => this.#lost(link, info),
+    };
+    this.#subscriptions = new Subscriptions({
+      report: this.#report,
+      open: (payload, openOptions) =>
+        usableLink(this.#state, this.#link)?.session.open(payload, openOptions),
+    });
+    if (this.#o.whileReconnecting === 'wait') {
+      this.#waiting = new WaitingRequests(this.#o.maxWaiting, now);
+    }
+    this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  get welcome(): unknown {
+    return this.#welcome;
+  }
+
+  get closed(): Promise<CloseInfo> {
+    return this.#closed;
+  }
+
+  /** Runs the first connection; resolves with this connection or rejects with ConnectError. */
+  async start(): Promise<this> {
+    const o = this.#o;
+    const signal = o.signal;
+    if (signal?.aborted) {
+      this.#state = 'closed';
+      throw new ConnectError('Cannot connect: the signal was already aborted', {
+        cause: signal.reason,
+      });
+    }
+    if (signal) {
+      const onAbort = () => this.#shutdown(CloseCode.Normal, '', () => signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
+    }
+    this.#removeHints = watchOnline(() => this.#online(), () => this.#offline());
+    let link: Link;
+    let attempt: Attempt<Link> | undefined;
+    try {
+      if (o.firstDialDelayMs > 0) {
+        const spread = (o.draw() + 1) / 2 * o.firstDialDelayMs;
+        await new Promise<void>((resolve, reject) =>
+          this.#schedule(spread, resolve, false, reject)
+        );
+      }
+      attempt = this.#attempt('initial', false);
+      try {
+        link = await attempt.done;
+      } finally {
+        this.#settled(attempt);
+      }
+    } catch (error) {
+      if (this.#state !== 'closed') {
+        this.#state = 'closed';
+        this.#cleanup();
+        this.#resolveClosed(attemptCloseInfo(attempt, error, 0));
+      }
+      const cause = signal?.aborted && !(error instanceof TimeoutError) ? signal.reason : error;
+      const target = o.target;
+      const where = typeof target === 'function' ? "the target function's URL" : target.url;
+      const hint = attempt?.unopened && cause === error ? `; ${UNOPENED_CAUSES}` : '';
+      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}${hint}`, { cause });
+    }
+    this.#established(link, false);
+    return this;
+  }
+
+  opened(options: OpenedOptions = {}): Promise<void> {
+    if (this.#state === 'open') return Promise.resolve();
+    if (this.#state === 'closed') {
+      return Promise.reject(new ClosedError('Cannot wait for the connection: it is closed'));
+    }
+    const signal = options.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: unknown) => {
+        this.#openedWaiters.delete(settle);
+        signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      // An aborted signal's reason is never undefined (abort() defaults it to an AbortError).
+      const onAbort = () => settle(signal!.reason);
+      this.#openedWaiters.add(settle);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  open(payload: unknown, options?: OpenOptions): Stream {
+    const link = requireOpen(this.#state, this.#link, 'open a stream');
+    const stream = link.session.open(payload, options);
+    track(link, stream.closed);
+    return stream;
+  }
+
+  request(payload: unknown, options?: RequestOptions): Promise<unknown> {
+    const timeoutMs = this.#o.requestTimeoutMs;
+    return request(this.#state, this.#link, this.#waiting, timeoutMs, payload, options);
+  }
+
+  subscribe(payload: unknown, options: SubscribeOptions): Subscription {
+    checkSubscribeOptions(options);
+    if (this.#state === 'closed') throw closedNow('subscribe');
+    if (options.signal?.aborted) throw options.signal.reason;
+    const muxws = (options as WithMuxws<SubscribeOptions>)[MUXWS];
+    return this.#subscriptions.add({ payload, headers: options.headers ?? null, muxws }, options);
+  }
+
+  close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
+    checkClose(code, reason);
+    this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
+    return this.#closed;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  // ---- attempts ----
+
+  /** Starts an attempt (WSM-DIAL-002) as the pending one. */
+  #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
+    return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
+      context: (signal) =>
+        dialContext(
+          reason,
+          fast,
+          signal,
+          this.#attempts,
+          reason === 'initial' ? undefined : this.#disconnectedAt,
+          this.#lastError,
+          this.#now(),
+        ),
+      link: (wire) => {
+        const link = openLink(wire, this.#linkHost);
+        // The first session checked the limits; later ones take them resolved (sessionLimits).
+        this.#limits = link.session.limits;
+        return link;
+      },
+      closeRequest: () => this.#closeRequest,
+      welcome: (value) => this.#welcome = value,
+      // Nothing is known before the first connection, so only a redial resumes.
+      resume: () => this.#positions.resume(true),
+    });
+  }
+
+  /** `attempt` settled: it is no longer the pending one. */
+  #settled(attempt: Attempt<Link>): void {
+    if (this.#pending === attempt) this.#pending = undefined;
+  }
+
+  #established(link: Link, reconnected: boolean): void {
+    if (this.#state === 'closed' || link.phase === 'done') {
+      // close() won the race with the acknowledgement
+      if (link.phase !== 'done') link.session.close(CloseCode.Normal, '');
+      return;
+    }
+    const o = this.#o;
+    const attemptsBefore = this.#attempts;
+    link.phase = 'open';
+    this.#link = link;
+    this.#state = 'open';
+    this.#lastFailureWasAuth = false;
+    this.#disconnectedAt = undefined;
+    if (o.stableAfterMs === 0) this.#attempts = 0;
+    else {
+      this.#stableTimer = setTimeout(() => {
+        this.#stableTimer = undefined;
+        this.#attempts = 0;
+      }, timerDelay(o.stableAfterMs));
+    }
+    if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
+    this.#subscriptions.reopen();
+    if (this.#link !== link) return;
+    if (link.goAway === undefined) {
+      const timeoutMs = o.requestTimeoutMs;
+      this.#waiting?.send((payload, options) => sendRequest(link, timeoutMs, payload, options));
+    }
+    drain(link); // a GOAWAY that arrived during the hello
+    for (const settle of [...this.#openedWaiters]) settle();
+    callContained(this.#report, this.#options.onOpen, {
+      reconnected,
+      attempts: attemptsBefore,
+      welcome: this.#welcome,
+    });
+    publishEarly(link, this.#linkHost);
+  }
+
+  // ---- losing a connection, redialling ----
+
+  #lost(link: Link, info: { code: number; reason: string; local: boolean }): void {
+    if (this.#link !== link || this.#state === 'closed') return;
+    this.#link = undefined;
+    link.heartbeat?.stop();
+    const code = closeCodeOf(info.code);
+    const wasClean = info.local ? code === CloseCode.Normal : link.closeEvent?.wasClean ?? false;
+    const error = link.lossError;
+    const now = this.#disconnectedAt = this.#now();
+    const flapped = this.#stableTimer !== undefined;
+    // established but not yet stable: the flap counts as a failed attempt (WSM-RCN-003)
+    clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
+    // Only a dialer that sent no hello is closed so: a hello goes first on every connection.
+    const noHello = code === CloseCode.Policy && info.reason === HELLO_REQUIRED;
+    this.#lastError = error ?? new Error(
+      `The connection closed with code ${code}${info.reason ? ` (${info.reason})` : ''}${
+        noHello ? `: ${NO_HELLO}` : ''
+      }`,
+    );
+    const [kind, attempts, delayMs] = afterLoss(
+      this.#o,
+      code,
+      this.#attempts,
+      flapped,
+      link.goAway,
+      now,
+    );
+    this.#attempts = attempts;
+    const willRetry = kind !== 'terminal';
+    const closeInfo: CloseInfo = { code, reason: info.reason, wasClean, willRetry, attempts };
+    if (error !== undefined || noHello) closeInfo.error = this.#lastError;
+    if (kind === 'terminal') {
+      this.#finish(closeInfo);
+      return;
+    }
+    const fast = kind === 'fast';
+    closeInfo.delayMs = delayMs;
+    this.#state = 'reconnecting';
+    this.#schedule(delayMs, () => this.#redialContained(fast), fast);
+    callContained(this.#report, this.#options.onClose, closeInfo);
+    if (this.#state !== 'reconnecting') return;
+    callContained(this.#report, this.#options.onReconnecting, {
+      attempt: attempts,
+      delayMs,
+      error: this.#lastError,
+    });
+  }
+
+  #redialContained(fast: boolean): void {
+    this.#redial(fast).catch(this.#report);
+  }
+
+  async #redial(fast: boolean): Promise<void> {
+    if (this.#state !== 'reconnecting') return;
+    const attempt = this.#attempt('reconnect', fast);
+    let link: Link;
+    try {
+      link = await attempt.done;
+    } catch (error) {
+      this.#settled(attempt);
+      if (this.#state === 'reconnecting') this.#failedRedial(attempt, error, fast);
+      return;
+    }
+    this.#settled(attempt);
+    this.#established(link, true);
+  }
+
+  #failedRedial(attempt: Attempt<Link>, error: unknown, fast: boolean): void {
+    this.#lastError = error;
+    const [kind, attempts, delayMs, auth] = afterFailure(
+      this.#o,
+      this.#attempts,
+      fast,
+      attempt.close?.code,
+      error instanceof HelloRejectedError ? error.code : undefined,
+      this.#lastFailureWasAuth,
+      attempt.refusal?.retryAfterMs,
+    );
+    this.#attempts = attempts;
+    this.#lastFailureWasAuth = auth;
+    if (kind === 'terminal') {
+      this.#finish(attemptCloseInfo(attempt, error, attempts));
+      return;
+    }
+    this.#schedule(delayMs, () => this.#redialContained(false), false);
+    callContained(this.#report, this.#options.onReconnecting, {
+      attempt: attempts,
+      delayMs,
+      error,
+    });
+  }
+
+  #schedule(ms: number, run: () => void, fast: boolean, cancel?: (reason: unknown) => void): void {
+    const delay = timerDelay(ms);
+    const wait: Wait = {
+      timer: setTimeout(() => {
+        if (this.#wait === wait) this.#wait = undefined;
+        run();
+      }, delay),
+      dueAt: this.#now() + delay,
+      run,
+      cancel,
+      fast,
+    };
+    this.#wait = wait;
+  }
+
+  /** An `online` hint while reconnecting replaces a longer wait with a short jittered one. */
+  #online(): void {
+    const wait = this.#wait;
+    if (this.#state !== 'reconnecting' || wait === undefined) return;
+    const shortMs = (this.#o.draw() + 1) / 2 * this.#o.serviceRestartDelayMs;
+    if (this.#now() + shortMs >= wait.dueAt) return;
+    clearTimeout(wait.timer);
+    this.#schedule(shortMs, wait.run, wait.fast, wait.cancel);
+  }
+
+  /** An `offline` hint while open probes the heartbeat at once. */
+  #offline(): void {
+    if (this.#state === 'open') this.#link?.heartbeat?.probe();
+  }
+
+  // ---- closing for good ----
+
+  /** close(), the signal option: cancels everything, fires onClose once. */
+  #shutdown(code: number, reason: string, abortReason: () => unknown): void {
+    if (this.#state === 'closed') return;
+    this.#closeRequest = { code, reason };
+    this.#finish(
+      { code, reason, wasClean: true, willRetry: false, attempts: this.#attempts },
+      abortReason,
+    );
+  }
+
+  /**
+   * `abortReason` makes the reason a pending attempt or wait is cancelled with; it is called (and
+   * the error built, with its stack) only when one of them is there to receive it.
+   */
+  #finish(info: CloseInfo, abortReason: () => unknown = closedForGood): void {
+    this.#state = 'closed';
+    const link = this.#link;
+    this.#link = undefined;
+    let reason: { value: unknown } | undefined;
+    const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
+    if (this.#pending !== undefined) this.#pending.abort(why());
+    this.#pending = undefined;
+    if (link !== undefined) {
+      link.heartbeat?.stop();
+      if (link.phase !== 'done') link.session.close(info.code, info.reason);
+    }
+    const wait = this.#wait;
+    this.#wait = undefined;
+    if (wait !== undefined) {
+      clearTimeout(wait.timer);
+      if (wait.cancel !== undefined) wait.cancel(why());
+    }
+    this.#cleanup();
+    this.#subscriptions.clear();
+    this.#waiting?.fail(() =>
+      new ClosedError('The request was never sent: the connection closed for good', {
+        cause: info.error,
+      })
+    );
+    if (this.#openedWaiters.size > 0) {
+      const closedError = new ClosedError('The connection closed for good', { cause: info.error });
+      for (const settle of [...this.#openedWaiters]) settle(closedError);
+    }
+    callContained(this.#report, this.#options.onClose, info);
+    this.#resolveClosed(info);
+  }
+
+  #cleanup(): void {
+    clearTimeout(this.#stableTimer);
+    this.#stableTimer = undefined;
+    this.#removeHints?.();
+    this.#removeHints = undefined;
+    this.#removeSignal?.();
+    this.#removeSignal = undefined;
+  }
+}
+
+/**
+ * A {@linkcode DialerConnection} with the route methods (WSM-APP-003): `call()`, `stream()`,
+ * and the three-argument `subscribe()`, each the unrouted form with `:route` in its headers.
+ */
+class RoutedConnection extends DialerConnection implements Connection {
+  call<R extends string>(
+    route: R,
+    input: unknown,
+    options?: RequestOptions,
+  ): Promise<OutputOf<ApiSpec, R>> {
+    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
+  }
+
+  stream<R extends string>(
+    route: R,
+    input: unknown,
+    options?: OpenOptions,
+  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
+    return openRoute(this, route, input, options) as Stream<
+      ReplyOf<ApiSpec, R>,
+      UploadOf<ApiSpec, R>
+    >;
+  }
+
+  override subscribe(payload: unknown, options: SubscribeOptions): Subscription;
+  override subscribe(route: string, input: unknown, options: RouteSubscribeOptions): Subscription;
+  override subscribe(first: unknown, second: unknown, third?: RouteSubscribeOptions): Subscription {
+    // Three arguments: a routed subscription, the unrouted one with `:route` set by muxws.
+    if (arguments.length !== 3) return super.subscribe(first, second as SubscribeOptions);
+    return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
+  }
+}
+
+/** The context of one attempt (WSM-DIAL-001), frozen; `now` dates the outage's lookback. */
+function dialContext(
+  reason: 'initial' | 'reconnect',
+  fast: boolean,
+  signal: AbortSignal,
+  attempt: number,
+  disconnectedAt: number | undefined,
+  lastError: unknown,
+  now: number,
+): DialContext {
+  const lookback = disconnectedAt === undefined
+    ? 0
+    : Math.min(Math.ceil(now - disconnectedAt + 5000), MAX_LOOKBACK_MS);
+  return Object.freeze({
+    attempt,
+    reason,
+    resumedFromServiceRestart: fast,
+    disconnectedAt,
+    replayLookbackMs: lookback,
+    lastError,
+    signal,
+  });
+}
+
+/** The final close information after a failed attempt: its wire's close, if it saw one. */
+function attemptCloseInfo(
+  attempt: Attempt<unknown> | undefined,
+  error: unknown,
+  attempts: number,
+): CloseInfo {
+  const { code = CloseCode.Abnormal, reason = '', wasClean = false } = attempt?.close ?? {};
+  return { code, reason, wasClean, willRetry: false, error, attempts };
+}

@@ -1,0 +1,463 @@
+/**
+ * The application's API as one type both sides share: route names mapped to what
+ * the caller sends (`input` with the OPEN, then any `upload`s) and what comes back, either one
+ * `output` or a series of `message`s; the key `':hello'` types the hello and the welcome. From it come the handler types of
+ * {@linkcode Routes} and the typed route methods of both sides. Types only: nothing here exists
+ * at run time.
+ *
+ * Input validation needs no dependency: a route may give any {@linkcode StandardSchemaV1} (zod,
+ * valibot and arktype implement it), declared here structurally.
+ *
+ * @module
+ */
+import type { RequestOptions, Stream } from '../session/stream.ts';
+
+/**
+ * One route of an {@linkcode ApiSpec}: what the caller sends (the OPEN's `input`, then any
+ * `upload`s it writes to the stream), and what comes back (a single `output`, or `message`s
+ * written one by one until the stream ends). Each part is optional; a missing part is
+ * `unknown`.
+ *
+ * The names say who sends what from the caller's side, whichever side serves the route:
+ * `input` and `upload` go from the caller to the handler, `output` and `message` come back.
+ * `upload` is not `write` or `send` because both sides write to a stream and send on it, nor
+ * `inbound` because what is inbound depends on the side: an upload is the caller's, to the
+ * handler, on the acceptor's routes and the dialer's alike.
+ *
+ * @example A request route, a feed and an upload
+ * ```ts
+ * import type { RouteSpec } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const say = { input: { text: 'hi' }, output: { delivered: 2 } } satisfies RouteSpec;
+ * const ticker = { input: { symbol: 'ACME' }, message: { price: 1 } } satisfies RouteSpec;
+ * const sum = { upload: 1, output: 0 } satisfies RouteSpec;
+ * assert.equal(say.output.delivered + ticker.message.price + sum.upload, 4);
+ * ```
+ */
+export interface RouteSpec {
+  /** The OPEN's payload the caller sends. */
+  input?: unknown;
+  /**
+   * Each value the caller writes to the route's stream after the OPEN, which the handler reads
+   * from `ctx.stream`.
+   */
+  upload?: unknown;
+  /** The single value a request route answers with (the last message, with END). */
+  output?: unknown;
+  /** Each message a streaming route writes. */
+  message?: unknown;
+}
+
+/**
+ * An application's API: route names to their {@linkcode RouteSpec}s. The key `':hello'` types
+ * the hello (`input`) and the welcome (`output`); other keys starting with `:` are reserved.
+ * `ApiSpec` itself is the untyped API, where every part is `unknown`.
+ *
+ * @example
+ * ```ts
+ * import type { ApiSpec, InputOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = {
+ *   ':hello': { input: { room: string }; output: { motd: string } };
+ *   'chat.say': { input: { text: string }; output: { delivered: number } };
+ * };
+ * const ok = (api: ApiSpec) => Object.keys(api).length;
+ * const say: InputOf<Api, 'chat.say'> = { text: 'hi' };
+ * assert.equal(ok({ 'chat.say': { input: say } }), 1);
+ * ```
+ */
+export type ApiSpec = { readonly [name: string]: RouteSpec };
+
+/**
+ * The route names of `Api`: its string keys, less the reserved ones starting with `:`.
+ *
+ * @example
+ * ```ts
+ * import type { RouteName } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':hello': { input: string }; 'chat.say': { input: string }; ticker: {} };
+ * const names: RouteName<Api>[] = ['chat.say', 'ticker'];
+ * assert.equal(names.length, 2);
+ * ```
+ */
+export type RouteName<Api> = Exclude<keyof Api & string, `:${string}`>;
+
+/**
+ * The input of route `R` of `Api` (what the caller sends); `unknown` when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { InputOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { 'chat.say': { input: { text: string }; output: number } };
+ * const input: InputOf<Api, 'chat.say'> = { text: 'hi' };
+ * assert.equal(input.text, 'hi');
+ * ```
+ */
+export type InputOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly input?: infer I } ? I : unknown
+  : unknown;
+
+/**
+ * The output of route `R` of `Api` (the single value it answers with); `unknown` when it
+ * declares none.
+ *
+ * @example
+ * ```ts
+ * import type { OutputOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
+ * const output: OutputOf<Api, 'chat.say'> = { delivered: 3 };
+ * assert.equal(output.delivered, 3);
+ * ```
+ */
+export type OutputOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly output?: infer O } ? O : unknown
+  : unknown;
+
+/**
+ * The message type of streaming route `R` of `Api` (each value it writes); `unknown` when it
+ * declares none.
+ *
+ * @example
+ * ```ts
+ * import type { MessageOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
+ * const tick: MessageOf<Api, 'ticker'> = { price: 101 };
+ * assert.equal(tick.price, 101);
+ * ```
+ */
+export type MessageOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly message?: infer M } ? M : unknown
+  : unknown;
+
+/**
+ * The upload type of route `R` of `Api` (each value the caller writes to the route's stream
+ * after the OPEN, and the handler reads from `ctx.stream`); `unknown` when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { UploadOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { sum: { upload: number; output: number } };
+ * const chunk: UploadOf<Api, 'sum'> = 5;
+ * assert.equal(chunk + 1, 6);
+ * ```
+ */
+export type UploadOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly upload?: infer U } ? U : unknown
+  : unknown;
+
+/**
+ * What the stream of route `R` of `Api` carries back to the caller, what the caller reads and
+ * the handler writes: its `message` type, or for a route with no `message`, its `output` (its
+ * single answer, the last message); `unknown` when it declares neither.
+ *
+ * @example
+ * ```ts
+ * import type { ReplyOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = {
+ *   ticker: { input: { symbol: string }; message: { price: number } };
+ *   sum: { upload: number; output: number };
+ * };
+ * const tick: ReplyOf<Api, 'ticker'> = { price: 101 };
+ * const total: ReplyOf<Api, 'sum'> = 15;
+ * assert.equal(tick.price + total, 116);
+ * ```
+ */
+export type ReplyOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly message: infer M } ? M : OutputOf<Api, R>
+  : unknown;
+
+/**
+ * The hello payload of `Api` (`Api[':hello']['input']`); `unknown` when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { HelloOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':hello': { input: { room: string }; output: { motd: string } } };
+ * const hello: HelloOf<Api> = { room: 'lobby' };
+ * assert.equal(hello.room, 'lobby');
+ * ```
+ */
+export type HelloOf<Api> = InputOf<Api, ':hello'>;
+
+/**
+ * The welcome of `Api` (`Api[':hello']['output']`, what the acceptor's `onHello` returns);
+ * `unknown` when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { WelcomeOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':hello': { input: { room: string }; output: { motd: string } } };
+ * const welcome: WelcomeOf<Api> = { motd: 'welcome to lobby' };
+ * assert.equal(welcome.motd, 'welcome to lobby');
+ * ```
+ */
+export type WelcomeOf<Api> = OutputOf<Api, ':hello'>;
+
+/**
+ * One problem a {@linkcode StandardSchemaV1} found: a message and where (`path`, each segment a
+ * key or `{ key }`), as in the Standard Schema v1 interface.
+ *
+ * @example
+ * ```ts
+ * import type { StandardSchemaV1Issue } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const issue: StandardSchemaV1Issue = { message: 'Expected string', path: ['to', { key: 0 }] };
+ * assert.equal(issue.path?.length, 2);
+ * ```
+ */
+export interface StandardSchemaV1Issue {
+  /** What is wrong. */
+  readonly message: string;
+  /** Where: the keys from the input's root down to the value at fault. */
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+}
+
+/**
+ * What a {@linkcode StandardSchemaV1}'s `validate` gives: the validated `value` (with no
+ * `issues`), or the `issues` found.
+ *
+ * @example
+ * ```ts
+ * import type { StandardSchemaV1Result } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const results: StandardSchemaV1Result<number>[] = [
+ *   { value: 1 },
+ *   { issues: [{ message: 'Expected number' }] },
+ * ];
+ * assert.equal(results.filter((r) => r.issues === undefined).length, 1);
+ * ```
+ */
+export type StandardSchemaV1Result<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<StandardSchemaV1Issue> };
+
+/**
+ * The Standard Schema v1 interface (standardschema.dev), declared here so muxws depends on no
+ * schema library: zod, valibot, arktype and others implement it, and any of their schemas can
+ * be given as a route's `input`. `Input` is what the schema accepts, `Output` what it gives
+ * back (after defaults and transforms), which is what the handler receives.
+ *
+ * @example A hand-written schema
+ * ```ts
+ * import type { StandardSchemaV1 } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const text: StandardSchemaV1<unknown, string> = {
+ *   '~standard': {
+ *     version: 1,
+ *     vendor: 'example',
+ *     validate: (value) =>
+ *       typeof value === 'string' ? { value } : { issues: [{ message: 'Expected string' }] },
+ *   },
+ * };
+ * assert.deepEqual(text['~standard'].validate('hi'), { value: 'hi' });
+ * ```
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  /** The standard's properties. */
+  readonly '~standard': {
+    /** The version of the standard: 1. */
+    readonly version: 1;
+    /** The library that made the schema. */
+    readonly vendor: string;
+    /** Validates `value`, at once or by a promise. */
+    readonly validate: (
+      value: unknown,
+    ) => StandardSchemaV1Result<Output> | Promise<StandardSchemaV1Result<Output>>;
+    /** The schema's types, for inference only (never present at run time). */
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/**
+ * What a route handler is given besides its input: the `peer` it serves (the acceptor's `Peer`,
+ * or the dialer's `Connection`), its `stream`, the OPEN's `headers` (`:route` included) and a
+ * `signal` aborted when the stream is reset, times out or its connection is lost. The stream
+ * reads the caller's `Upload`s and writes `Reply`s: {@linkcode Routes} gives each handler the
+ * route's {@linkcode UploadOf} and {@linkcode ReplyOf}.
+ *
+ * @example
+ * ```ts
+ * import type { RouteContext } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const stopped = (ctx: RouteContext<{ id: string }>) => ctx.signal.aborted;
+ * const controller = new AbortController();
+ * controller.abort();
+ * assert.equal(stopped({ signal: controller.signal } as RouteContext<{ id: string }>), true);
+ * ```
+ */
+export interface RouteContext<Peer = unknown, Upload = unknown, Reply = unknown> {
+  /** The side the call came from: the acceptor's `Peer`, or the dialer's `Connection`. */
+  readonly peer: Peer;
+  /** The routed stream: write messages to it, or read what the caller writes after the OPEN. */
+  readonly stream: Stream<Upload, Reply>;
+  /** The OPEN's headers, `:route` included. */
+  readonly headers: Readonly<Record<string, unknown>>;
+  /** Aborted when the stream is reset, times out or its connection is lost. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A route handler: called with the (validated) input and the context. What it returns is the
+ * answer: a value (or a promise of one) is sent as the last message with END; an async
+ * iterable (an async generator) has each yielded value written as a message, in order and
+ * within the other side's credit, then the stream ends; a `StreamError` it throws resets the
+ * stream with its code and message.
+ *
+ * @example
+ * ```ts
+ * import type { RouteContext, RouteHandler } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const double: RouteHandler<number, number, RouteContext> = (n) => n * 2;
+ * assert.equal(double(21, {} as RouteContext), 42);
+ * ```
+ */
+export type RouteHandler<Input = unknown, Result = unknown, Ctx = RouteContext> = (
+  input: Input,
+  ctx: Ctx,
+) => Result;
+
+/**
+ * What the handler of route `R` of `Api` returns: for a route with a `message`, an
+ * `AsyncIterable` of them (an async generator) or nothing (it writes through `ctx.stream`); else
+ * its `output`, or a promise of it.
+ *
+ * @example
+ * ```ts
+ * import type { RouteResultOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = {
+ *   add: { input: [number, number]; output: number };
+ *   count: { input: number; message: number };
+ * };
+ * const sum: RouteResultOf<Api, 'add'> = Promise.resolve(3);
+ * async function* count(): AsyncGenerator<number> {
+ *   yield 1;
+ * }
+ * const feed: RouteResultOf<Api, 'count'> = count();
+ * assert.equal(await sum, 3);
+ * assert.ok(Symbol.asyncIterator in Object(feed));
+ * ```
+ */
+export type RouteResultOf<Api, R> = R extends keyof Api
+  ? Api[R] extends { readonly message: infer M } ? AsyncIterable<M> | void | Promise<void>
+  : OutputOf<Api, R> | Promise<OutputOf<Api, R>>
+  : unknown;
+
+/**
+ * One entry of {@linkcode Routes}: the handler alone, or `{ input?, upload?, handler }` with a
+ * {@linkcode StandardSchemaV1} for each part to validate. `input` checks the input first: its
+ * output, not the raw input, reaches the handler; an input it refuses resets the stream with
+ * `invalid`. `upload` checks every message the caller writes after the OPEN, as the handler reads
+ * it from `ctx.stream`: the handler reads the schema's output; a message it refuses resets the
+ * stream with `invalid`, and the read rejects with that `StreamError`.
+ *
+ * @example A route with a schema
+ * ```ts
+ * import type { RouteDefinition, StandardSchemaV1 } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const name: StandardSchemaV1<unknown, string> = {
+ *   '~standard': {
+ *     version: 1,
+ *     vendor: 'example',
+ *     validate: (v) => typeof v === 'string' ? { value: v.trim() } : { issues: [{ message: 'Expected string' }] },
+ *   },
+ * };
+ * const greet: RouteDefinition<string, string> = { input: name, handler: (who) => `hi ${who}` };
+ * const lines: RouteDefinition<unknown, number, never, string> = { upload: name, handler: () => 0 };
+ * assert.equal(typeof greet, 'object');
+ * assert.equal(typeof lines, 'object');
+ * ```
+ */
+export type RouteDefinition<
+  Input = unknown,
+  Result = unknown,
+  Ctx = RouteContext,
+  Upload = unknown,
+> =
+  | RouteHandler<Input, Result, Ctx>
+  | {
+    /** Validates the input before the handler sees it. */
+    readonly input?: StandardSchemaV1<unknown, Input>;
+    /** Validates each message the caller writes after the OPEN, as the handler reads it. */
+    readonly upload?: StandardSchemaV1<unknown, Upload>;
+    /** Called with the input (the `input` schema's output when there is one). */
+    readonly handler: RouteHandler<Input, Result, Ctx>;
+  };
+
+/**
+ * The routes a side serves, typed from `Api`: each route name maps (optionally) to a
+ * {@linkcode RouteDefinition} whose input and result are the route's. `Ctx` is the context the
+ * side passes: `RouteContext<Peer>` on the acceptor, `RouteContext<Connection>` on the dialer;
+ * each handler gets it with its route's stream types, `ctx.stream` reading the route's
+ * {@linkcode UploadOf} and writing its {@linkcode ReplyOf}.
+ *
+ * @example An acceptor's routes
+ * ```ts
+ * import type { RouteContext, Routes } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = {
+ *   'chat.say': { input: { text: string }; output: { delivered: number } };
+ *   ticker: { input: { symbol: string }; message: { price: number } };
+ * };
+ * const routes: Routes<Api, RouteContext<{ id: string }>> = {
+ *   'chat.say': ({ text }) => ({ delivered: text.length }),
+ *   ticker: async function* ({ symbol }, { signal }) {
+ *     for (let price = 1; price <= 3 && !signal.aborted; price++) yield { price: price + symbol.length };
+ *   },
+ * };
+ * const say = routes['chat.say'];
+ * const ctx = {} as RouteContext<{ id: string }>;
+ * const answer = typeof say === 'function' ? await say({ text: 'hi' }, ctx) : undefined;
+ * assert.equal(answer?.delivered, 2);
+ * ```
+ */
+export type Routes<Api, Ctx = RouteContext> = {
+  [R in RouteName<Api>]?: RouteDefinition<
+    InputOf<Api, R>,
+    RouteResultOf<Api, R>,
+    Ctx extends RouteContext<infer Peer> ? RouteContext<Peer, UploadOf<Api, R>, ReplyOf<Api, R>>
+      : Ctx,
+    UploadOf<Api, R>
+  >;
+};
+
+/**
+ * Options of a routed call (`connection.call()`, `peer.call()`): those of `request()`, whose
+ * `headers` are sent beside `:route` and must not use a reserved key (one starting with `:`).
+ *
+ * @example A call that gives up after five seconds
+ * ```ts
+ * import type { CallOptions } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const options: CallOptions = { headers: { trace: 'abc' }, timeoutMs: 5000 };
+ * // await connection.call('chat.say', { text: 'hi' }, options)
+ * assert.equal(options.timeoutMs, 5000);
+ * ```
+ */
+export type CallOptions = RequestOptions;

@@ -1,0 +1,387 @@
+/**
+ * The frames of the muxws wire protocol (WSM-WIRE-003) and their validation. Internal: the
+ * session is the only user.
+ *
+ * A frame is an array whose first element is its kind. {@linkcode parseFrame} checks the shape of
+ * a decoded message and returns it typed, without copying; anything that is not a frame throws
+ * {@linkcode FrameError}, and nothing else is ever thrown, whatever the input. Checks that need
+ * the session's state (id parity, ids above the highest seen, the depth of payloads) are the
+ * session's.
+ *
+ * @module
+ */
+import { describe } from '../util/describe.ts';
+import { ProtocolError, RESET_CODE_PATTERN } from '../errors.ts';
+
+/** OPEN `[1, id, flags, headers, payload]`. Either side opens stream `id` (its own parity). */
+export const OPEN = 1;
+/** DATA `[2, id, flags, payload]`. One message on a stream; costs credit. */
+export const DATA = 2;
+/** END `[3, id]`. The sender's direction of the stream ends. */
+export const END = 3;
+/** RESET `[4, id, code, message]`. Aborts the stream in both directions. */
+export const RESET = 4;
+/** CREDIT `[5, id, units]`. The receiver lets the sender send `units` more on `id`. */
+export const CREDIT = 5;
+/** PING `[6]`. Liveness probe; the receiver answers PONG at once. */
+export const PING = 6;
+/** PONG `[7]`. The answer to PING; the receiver only notes that something arrived. */
+export const PONG = 7;
+/** GOAWAY `[8, lastId, code, message, spreadMs]`. The sender accepts no stream above `lastId`. */
+export const GOAWAY = 8;
+/** PUBLISH `[9, tag, headers, payload]`. Acceptor to dialer broadcast outside any stream. */
+export const PUBLISH = 9;
+
+/** `flags` bit 0 of OPEN and DATA: the sender's direction ends with this message. */
+export const FLAG_END = 1;
+/**
+ * `flags` bit 1 of OPEN: the dialer's hello, on its OPEN of stream 1 only (WSM-APP-001); on any
+ * other id, or on DATA, the frame is malformed.
+ */
+export const FLAG_HELLO = 2;
+
+/** Every stream's credit in each direction at the start, in message units (WSM-WIRE-006). */
+export const INITIAL_WINDOW = 65536;
+
+/** One entry of {@linkcode FRAMES}. */
+export interface FrameKind {
+  /** The kind, the frame's first element. */
+  readonly code: number;
+  /** Its name. */
+  readonly name: string;
+  /** The array layout. */
+  readonly layout: string;
+  /** Who sends it. */
+  readonly sender: string;
+  /** What the receiver does. */
+  readonly receiver: string;
+}
+
+/** The frame kinds, as one table: code, layout, sender, and what the receiver does. */
+export const FRAMES: readonly FrameKind[] = /* @__PURE__ */ Object.freeze([
+  {
+    code: OPEN,
+    name: 'OPEN',
+    layout: '[1, id, flags, headers, payload]',
+    sender: 'either side, with an id of its own parity (dialer odd, acceptor even) above its last',
+    receiver:
+      "runs its stream handler once (or resets: refused when no handler, over maxStreams or after GOAWAY; decode when the payload cannot be decoded; hello_required before the hello an acceptor requires); FLAG_END ends the opener's direction at once; FLAG_HELLO marks the dialer's hello, on stream 1 only",
+  },
+  {
+    code: DATA,
+    name: 'DATA',
+    layout: '[2, id, flags, payload]',
+    sender: 'either side, while its credit on the stream is positive',
+    receiver:
+      "queues the payload for the stream's reader, charging its length to the window (beyond window and one overshooting message: RESET flow); FLAG_END ends the sender's direction",
+  },
+  {
+    code: END,
+    name: 'END',
+    layout: '[3, id]',
+    sender: 'either side, once, after its last message on the stream',
+    receiver: "ends the stream's readable side after the queued messages",
+  },
+  {
+    code: RESET,
+    name: 'RESET',
+    layout: '[4, id, code, message]',
+    sender: 'either side; code matches ^[a-z][a-z0-9_.-]{0,63}$',
+    receiver:
+      'fails every pending read, write and request of the stream with StreamResetError { code, remote: true }',
+  },
+  {
+    code: CREDIT,
+    name: 'CREDIT',
+    layout: '[5, id, units]',
+    sender:
+      'the receiver of DATA, as its application consumes messages (at the latest at half the window)',
+    receiver: 'adds units to its credit on the stream and sends the writes that waited for it',
+  },
+  {
+    code: PING,
+    name: 'PING',
+    layout: '[6]',
+    sender: "the dialer's heartbeat (either side may)",
+    receiver: 'answers PONG at once',
+  },
+  {
+    code: PONG,
+    name: 'PONG',
+    layout: '[7]',
+    sender: 'the receiver of a PING',
+    receiver: 'nothing beyond noting that a message arrived',
+  },
+  {
+    code: GOAWAY,
+    name: 'GOAWAY',
+    layout: '[8, lastId, code, message, spreadMs]',
+    sender: 'a side that will accept no stream above lastId (the acceptor when shutting down)',
+    receiver:
+      "opens no new stream (open() throws NotConnectedError); an acceptor also refuses the dialer's streams above lastId",
+  },
+  {
+    code: PUBLISH,
+    name: 'PUBLISH',
+    layout: '[9, tag, headers, payload]',
+    sender: 'the acceptor only; tag is 1 to 256 characters',
+    receiver:
+      'the dialer calls onPublish({ tag, headers, payload }); an acceptor counts it malformed',
+  },
+]);
+
+/** OPEN as decoded. */
+export type OpenFrame = [
+  kind: 1,
+  id: number,
+  flags: number,
+  headers: Record<string, unknown> | null,
+  payload: unknown,
+];
+/** DATA as decoded. */
+export type DataFrame = [kind: 2, id: number, flags: number, payload: unknown];
+/** END as decoded. */
+export type EndFrame = [kind: 3, id: number];
+/** RESET as decoded. */
+export type ResetFrame = [kind: 4, id: number, code: string, message: string];
+/** CREDIT as decoded. */
+export type CreditFrame = [kind: 5, id: number, units: number];
+/** PING as decoded. */
+export type PingFrame = [kind: 6];
+/** PONG as decoded. */
+export type PongFrame = [kind: 7];
+/** GOAWAY as decoded. */
+export type GoAwayFrame = [
+  kind: 8,
+  lastId: number,
+  code: string,
+  message: string,
+  spreadMs: number,
+];
+/** PUBLISH as decoded. */
+export type PublishFrame = [
+  kind: 9,
+  tag: string,
+  headers: Record<string, unknown> | null,
+  payload: unknown,
+];
+/** Any frame. */
+export type Frame =
+  | OpenFrame
+  | DataFrame
+  | EndFrame
+  | ResetFrame
+  | CreditFrame
+  | PingFrame
+  | PongFrame
+  | GoAwayFrame
+  | PublishFrame;
+
+/** A message that is not a valid frame (WSM-WIRE-007). */
+export class FrameError extends ProtocolError {}
+
+const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
+
+/**
+ * True for a stream id (WSM-WIRE-004): a positive safe integer. The one check of an id's form,
+ * for frames, a session's `firstStreamId` and a restored peer's next id; parity (the dialer odd,
+ * the acceptor even) is checked by whoever knows the side.
+ */
+export function isStreamId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+/** True for `null` or a plain object (not an array, not a class instance). */
+export function isHeaders(value: unknown): value is Record<string, unknown> | null {
+  if (value === null) return true;
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** True for a reset code (WSM-WIRE-005). */
+export function isResetCode(value: unknown): value is string {
+  return typeof value === 'string' && RESET_CODE_PATTERN.test(value);
+}
+
+/** True for a tag: a string of 1 to 256 characters. */
+export function isTag(value: unknown): value is string {
+  return typeof value === 'string' && value.length >= 1 && value.length <= 256;
+}
+
+function fail(what: string, value: unknown): never {
+  throw new FrameError(`Malformed frame: ${what}: found ${describe(value)}`);
+}
+
+/**
+ * Checks that `value` has the shape of a frame (kind, length and every field's type) and returns
+ * it typed. Stream-state checks (parity, ids seen) are the session's.
+ *
+ * @throws {FrameError} When it is not a frame; never anything else.
+ */
+export function parseFrame(value: unknown): Frame {
+  try {
+    if (!Array.isArray(value)) fail('expected an array', value);
+    const kind = value[0];
+    if (typeof kind !== 'number' || !(kind >= 1 && kind <= 9) || !Number.isInteger(kind)) {
+      fail('expected a kind from 1 to 9', kind);
+    }
+    if (value.length !== LENGTHS[kind]) {
+      fail(`expected ${LENGTHS[kind]} elements for kind ${kind}`, value.length);
+    }
+    // the kinds up to CREDIT name a stream first; OPEN and DATA then carry flags
+    if (kind <= CREDIT && !isStreamId(value[1])) {
+      fail('expected a positive safe integer id', value[1]);
+    }
+    if (kind <= DATA && !isCount(value[2])) {
+      fail('expected flags as a non-negative integer', value[2]);
+    }
+    switch (kind) {
+      case OPEN:
+        if (value[1] !== 1 && hasHello(value[2])) fail('expected HELLO on stream 1 only', value[1]);
+        if (!isHeaders(value[3])) fail('expected headers as an object or null', value[3]);
+        break;
+      case DATA:
+        if (hasHello(value[2])) fail('expected no HELLO flag on DATA', value[2]);
+        break;
+      case RESET:
+        if (!isResetCode(value[2])) fail('expected a reset code', value[2]);
+        if (typeof value[3] !== 'string') fail('expected a reset message string', value[3]);
+        break;
+      case CREDIT:
+        if (!isCount(value[2]) || value[2] === 0) {
+          fail('expected credit units as a positive safe integer', value[2]);
+        }
+        break;
+      case GOAWAY:
+        if (!isCount(value[1])) fail('expected lastId as a non-negative integer', value[1]);
+        if (!isResetCode(value[2])) fail('expected a GOAWAY code', value[2]);
+        if (typeof value[3] !== 'string') fail('expected a GOAWAY message string', value[3]);
+        if (!isCount(value[4])) fail('expected spreadMs as a non-negative integer', value[4]);
+        break;
+      case PUBLISH:
+        if (!isTag(value[1])) fail('expected a tag of 1 to 256 characters', value[1]);
+        if (!isHeaders(value[2])) fail('expected headers as an object or null', value[2]);
+        break;
+    }
+    return value as Frame;
+  } catch (error) {
+    if (error instanceof FrameError) throw error;
+    throw new FrameError('Malformed frame: it could not be inspected', { cause: error });
+  }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** True when `flags` has the END bit. */
+export function hasEnd(flags: number): boolean {
+  return flags % 2 === 1;
+}
+
+/** True when `flags` has the HELLO bit (flags may exceed 32 bits, so no `&`). */
+export function hasHello(flags: number): boolean {
+  return Math.floor(flags / 2) % 2 === 1;
+}
+
+const stackValues: unknown[] = [];
+const stackDepths: number[] = [];
+
+/**
+ * True when `value` nests deeper than `maxDepth` (`{}` and `[]` are depth 1; a scalar is 0).
+ * Iterative, so no input can overflow the call stack; stops at the first level too deep.
+ * Typed arrays and other views are leaves (depth 0, like a string). Never throws: a value that cannot be walked counts as
+ * too deep.
+ */
+export function tooDeep(value: unknown, maxDepth: number): boolean {
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
+  // The stacks are empty here: every walk leaves them so (setting `length` is not free).
+  stackValues.push(value);
+  stackDepths.push(1);
+  try {
+    while (stackValues.length > 0) {
+      const node = stackValues.pop() as object;
+      const depth = stackDepths.pop()!;
+      if (depth > maxDepth) return true;
+      if (Array.isArray(node)) {
+        for (let i = 0; i < node.length; i++) {
+          const child = node[i];
+          if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
+            stackValues.push(child);
+            stackDepths.push(depth + 1);
+          }
+        }
+      } else {
+        for (const key in node) {
+          if (!Object.hasOwn(node, key)) continue;
+          const child = (node as Record<string, unknown>)[key];
+          if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
+            stackValues.push(child);
+            stackDepths.push(depth + 1);
+          }
+        }
+      }
+    }
+    return false;
+  } catch {
+    return true;
+  } finally {
+    // A walk that ran to the end popped everything.
+    if (stackValues.length !== 0) {
+      stackValues.length = 0;
+      stackDepths.length = 0;
+    }
+  }
+}
+
+/**
+ * True when `value` holds more than `maxItems` items (array elements and own enumerable keys of
+ * objects, at any depth), for a codec that cannot count before decoding. Iterative; typed arrays
+ * and other views are leaves. Never throws: a value that cannot be walked counts as over.
+ */
+export function itemsOver(value: unknown, maxItems: number): boolean {
+  let items = 0;
+  stackValues.push(value);
+  try {
+    while (stackValues.length > 0) {
+      const node = stackValues.pop();
+      if (typeof node !== 'object' || node === null || ArrayBuffer.isView(node)) continue;
+      const children = Array.isArray(node) ? node : Object.values(node);
+      items += children.length;
+      if (items > maxItems) return true;
+      for (let i = 0; i < children.length; i++) stackValues.push(children[i]);
+    }
+    return false;
+  } catch {
+    return true;
+  } finally {
+    if (stackValues.length !== 0) stackValues.length = 0;
+  }
+}
+
+/** The UTF-8 byte length of a string, without allocating (lone surrogates count 3, as encoded). */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2; // 4 bytes for 2 UTF-16 units
+        i++;
+      } else bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/** True when a message is larger than `max` bytes (UTF-8 bytes for text); cheap for short text. */
+export function overLimit(data: string | Uint8Array, max: number): boolean {
+  if (typeof data !== 'string') return data.byteLength > max;
+  if (data.length > max) return true; // UTF-8 has at least one byte per UTF-16 unit
+  if (data.length * 3 <= max) return false; // at most three bytes per UTF-16 unit
+  return utf8Length(data) > max;
+}
