@@ -378,14 +378,13 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
         noHello ? `: ${NO_HELLO}` : ''
       }`,
     );
-    const [kind, attempts, delayMs] = afterLoss(
-      this.#o,
+    const { kind, attempts, delayMs } = afterLoss(this.#o, {
       code,
-      this.#attempts,
+      attempts: this.#attempts,
       flapped,
-      link.goAway,
+      goAway: link.goAway,
       now,
-    );
+    });
     this.#attempts = attempts;
     const willRetry = kind !== 'terminal';
     const closeInfo: CloseInfo = { code, reason: info.reason, wasClean, willRetry, attempts };
@@ -428,15 +427,14 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
 
   #failedRedial(attempt: Attempt<Link>, error: unknown, fast: boolean): void {
     this.#lastError = error;
-    const [kind, attempts, delayMs, auth] = afterFailure(
-      this.#o,
-      this.#attempts,
+    const { kind, attempts, delayMs, auth } = afterFailure(this.#o, {
+      attempts: this.#attempts,
       fast,
-      attempt.close?.code,
-      error instanceof HelloRejectedError ? error.code : undefined,
-      this.#lastFailureWasAuth,
-      attempt.refusal?.retryAfterMs,
-    );
+      closeCode: attempt.close?.code,
+      helloRejection: error instanceof HelloRejectedError ? error.code : undefined,
+      lastWasAuth: this.#lastFailureWasAuth,
+      retryAfterMs: attempt.refusal?.retryAfterMs,
+    });
     this.#attempts = attempts;
     this.#lastFailureWasAuth = auth;
     if (kind === 'terminal') {

@@ -8,19 +8,54 @@
 import { backoffDelay, shouldRetry } from './schedule.ts';
 import type { RedialPolicy } from './_dial_options.ts';
 
-/**
- * What to do next, as `[kind, attempts, delayMs]`: stop (`terminal`, `delayMs` 0), redial after
- * `delayMs` on the fast path (a service restart or a GOAWAY: the next context's
- * `resumedFromServiceRestart`), or after `delayMs` of backoff. `attempts` is the consecutive
- * failure count from now on. A tuple and positional parameters rather than records: the
- * connection calls this file across a file boundary, and positions cost no property names in
- * the bundle.
- */
-export type Redial = readonly [
-  kind: 'terminal' | 'fast' | 'backoff',
-  attempts: number,
-  delayMs: number,
-];
+/** What to do next: stop, or redial after a wait. */
+export interface Redial {
+  /**
+   * `terminal`: stop (`delayMs` 0); `fast`: redial on the fast path (a service restart or a
+   * GOAWAY: the next context's `resumedFromServiceRestart`); `backoff`: redial after backoff.
+   */
+  readonly kind: 'terminal' | 'fast' | 'backoff';
+  /** The consecutive failure count from now on. */
+  readonly attempts: number;
+  /** How long to wait before the redial, in ms. */
+  readonly delayMs: number;
+}
+
+/** What to do after a failed redial, and whether that failure was an authorisation rejection. */
+export interface FailureRedial extends Redial {
+  /** True when the attempt failed on an `unauthorized` or `forbidden` hello rejection. */
+  readonly auth: boolean;
+}
+
+/** The loss of an established connection, as {@linkcode afterLoss} reads it. */
+export interface Loss {
+  /** The close code (0 or missing already read as 1006). */
+  readonly code: number;
+  /** Consecutive failed attempts before this loss. */
+  readonly attempts: number;
+  /** True when the connection was lost before `stableAfterMs`: the flap counts as a failure. */
+  readonly flapped: boolean;
+  /** The GOAWAY received on the connection: when (epoch ms) and its `spreadMs`. */
+  readonly goAway: { readonly at: number; readonly spreadMs: number } | undefined;
+  /** When the socket closed (epoch ms). */
+  readonly now: number;
+}
+
+/** A failed redial, as {@linkcode afterFailure} reads it. */
+export interface Failure {
+  /** Consecutive failed attempts before this one. */
+  readonly attempts: number;
+  /** True when the attempt was a fast-path redial, which consumes no attempt. */
+  readonly fast: boolean;
+  /** The close code of the attempt's socket, when it saw one. */
+  readonly closeCode: number | undefined;
+  /** The code of a hello rejection (`HelloRejectedError.code`), when that failed the attempt. */
+  readonly helloRejection: string | undefined;
+  /** True when the previous failure was an `unauthorized` or `forbidden` hello rejection. */
+  readonly lastWasAuth: boolean;
+  /** The wait a refusal's `Retry-After` asked for, when the runtime exposed it. */
+  readonly retryAfterMs: number | undefined;
+}
 
 /** Hello rejections that end the redial loop when two come in a row (WSM-DIAL-004). */
 const AUTH_REJECTIONS: readonly string[] = ['unauthorized', 'forbidden'];
@@ -32,39 +67,28 @@ const AUTH_REJECTIONS: readonly string[] = ['unauthorized', 'forbidden'];
  * service-restart code; backoff otherwise.
  *
  * @param policy The resolved redial options.
- * @param code The close code (0 or missing already read as 1006).
- * @param attempts Consecutive failed attempts before this loss.
- * @param flapped True when the connection was lost before `stableAfterMs`: the flap counts as a
- *   failure.
- * @param goAway The GOAWAY received on the connection: when (epoch ms) and its `spreadMs`.
- * @param now When the socket closed (epoch ms).
+ * @param loss The close code, the attempts before, the flap, the GOAWAY and the time of the loss.
  * @returns The decision; the fast path keeps `attempts`.
  */
-export function afterLoss(
-  policy: RedialPolicy,
-  code: number,
-  attempts: number,
-  flapped: boolean,
-  goAway: { at: number; spreadMs: number } | undefined,
-  now: number,
-): Redial {
+export function afterLoss(policy: RedialPolicy, loss: Loss): Redial {
   const { reconnect, draw } = policy;
-  if (flapped) attempts++;
+  const { code, goAway } = loss;
+  const attempts = loss.flapped ? loss.attempts + 1 : loss.attempts;
   if (
     reconnect === false || policy.terminal.includes(code) || !shouldRetry(attempts, reconnect)
-  ) return ['terminal', attempts, 0];
+  ) return { kind: 'terminal', attempts, delayMs: 0 };
   let delayMs: number;
   if (goAway !== undefined || policy.serviceRestart.includes(code)) {
     const spreadMs = goAway?.spreadMs ?? 0;
     delayMs = spreadMs > 0
-      ? Math.max(0, goAway!.at + Math.min((draw() + 1) / 2 * spreadMs, spreadMs) - now)
+      ? Math.max(0, goAway!.at + Math.min((draw() + 1) / 2 * spreadMs, spreadMs) - loss.now)
       : Math.max(0, policy.serviceRestartDelayMs * (1 + draw() * reconnect.jitter));
-    if (Number.isFinite(delayMs)) return ['fast', attempts, delayMs];
+    if (Number.isFinite(delayMs)) return { kind: 'fast', attempts, delayMs };
   } else {
     delayMs = backoffDelay(attempts, reconnect, draw);
-    if (Number.isFinite(delayMs)) return ['backoff', attempts, delayMs];
+    if (Number.isFinite(delayMs)) return { kind: 'backoff', attempts, delayMs };
   }
-  return ['terminal', attempts, 0];
+  return { kind: 'terminal', attempts, delayMs: 0 };
 }
 
 /**
@@ -74,36 +98,24 @@ export function afterLoss(
  * as long as a `Retry-After` asked, capped at the schedule's `maxDelayMs`.
  *
  * @param policy The resolved redial options.
- * @param attempts Consecutive failed attempts before this one.
- * @param fast True when the attempt was a fast-path redial, which consumes no attempt.
- * @param closeCode The close code of the attempt's socket, when it saw one.
- * @param helloRejection The code of a hello rejection (`HelloRejectedError.code`), when that
- *   failed the attempt.
- * @param lastWasAuth True when the previous failure was an `unauthorized` or `forbidden` hello
- *   rejection.
- * @param retryAfterMs The wait a refusal's `Retry-After` asked for, when the runtime exposed it.
- * @returns The decision, then whether this failure was an authorisation rejection.
+ * @param failure The attempts before, the fast path, the attempt's close code, its hello
+ *   rejection, the previous failure's kind and a refusal's `Retry-After`.
+ * @returns The decision, with whether this failure was an authorisation rejection.
  */
-export function afterFailure(
-  policy: RedialPolicy,
-  attempts: number,
-  fast: boolean,
-  closeCode: number | undefined,
-  helloRejection: string | undefined,
-  lastWasAuth: boolean,
-  retryAfterMs: number | undefined,
-): readonly [...Redial, auth: boolean] {
+export function afterFailure(policy: RedialPolicy, failure: Failure): FailureRedial {
   const { reconnect, draw } = policy;
-  if (!fast) attempts++;
+  const { closeCode, helloRejection, retryAfterMs } = failure;
+  const attempts = failure.fast ? failure.attempts : failure.attempts + 1;
   const auth = helloRejection !== undefined && AUTH_REJECTIONS.includes(helloRejection);
   if (
-    (auth && lastWasAuth) || (closeCode !== undefined && policy.terminal.includes(closeCode)) ||
+    (auth && failure.lastWasAuth) ||
+    (closeCode !== undefined && policy.terminal.includes(closeCode)) ||
     reconnect === false || !shouldRetry(attempts, reconnect)
-  ) return ['terminal', attempts, 0, auth];
+  ) return { kind: 'terminal', attempts, delayMs: 0, auth };
   let delayMs = backoffDelay(attempts, reconnect, draw);
   if (retryAfterMs !== undefined) {
     // the acceptor said when to come back: no sooner, and no later than the schedule's cap
     delayMs = Math.max(delayMs, Math.min(retryAfterMs, reconnect.maxDelayMs));
   }
-  return ['backoff', attempts, delayMs, auth];
+  return { kind: 'backoff', attempts, delayMs, auth };
 }
