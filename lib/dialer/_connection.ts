@@ -292,16 +292,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   /** Starts an attempt (WSM-DIAL-002) as the pending one. */
   #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
     return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
-      context: (signal) =>
-        dialContext(
-          reason,
-          fast,
-          signal,
-          this.#attempts,
-          reason === 'initial' ? undefined : this.#disconnectedAt,
-          this.#lastError,
-          this.#now(),
-        ),
+      context: (signal) => this.#dialContext(reason, fast, signal),
       link: (wire) => {
         const link = openLink(wire, this.#linkHost);
         // The first session checked the limits; later ones take them resolved (sessionLimits).
@@ -312,6 +303,22 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       welcome: (value) => this.#welcome = value,
       // Nothing is known before the first connection, so only a redial resumes.
       resume: () => this.#positions.resume(true),
+    });
+  }
+
+  /** The context of one attempt (WSM-DIAL-001), frozen, as its target and hello read it. */
+  #dialContext(reason: 'initial' | 'reconnect', fast: boolean, signal: AbortSignal): DialContext {
+    const disconnectedAt = reason === 'initial' ? undefined : this.#disconnectedAt;
+    return Object.freeze({
+      attempt: this.#attempts,
+      reason,
+      resumedFromServiceRestart: fast,
+      disconnectedAt,
+      replayLookbackMs: disconnectedAt === undefined
+        ? 0
+        : Math.min(Math.ceil(this.#now() - disconnectedAt + 5000), MAX_LOOKBACK_MS),
+      lastError: this.#lastError,
+      signal,
     });
   }
 
@@ -569,30 +576,6 @@ class RoutedConnection extends DialerConnection implements Connection {
     if (arguments.length !== 3) return super.subscribe(first, second as SubscribeOptions);
     return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
   }
-}
-
-/** The context of one attempt (WSM-DIAL-001), frozen; `now` dates the outage's lookback. */
-function dialContext(
-  reason: 'initial' | 'reconnect',
-  fast: boolean,
-  signal: AbortSignal,
-  attempt: number,
-  disconnectedAt: number | undefined,
-  lastError: unknown,
-  now: number,
-): DialContext {
-  const lookback = disconnectedAt === undefined
-    ? 0
-    : Math.min(Math.ceil(now - disconnectedAt + 5000), MAX_LOOKBACK_MS);
-  return Object.freeze({
-    attempt,
-    reason,
-    resumedFromServiceRestart: fast,
-    disconnectedAt,
-    replayLookbackMs: lookback,
-    lastError,
-    signal,
-  });
 }
 
 /** The final close information after a failed attempt: its wire's close, if it saw one. */
