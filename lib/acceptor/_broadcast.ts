@@ -39,6 +39,25 @@ const NO_TAGS: string[] = [];
  */
 const BROADCAST_ALL_TAG = /* @__PURE__ */ '*'.repeat(257);
 
+/**
+ * One broadcast as its per-peer step ({@linkcode Broadcaster}'s `#deliverTo`) reads it: made once
+ * per broadcast and handed to every target, so the send loop allocates nothing per peer.
+ */
+interface Delivery {
+  /** The PUBLISH frame, encoded once. */
+  readonly encoded: string | Uint8Array;
+  /** The tags whose holders are left out (`NO_TAGS` for none). */
+  readonly except: readonly string[];
+  /** The peers left out, if any. */
+  readonly exceptPeers: ReadonlySet<Peer> | undefined;
+  /** The tag broadcast to; undefined for `broadcastAll`, which recovery never holds. */
+  readonly tag: string | undefined;
+  /** The broadcast's sequence number, with recovery. */
+  readonly seq: number | undefined;
+  /** A text frame as UTF-8 bytes for `ws` sockets (Node), encoded at the first that takes them. */
+  bytes: TextBytes | undefined;
+}
+
 /** What a broadcast needs of its acceptor. */
 export interface BroadcastHost {
   /** The codec every peer of the acceptor speaks. */
@@ -253,9 +272,10 @@ export class Broadcaster {
       const left = { tags: except, peers: exceptPeers, gone };
       return recovery.broadcast(tag, frame, payload, headers, left, (encoded, seq, wire) => {
         const targets = this.#byTag.get(tag);
+        const delivery: Delivery = { encoded, except, exceptPeers, tag, seq, bytes: undefined };
         const count = except === NO_TAGS && exceptPeers === undefined
-          ? this.#deliverToTag(tag, targets, encoded, seq)
-          : this.#deliver(targets, encoded, except, exceptPeers, tag, seq);
+          ? this.#deliverToTag(targets, delivery)
+          : this.#deliver(targets, delivery);
         if (this.#backplane) {
           this.#publish({
             tag,
@@ -276,9 +296,17 @@ export class Broadcaster {
     const codec = this.#host.codec;
     // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
     const encoded = encodePublish(codec, shown, payload, headers, 'broadcast()');
+    const delivery: Delivery = {
+      encoded,
+      except,
+      exceptPeers,
+      tag,
+      seq: undefined,
+      bytes: undefined,
+    };
     const count = tag !== undefined && except === NO_TAGS && exceptPeers === undefined
-      ? this.#deliverToTag(tag, targets, encoded)
-      : this.#deliver(targets, encoded, except, exceptPeers);
+      ? this.#deliverToTag(targets, delivery)
+      : this.#deliver(targets, delivery);
     if (this.#backplane) {
       this.#publish({
         tag: tag ?? BROADCAST_ALL_TAG,
@@ -316,35 +344,31 @@ export class Broadcaster {
       );
       return;
     }
-    if (message.tag === BROADCAST_ALL_TAG) {
-      this.#deliver(this.#peers, message.payload, message.except ?? NO_TAGS, undefined);
-      return;
-    }
+    const all = message.tag === BROADCAST_ALL_TAG;
     const header = message.headers?.[SEQ];
-    const seq = typeof header === 'number' ? header : undefined;
-    const targets = this.#byTag.get(message.tag);
-    if (message.except === undefined || message.except.length === 0) {
-      this.#deliverToTag(message.tag, targets, message.payload, seq);
-    } else {
-      this.#deliver(targets, message.payload, message.except, undefined, message.tag, seq);
-    }
+    const delivery: Delivery = {
+      encoded: message.payload,
+      except: message.except ?? NO_TAGS,
+      exceptPeers: undefined,
+      tag: all ? undefined : message.tag,
+      seq: !all && typeof header === 'number' ? header : undefined,
+      bytes: undefined,
+    };
+    if (all) this.#deliver(this.#peers, delivery);
+    else if (delivery.except.length > 0) this.#deliver(this.#byTag.get(message.tag), delivery);
+    else this.#deliverToTag(this.#byTag.get(message.tag), delivery);
   }
 
   /**
-   * Hands one encoded PUBLISH to every live peer of `targets`, `tag`'s peers: one publish to the
-   * tag's topic on each server for the peers that may take the native path, the send loop for
-   * the others; the send loop for all when any native peer is over `highWaterMark`. A peer that
-   * recovery holds is off the native path (see the constructor), so the loop holds its frame.
+   * Hands `delivery` to every live peer of `targets`, the peers of its tag, which it leaves none
+   * of out: one publish to the tag's topic on each server for the peers that may take the native
+   * path, the send loop for the others; the send loop for all when any native peer is over
+   * `highWaterMark`. A peer that recovery holds is off the native path (see the constructor), so
+   * the loop holds its frame.
    */
-  #deliverToTag(
-    tag: string,
-    targets: ReadonlySet<PeerImpl> | undefined,
-    encoded: string | Uint8Array,
-    seq?: number,
-  ): number {
-    if (!this.#topics || !targets || targets.size === 0) {
-      return this.#deliver(targets, encoded, NO_TAGS, undefined, tag, seq);
-    }
+  #deliverToTag(targets: ReadonlySet<PeerImpl> | undefined, delivery: Delivery): number {
+    if (!this.#topics || !targets || targets.size === 0) return this.#deliver(targets, delivery);
+    const tag = delivery.tag!;
     let native = 0;
     let rest: PeerImpl[] | undefined;
     let first: TopicPublisher | undefined;
@@ -356,9 +380,7 @@ export class Broadcaster {
         (rest ??= []).push(peer);
         continue;
       }
-      if (peer.session.congested()) {
-        return this.#deliver(targets, encoded, NO_TAGS, undefined, tag, seq);
-      }
+      if (peer.session.congested()) return this.#deliver(targets, delivery);
       if (first === undefined) first = publisher;
       else if (publisher !== first) (others ??= new Set()).add(publisher);
       native++;
@@ -367,9 +389,9 @@ export class Broadcaster {
       if (!this.#live.has(tag)) this.#goLive(tag, targets);
       const topic = this.#topic(tag);
       try {
-        first.publish(topic, encoded);
+        first.publish(topic, delivery.encoded);
         if (others !== undefined) {
-          for (const publisher of others) publisher.publish(topic, encoded);
+          for (const publisher of others) publisher.publish(topic, delivery.encoded);
         }
         this.#delivered += native;
       } catch (error) {
@@ -378,9 +400,7 @@ export class Broadcaster {
         native = 0;
       }
     }
-    return rest === undefined
-      ? native
-      : native + this.#deliver(rest, encoded, NO_TAGS, undefined, tag, seq);
+    return rest === undefined ? native : native + this.#deliver(rest, delivery);
   }
 
   /** Puts `tag`'s topic in use: subscribes its peers that may take the native path. */
@@ -392,50 +412,53 @@ export class Broadcaster {
     }
   }
 
-  /**
-   * Hands one encoded PUBLISH to every live peer of `targets` that is not in `exceptPeers` and
-   * holds no `except` tag. A peer whose `tag` waits for its position or replay (recovery) holds
-   * it to send after, in order. A text frame goes to `ws` sockets (Node) as its UTF-8 bytes,
-   * encoded once for all of them rather than by `ws` once per peer.
-   */
+  /** Hands `delivery` to every peer of `targets` ({@linkcode Broadcaster}'s `#deliverTo`). */
   #deliver(
     targets: ReadonlySet<PeerImpl> | readonly PeerImpl[] | undefined,
-    encoded: string | Uint8Array,
-    except: readonly string[],
-    exceptPeers: ReadonlySet<Peer> | undefined,
-    tag?: string,
-    seq?: number,
+    delivery: Delivery,
   ): number {
     if (!targets || ('size' in targets ? targets.size : targets.length) === 0) return 0;
-    const recovery = tag === undefined ? undefined : this.#recovery;
     let count = 0;
-    let bytes: TextBytes | undefined;
     for (const peer of [...targets]) {
-      // A peer whose required hello has not arrived, or was refused, is sent nothing.
-      if (peer.isClosed || peer.session.barred || exceptPeers?.has(peer)) continue;
-      if (except.length > 0 && except.some((t) => peer.tags.has(t))) continue;
-      if (recovery !== undefined && recovery.hold(peer, tag!, encoded, seq)) {
-        count++;
-        this.#delivered++;
-        continue;
-      }
-      let sent = false;
-      try {
-        const data = typeof encoded === 'string' && peer.sink.isWs
-          ? bytes ??= textBytes(encoded)
-          : encoded;
-        sent = peer.session.sendEncoded(data);
-      } catch (error) {
-        this.#host.report(error, peer);
-        continue;
-      }
-      if (sent) {
-        count++;
-        this.#delivered++;
-      } else {
-        this.#dropped++;
-      }
+      if (this.#deliverTo(peer, delivery)) count++;
     }
     return count;
+  }
+
+  /**
+   * The per-peer step: hands `delivery` to `peer` unless it is closed, barred or left out (in
+   * `exceptPeers`, or holding an `except` tag). A peer whose tag waits for its position or replay
+   * (recovery) holds the frame to send after, in order. A text frame goes to a `ws` socket (Node)
+   * as its UTF-8 bytes, encoded once per broadcast rather than by `ws` once per peer.
+   *
+   * @returns True when the frame was handed to the peer (sent, or held by recovery).
+   */
+  #deliverTo(peer: PeerImpl, delivery: Delivery): boolean {
+    // A peer whose required hello has not arrived, or was refused, is sent nothing.
+    if (peer.isClosed || peer.session.barred || delivery.exceptPeers?.has(peer)) return false;
+    const { encoded, except, tag } = delivery;
+    for (let i = 0; i < except.length; i++) {
+      if (peer.tags.has(except[i])) return false;
+    }
+    if (
+      tag !== undefined && this.#recovery !== undefined &&
+      this.#recovery.hold(peer, tag, encoded, delivery.seq)
+    ) {
+      this.#delivered++;
+      return true;
+    }
+    let sent: boolean;
+    try {
+      const data = typeof encoded === 'string' && peer.sink.isWs
+        ? delivery.bytes ??= textBytes(encoded)
+        : encoded;
+      sent = peer.session.sendEncoded(data);
+    } catch (error) {
+      this.#host.report(error, peer);
+      return false;
+    }
+    if (sent) this.#delivered++;
+    else this.#dropped++;
+    return sent;
   }
 }
