@@ -14,6 +14,7 @@
  *   without such a stream is left alone;
  * - listeners on a `ws` socket's EventEmitter side, shared by every `ws` socket, and an `error`
  *   listener that keeps `ws` from throwing;
+ * - a dialer's refusal of its upgrade, with its `Retry-After` ({@linkcode onWsRefusal});
  * - a broadcast's text encoded once ({@linkcode textBytes}): `ws` encodes a
  *   string to UTF-8 on every `send()`, once per peer of a broadcast, but sends bytes it is given
  *   as they are, as text when told `binary: false`.
@@ -76,6 +77,33 @@ export function cork(socket: unknown): void {
   }
   (stream as Stream).cork();
   corked.add(stream as Stream);
+}
+
+/**
+ * Calls `refused` with the status and `Retry-After` header of an HTTP refusal of a dialer's
+ * upgrade. The `ws` package (Node) reports one through an EventEmitter `unexpected-response`
+ * event carrying the response, and abandons the handshake itself only when nobody listens, so
+ * `refused` must close the socket; the `error` and `close` events that follow fail the attempt.
+ * A WHATWG `WebSocket` (browsers, Deno, Bun) exposes nothing of a refusal: a socket without an
+ * `on` method is left alone.
+ */
+export function onWsRefusal(
+  socket: unknown,
+  refused: (status: number, retryAfter: string | undefined) => void,
+): void {
+  const on = (socket as { on?: unknown }).on;
+  if (typeof on !== 'function') return;
+  on.call(socket, 'unexpected-response', (_request: unknown, response: unknown) => {
+    const { statusCode, headers } = (response ?? {}) as {
+      statusCode?: unknown;
+      headers?: Record<string, unknown>;
+    };
+    const header = headers?.['retry-after'];
+    refused(
+      typeof statusCode === 'number' ? statusCode : 0,
+      typeof header === 'string' ? header : undefined,
+    );
+  });
 }
 
 /**

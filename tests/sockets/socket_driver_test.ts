@@ -10,7 +10,7 @@ import {
   type SocketReceiver,
   webSocketDriver,
 } from '../../lib/sockets/socket_driver.ts';
-import { socketDriver, textBytes, wsDriver } from '../../lib/sockets/node_ws.ts';
+import { onWsRefusal, socketDriver, textBytes, wsDriver } from '../../lib/sockets/node_ws.ts';
 
 const runtime = 'Deno' in globalThis ? 'deno' : 'Bun' in globalThis ? 'bun' : 'node';
 
@@ -90,6 +90,21 @@ test('socketDriver() picks the ws driver only for an EventEmitter socket with te
   assert.equal(socketDriver(ws), wsDriver);
   assert.equal(webSocketDriver.takesTextBytes, false);
   assert.equal(wsDriver.takesTextBytes, true);
+});
+
+test('onWsRefusal() hands over the status and Retry-After of a ws refusal and leaves a WHATWG socket alone', () => {
+  const listeners = new Map<string, (...args: unknown[]) => void>();
+  const ws = {
+    on: (type: string, listener: (...args: unknown[]) => void) => listeners.set(type, listener),
+  };
+  const seen: unknown[] = [];
+  onWsRefusal(ws, (status, retryAfter) => seen.push([status, retryAfter]));
+  listeners.get('unexpected-response')!({}, { statusCode: 503, headers: { 'retry-after': '7' } });
+  listeners.get('unexpected-response')!({}, undefined);
+  assert.deepEqual(seen, [[503, '7'], [0, undefined]]);
+  let called = false;
+  assert.doesNotThrow(() => onWsRefusal(new MemorySocket(), () => called = true));
+  assert.equal(called, false);
 });
 
 /** A real echo server of this runtime on 127.0.0.1:0 (Deno or Bun). */
