@@ -145,12 +145,6 @@ export const ALLOWED_IMPORTS: Readonly<Record<Folder, readonly Folder[]>> = {
  */
 export const KNOWN_LEAKS: readonly { from: string; to: string; why: string }[] = [
   {
-    from: 'lib/sockets/node_ws.ts',
-    to: 'lib/acceptor/acceptor_types.ts',
-    why:
-      "the `ws` glue types its sockets with the acceptor's; a leak the socket driver seam removes",
-  },
-  {
     from: 'lib/adapters/bun.ts',
     to: 'lib/acceptor/_topics.ts',
     why: 'the native publish seam reached from an adapter; a leak the adapter kit removes',

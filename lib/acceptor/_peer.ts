@@ -11,7 +11,7 @@
 import type { Codec } from '../wire/codec.ts';
 import type { Limits } from '../session/limits.ts';
 import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
-import type { WsSocket } from '../sockets/node_ws.ts';
+import type { SocketDriver } from '../sockets/socket_driver.ts';
 import type {
   AttachOptions,
   IncomingData,
@@ -28,7 +28,6 @@ import { CloseCode, closeCodeOf, closingTerms, ResetCode } from '../wire/codes.t
 import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
-import { cork, isWs, sendWs } from '../sockets/node_ws.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
 import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
 import type { ServedRoutes } from '../routes/routes.ts';
@@ -398,8 +397,8 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
   readonly #host: PeerHost;
   /** accept()'s socket, or attach()'s sink. */
   readonly #transport: PeerSink | ServerWebSocket;
-  /** accept()'s socket: `'ws'` for the `ws` package's, `true` for any other; false for a sink. */
-  readonly #isSocket: boolean | 'ws';
+  /** The driver of accept()'s socket; undefined for attach()'s sink. */
+  readonly #driver: SocketDriver | undefined;
   /** accept()'s sends while its socket connects. */
   #queued: Array<string | Uint8Array> | undefined;
   /** Closes the peer when the required hello does not come in time; armed at the announce. */
@@ -411,25 +410,26 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
    * Creates the link, its peer and the peer's session.
    *
    * @param host The acceptor.
-   * @param transport accept()'s socket (`isSocket`) or attach()'s sink.
+   * @param transport accept()'s socket (with its `driver`) or attach()'s sink.
    * @param options A restored peer's id, tags, data and next stream id.
    * @throws {TypeError} For an invalid tag. @throws {RangeError} For an invalid stream id.
    */
   constructor(
     host: PeerHost,
     transport: PeerSink | ServerWebSocket,
-    isSocket: boolean,
+    driver: SocketDriver | undefined,
     options: AttachOptions,
   ) {
     this.#host = host;
     this.#transport = transport;
-    this.#isSocket = isSocket && isWs(transport as ServerWebSocket) ? 'ws' : isSocket;
+    this.#driver = driver;
     this.firstStreamId = options.nextStreamId;
     this.peer = new PeerImpl(this, options, host.requireHello && options.hello === undefined);
   }
 
   send(data: string | Uint8Array): void {
-    if (!this.#isSocket) {
+    const driver = this.#driver;
+    if (driver === undefined) {
       (this.#transport as PeerSink).send(data);
       return;
     }
@@ -437,15 +437,13 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     if (socket.readyState === 0) {
       (this.#queued ??= []).push(data);
     } else if (socket.readyState === 1) {
-      cork(socket);
-      if (this.#isSocket === 'ws') sendWs(socket as WsSocket, data);
-      else socket.send(data);
+      driver.send(socket, data);
     }
   }
 
-  /** Whether the socket is the `ws` package's, which takes a broadcast's text as bytes. */
+  /** Whether the socket's driver takes a broadcast's text as bytes (the `ws` package's). */
   get isWs(): boolean {
-    return this.#isSocket === 'ws';
+    return this.#driver?.takesTextBytes === true;
   }
 
   close(code: number, reason: string): void {
@@ -458,11 +456,11 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
 
   /** The publish/subscribe topics of attach()'s sink, when it offers them (Bun). */
   get topics(): TopicSink | undefined {
-    return this.#isSocket ? undefined : topicSinkOf(this.#transport);
+    return this.#driver !== undefined ? undefined : topicSinkOf(this.#transport);
   }
 
   get bufferedAmount(): number | undefined {
-    if (!this.#isSocket) return (this.#transport as PeerSink).bufferedAmount;
+    if (this.#driver === undefined) return (this.#transport as PeerSink).bufferedAmount;
     let buffered = (this.#transport as ServerWebSocket).bufferedAmount ?? 0;
     // Only while the socket connects: what waits to go out counts as buffered.
     for (const data of this.#queued ?? []) {
@@ -477,10 +475,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     this.#queued = undefined;
     if (queued !== undefined) {
       const socket = this.#transport as ServerWebSocket;
-      for (const data of queued) {
-        if (this.#isSocket === 'ws') sendWs(socket as WsSocket, data);
-        else socket.send(data);
-      }
+      for (const data of queued) this.#driver!.send(socket, data);
     }
     this.announce();
   }

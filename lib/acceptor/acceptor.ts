@@ -56,7 +56,6 @@ import type {
   PeerHello,
   PeerSink,
   ServerWebSocket,
-  SocketListener,
   UpgradeAccepted,
 } from './acceptor_types.ts';
 import { sessionLimits } from '../session/session.ts';
@@ -74,7 +73,8 @@ import {
   type UpgradeHead,
   type UpgradeRules,
 } from './_upgrade.ts';
-import { guardWsErrors, isWs, listenWs } from '../sockets/node_ws.ts';
+import { socketDriver } from '../sockets/node_ws.ts';
+import type { SocketDriver } from '../sockets/socket_driver.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
 import type { ApiSpec } from '../routes/api.ts';
 import { checkedRoutes } from '../routes/route_streams.ts';
@@ -310,34 +310,15 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     } catch {
       // a runtime that fixes binaryType still delivers something we read (Blob included)
     }
-    const connecting = socket.readyState === 0;
+    const driver = socketDriver(socket);
     const link = this.#attach(
       socket,
-      true,
+      driver,
       { data: options.data as Record<string, unknown> | undefined, tags: options.tags },
       socket.readyState === 1,
     );
-    const peer = link.peer;
-    if (isWs(socket)) {
-      guardWsErrors(socket);
-      if (socket.readyState === 1 && listenWs(socket, link)) return this.#typed(peer);
-    }
-    const onMessage: SocketListener = (event) => link.message(event.data);
-    const onClose: SocketListener = (event) => {
-      socket.removeEventListener('open', onOpen);
-      socket.removeEventListener('message', onMessage);
-      socket.removeEventListener('close', onClose);
-      link.closed(event?.code, event?.reason);
-    };
-    const onOpen = () => {
-      socket.removeEventListener('open', onOpen);
-      link.opened();
-    };
-    socket.addEventListener('message', onMessage);
-    socket.addEventListener('close', onClose);
-    if (connecting) socket.addEventListener('open', onOpen);
-    else if (socket.readyState !== 1) link.closed(CloseCode.Abnormal, ''); // closing or closed
-    return this.#typed(peer);
+    driver.listen(socket, link);
+    return this.#typed(link.peer);
   }
 
   /**
@@ -353,7 +334,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
    * @throws {TypeError} For an invalid tag. @throws {RangeError} For an invalid stream id.
    */
   attach(sink: PeerSink, options: AttachOptions<PeerData> = {}): AttachedPeer<Api, PeerData> {
-    const link = this.#attach(sink, false, options as AttachOptions, true);
+    const link = this.#attach(sink, undefined, options as AttachOptions, true);
     // Plain functions, so the handle's methods may be called detached, as they always could.
     return {
       peer: this.#typed(link.peer),
@@ -520,11 +501,11 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
 
   #attach(
     transport: PeerSink | ServerWebSocket,
-    isSocket: boolean,
+    driver: SocketDriver | undefined,
     options: AttachOptions,
     open: boolean,
   ): PeerLink {
-    const link = new PeerLink(this.#host, transport, isSocket, options);
+    const link = new PeerLink(this.#host, transport, driver, options);
     const peer = link.peer;
     this.#accepted++;
     this.#peers.add(peer);

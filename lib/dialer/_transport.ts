@@ -3,8 +3,8 @@
  * what the connection then needs of it (send, close, buffered bytes, the selected subprotocol,
  * messages in order and the close). The WebSocket transport is the only built-in one and the
  * only dialer code that knows `WebSocket`: the WHATWG socket and the `ws` package's (its
- * `unexpected-response` refusal with `Retry-After`, its throwing `error` event, its corkable
- * stream), `binaryType`, and Blob messages decoded in order. Another carrier (`WebSocketStream`,
+ * refusal with `Retry-After` and its corkable stream, both through `sockets/node_ws.ts`; its
+ * throwing `error` event), `binaryType`, and Blob messages decoded in order. Another carrier (`WebSocketStream`,
  * WebTransport) plugs in here by implementing {@linkcode Transport}. Internal.
  *
  * @module
@@ -12,7 +12,7 @@
 import type { DialerSocket, DialerSocketConstructor } from './dialer_types.ts';
 import { ProtocolError } from '../errors.ts';
 import { closeCodeOf } from '../wire/codes.ts';
-import { cork } from '../sockets/node_ws.ts';
+import { cork, onWsRefusal } from '../sockets/node_ws.ts';
 import { retryAfterMs } from './_retry_after.ts';
 
 /** How a connection closed: its code (a missing or 0 code read as 1006), reason, cleanness. */
@@ -103,34 +103,6 @@ function closeQuietly(socket: DialerSocket, code?: number, reason?: string): voi
 }
 
 /**
- * The `ws` package (Node) reports an HTTP refusal of the upgrade through an EventEmitter
- * `unexpected-response` event carrying the response; a WHATWG `WebSocket` (browsers, Deno, Bun)
- * exposes nothing of it. When the socket has an `on` method, this listens for that event, hands
- * `record` the status and `Retry-After`, and abandons the handshake, which `ws` does only when
- * nobody listens; the `error` and `close` events that follow fail the attempt as before.
- */
-function watchRefusal(
-  socket: DialerSocket,
-  now: () => number,
-  record: (refusal: Refusal) => void,
-): void {
-  const on = (socket as { on?: unknown }).on;
-  if (typeof on !== 'function') return;
-  on.call(socket, 'unexpected-response', (_request: unknown, response: unknown) => {
-    const { statusCode, headers } = (response ?? {}) as {
-      statusCode?: unknown;
-      headers?: Record<string, unknown>;
-    };
-    const header = headers?.['retry-after'];
-    record({
-      status: typeof statusCode === 'number' ? statusCode : 0,
-      retryAfterMs: retryAfterMs(typeof header === 'string' ? header : undefined, now()),
-    });
-    closeQuietly(socket);
-  });
-}
-
-/**
  * The WebSocket transport over `WebSocket` (a constructor with the WHATWG signature: the global
  * one, the `ws` package's, a test fake); `now` dates a `Retry-After` given as an HTTP date.
  */
@@ -142,7 +114,11 @@ export function webSocketTransport(
     open(url, protocols, signal, report) {
       const socket = new WebSocket(url, protocols as string[]);
       socket.onerror = ignoreSocketError;
-      watchRefusal(socket, now, (refusal) => report.refusal = refusal);
+      // An HTTP refusal of the upgrade (`ws` only): its status and wait for the redial policy.
+      onWsRefusal(socket, (status, retryAfter) => {
+        report.refusal = { status, retryAfterMs: retryAfterMs(retryAfter, now()) };
+        closeQuietly(socket);
+      });
       return opened(socket, url, signal, report);
     },
   };

@@ -1,6 +1,8 @@
 /**
- * What the Node `ws` package's sockets need that no web-standard socket does, in one Node-only
- * file that still imports nothing from Node (duck-typed, web-standard only):
+ * The `ws` package's socket driver ({@linkcode wsDriver}), and the one place that asks whether a
+ * socket is a `ws` one ({@linkcode socketDriver}). What the Node `ws` package's sockets need that
+ * no web-standard socket does, in one Node-only file that still imports nothing from Node
+ * (duck-typed, web-standard only):
  *
  * - write coalescing ({@linkcode cork}) for sockets that expose a corkable stream: the `ws`
  *   package's `WebSocket` (client and server) keeps its `net.Socket` as `_socket`. Every
@@ -10,9 +12,10 @@
  *   microtask queue runs. Nothing is delayed past the current tick, a lone message per tick is
  *   not corked at all (corking it cost a single request on Node more than it saved), and a socket
  *   without such a stream is left alone;
- * - the acceptor's listeners on a `ws` socket's EventEmitter side ({@linkcode isWs},
- *   {@linkcode listenWs}, {@linkcode guardWsErrors});
- * - a broadcast's text encoded once ({@linkcode textBytes}, {@linkcode sendWs}): `ws` encodes a
+ * - listeners on a `ws` socket's EventEmitter side, shared by every `ws` socket, and an `error`
+ *   listener that keeps `ws` from throwing;
+ * - a dialer's refusal of its upgrade, with its `Retry-After` ({@linkcode onWsRefusal});
+ * - a broadcast's text encoded once ({@linkcode textBytes}): `ws` encodes a
  *   string to UTF-8 on every `send()`, once per peer of a broadcast, but sends bytes it is given
  *   as they are, as text when told `binary: false`.
  *
@@ -21,7 +24,13 @@
  * @module
  */
 
-import type { IncomingData, ServerWebSocket } from '../acceptor/acceptor_types.ts';
+import {
+  type DriverSocket,
+  type SocketData,
+  type SocketDriver,
+  type SocketReceiver,
+  webSocketDriver,
+} from './socket_driver.ts';
 
 /** What `cork()` needs of a socket: the stream `ws` writes to. */
 interface Corkable {
@@ -71,6 +80,33 @@ export function cork(socket: unknown): void {
 }
 
 /**
+ * Calls `refused` with the status and `Retry-After` header of an HTTP refusal of a dialer's
+ * upgrade. The `ws` package (Node) reports one through an EventEmitter `unexpected-response`
+ * event carrying the response, and abandons the handshake itself only when nobody listens, so
+ * `refused` must close the socket; the `error` and `close` events that follow fail the attempt.
+ * A WHATWG `WebSocket` (browsers, Deno, Bun) exposes nothing of a refusal: a socket without an
+ * `on` method is left alone.
+ */
+export function onWsRefusal(
+  socket: unknown,
+  refused: (status: number, retryAfter: string | undefined) => void,
+): void {
+  const on = (socket as { on?: unknown }).on;
+  if (typeof on !== 'function') return;
+  on.call(socket, 'unexpected-response', (_request: unknown, response: unknown) => {
+    const { statusCode, headers } = (response ?? {}) as {
+      statusCode?: unknown;
+      headers?: Record<string, unknown>;
+    };
+    const header = headers?.['retry-after'];
+    refused(
+      typeof statusCode === 'number' ? statusCode : 0,
+      typeof header === 'string' ? header : undefined,
+    );
+  });
+}
+
+/**
  * The UTF-8 bytes of a text message, encoded once for every `ws` peer of a broadcast: sent as a
  * text message, never binary, by {@linkcode sendWs}. Only a `ws` socket is ever handed one.
  */
@@ -88,7 +124,7 @@ export function textBytes(text: string): TextBytes {
 const AS_TEXT = { binary: false };
 
 /** Sends `data` on a `ws` socket: {@linkcode TextBytes} as text, anything else as usual. */
-export function sendWs(socket: WsSocket, data: string | Uint8Array): void {
+function sendWs(socket: WsSocket, data: string | Uint8Array): void {
   if (data instanceof TextBytes) socket.send(data, AS_TEXT);
   else socket.send(data);
 }
@@ -98,7 +134,7 @@ export function sendWs(socket: WsSocket, data: string | Uint8Array): void {
  * (a `Buffer` for text, an `ArrayBuffer` for binary once `binaryType` is `'arraybuffer'`) and
  * `isBinary`, `close` with the code and the reason's bytes.
  */
-export interface WsSocket extends ServerWebSocket {
+interface WsSocket extends DriverSocket {
   /** Sends a message; bytes go out as text with `{ binary: false }`. */
   send(data: string | Uint8Array, options?: { binary: boolean }): void;
   /** Adds a listener. */
@@ -109,32 +145,24 @@ export interface WsSocket extends ServerWebSocket {
   removeListener(type: 'message' | 'close' | 'error', listener: (...args: any[]) => void): unknown;
 }
 
-/** What takes a `ws` socket's events: the peer's link. */
-export interface WsReceiver {
-  /** One received message. */
-  message(data: IncomingData): void;
-  /** The socket closed. */
-  closed(code?: number, reason?: string): void;
-}
-
 /**
  * Whether `socket` is a `ws` socket (an EventEmitter with `terminate()`). Its `addEventListener`
  * wraps every listener in a function of its own and every message in an event object; its
  * EventEmitter side takes the three listeners every `ws` socket shares below instead, which
  * saves about half a kilobyte per idle peer and an allocation per message.
  */
-export function isWs(socket: ServerWebSocket): socket is WsSocket {
+function isWs(socket: DriverSocket): socket is WsSocket {
   const s = socket as Partial<WsSocket> & { terminate?: unknown };
   return typeof s.on === 'function' && typeof s.removeListener === 'function' &&
     typeof s.terminate === 'function';
 }
 
 /** The receivers of accept()'s `ws` sockets, for the listeners they share. */
-const receivers = new WeakMap<object, WsReceiver>();
+const receivers = new WeakMap<object, SocketReceiver>();
 
 function onWsMessage(this: WsSocket, data: unknown, isBinary?: boolean): void {
   // ws 8 hands text over as a Buffer (ws 7 as a string): decoded as UTF-8, as its events do.
-  receivers.get(this)?.message((isBinary === false ? String(data) : data) as IncomingData);
+  receivers.get(this)?.message((isBinary === false ? String(data) : data) as SocketData);
 }
 
 function onWsClose(this: WsSocket, code?: number, reason?: unknown): void {
@@ -153,7 +181,7 @@ function onWsClose(this: WsSocket, code?: number, reason?: unknown): void {
 function onWsError(): void {}
 
 /** Keeps a `ws` socket from throwing its errors out of the process: they end in its close. */
-export function guardWsErrors(socket: WsSocket): void {
+function guardWsErrors(socket: WsSocket): void {
   socket.on('error', onWsError);
 }
 
@@ -163,10 +191,35 @@ export function guardWsErrors(socket: WsSocket): void {
  *
  * @returns False, listening to nothing, when the socket already has a receiver.
  */
-export function listenWs(socket: WsSocket, receiver: WsReceiver): boolean {
+function listenWs(socket: WsSocket, receiver: SocketReceiver): boolean {
   if (receivers.has(socket)) return false;
   receivers.set(socket, receiver);
   socket.on('message', onWsMessage);
   socket.on('close', onWsClose);
   return true;
+}
+
+/**
+ * The `ws` package's driver: sends corked ({@linkcode cork}) and {@linkcode TextBytes} as text;
+ * listens on the EventEmitter side while the socket is open (the WHATWG side while it connects),
+ * with an `error` listener so an error ends in the close that follows instead of being thrown
+ * out of the process.
+ */
+export const wsDriver: SocketDriver = {
+  takesTextBytes: true,
+  send(socket, data) {
+    cork(socket);
+    sendWs(socket as WsSocket, data);
+  },
+  listen(socket, receiver) {
+    guardWsErrors(socket as WsSocket);
+    if (socket.readyState !== 1 || !listenWs(socket as WsSocket, receiver)) {
+      webSocketDriver.listen(socket, receiver);
+    }
+  },
+};
+
+/** The driver of `socket`: {@linkcode wsDriver} for a `ws` socket, else the WHATWG one. */
+export function socketDriver(socket: DriverSocket): SocketDriver {
+  return isWs(socket) ? wsDriver : webSocketDriver;
 }

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type PeerHost, type PeerImpl, PeerLink } from '../../lib/acceptor/_peer.ts';
 import { jsonCodec } from '../../lib/wire/codec.ts';
+import { webSocketDriver } from '../../lib/sockets/socket_driver.ts';
 import { sessionLimits } from '../../lib/session/session.ts';
 import type { Peer, PeerCloseInfo, ServerWebSocket } from '../../lib/acceptor/acceptor_types.ts';
 
@@ -51,7 +52,7 @@ function sink() {
 test('PeerLink takes the id, tags, data and first stream id from its options (WSM-WIRE-004)', () => {
   const cases: Array<[number | undefined, number]> = [[undefined, 2], [2, 2], [40, 40]];
   for (const [nextStreamId, expected] of cases) {
-    const link = new PeerLink(host(), sink(), false, {
+    const link = new PeerLink(host(), sink(), undefined, {
       id: 'p1',
       tags: ['a'],
       data: { user: 'ada' },
@@ -63,8 +64,8 @@ test('PeerLink takes the id, tags, data and first stream id from its options (WS
     assert.equal(link.peer.nextStreamId, expected);
     assert.equal(link.firstStreamId, nextStreamId);
   }
-  assert.throws(() => new PeerLink(host(), sink(), false, { nextStreamId: 3 }), RangeError);
-  assert.throws(() => new PeerLink(host(), sink(), false, { tags: [''] }), TypeError);
+  assert.throws(() => new PeerLink(host(), sink(), undefined, { nextStreamId: 3 }), RangeError);
+  assert.throws(() => new PeerLink(host(), sink(), undefined, { tags: [''] }), TypeError);
 });
 
 test('PeerImpl makes its id when first read, once, and keeps a restored one', () => {
@@ -73,8 +74,8 @@ test('PeerImpl makes its id when first read, once, and keeps a restored one', ()
   let made = 0;
   crypto.randomUUID = () => `00000000-0000-4000-8000-00000000000${++made}`;
   try {
-    const fresh = new PeerLink(host(), sink(), false, {}).peer;
-    const restored = new PeerLink(host(), sink(), false, { id: 'p1' }).peer;
+    const fresh = new PeerLink(host(), sink(), undefined, {}).peer;
+    const restored = new PeerLink(host(), sink(), undefined, { id: 'p1' }).peer;
     assert.equal(made, 0);
     assert.equal(fresh.id, '00000000-0000-4000-8000-000000000001');
     assert.equal(fresh.id, '00000000-0000-4000-8000-000000000001');
@@ -96,7 +97,7 @@ test('PeerLink announces once, or while its acceptor closes sends GOAWAY and clo
     h.closeCode = code;
     h.closeSpreadMs = 250;
     const s = sink();
-    const link = new PeerLink(h, s, false, { id: 'p' });
+    const link = new PeerLink(h, s, undefined, { id: 'p' });
     link.announce();
     link.announce();
     if (code === undefined) {
@@ -121,7 +122,7 @@ test('PeerLink queues sends while its socket connects and counts them as buffere
     addEventListener() {},
     removeEventListener() {},
   } as ServerWebSocket & { readyState: number };
-  const link = new PeerLink(host(), socket, true, {});
+  const link = new PeerLink(host(), socket, webSocketDriver, {});
   link.send('abc');
   link.send(new Uint8Array(4));
   assert.equal(sent.length, 0);
@@ -135,7 +136,7 @@ test('PeerLink queues sends while its socket connects and counts them as buffere
 test('PeerLink feeds a Blob before what follows it, the close last, and reads 0 as 1006 (WSM-WIRE-009)', async () => {
   const h = host();
   const s = sink();
-  const link = new PeerLink(h, s, false, {});
+  const link = new PeerLink(h, s, undefined, {});
   link.message(new Blob(['[1,1,1,null,"a"]']));
   link.message('[1,3,1,null,"b"]');
   link.closed(0, undefined);
@@ -154,7 +155,7 @@ test('PeerLink reports a sink whose close throws', () => {
         throw new Error('gone');
       },
     },
-    false,
+    undefined,
     {},
   );
   link.close(1000, '');
