@@ -35,7 +35,7 @@ import type { ServedRoutes } from '../routes/routes.ts';
 import { callRoute, openRoute, streamHandler } from '../routes/route_streams.ts';
 
 /** What the hello of a peer tells recovery (`lib/acceptor/_recovery.ts`), when the acceptor has history. */
-export interface HelloRecovery {
+interface HelloRecovery {
   /** The hello arrived, before `onHello` runs. */
   arrived(peer: PeerImpl, headers: Readonly<Record<string, unknown>> | null): void;
   /** The hello was acknowledged: the peer's tags are restored. */
@@ -151,7 +151,7 @@ const HELLO_REFUSED_REASON = 'hello rejected';
  */
 export const MAX_WAITING_FRAMES: number = 4096;
 /** At most this many bytes (a text frame counts its length) wait as {@linkcode MAX_WAITING_FRAMES} do. */
-export const MAX_WAITING_BYTES: number = 1024 * 1024;
+const MAX_WAITING_BYTES: number = 1024 * 1024;
 
 /**
  * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004):
@@ -162,7 +162,7 @@ export const MAX_WAITING_BYTES: number = 1024 * 1024;
  *   the acknowledgement;
  * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
  */
-export type Admission = 'open' | 'shut' | 'hello' | 'refused';
+type Admission = 'open' | 'shut' | 'hello' | 'refused';
 
 /** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
 interface Waiting {
@@ -177,7 +177,7 @@ interface Waiting {
  * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement
  * has been sent ({@linkcode PeerSession.admit}), or are dropped once the hello was refused.
  */
-export class PeerSession extends Session {
+class PeerSession extends Session {
   #admission: Admission;
   #waiting: Waiting | undefined;
 
