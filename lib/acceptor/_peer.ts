@@ -118,9 +118,9 @@ function helloOf(stream: Stream): PeerHello {
 }
 
 /**
- * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
- * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
- * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
+ * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces, held for
+ * the life of the peer; reading a character makes V8 flatten it to one 36-character string, a
+ * fraction of the rope's size. Elsewhere the id is flat already and this costs nothing.
  */
 function newPeerId(): string {
   const id = crypto.randomUUID();

@@ -589,7 +589,7 @@ export interface Connection<Api = ApiSpec> extends Caller<Api>, AsyncDisposable 
   /**
    * Registers a standing subscription and returns it at once, in
    * any state but `closed`: while open its stream is opened now, otherwise at the next
-   * establishment. (Awaiting the result, as older code does, gives the same subscription.)
+   * establishment. It is not a promise, so awaiting it gives the same subscription.
    *
    * @throws {TypeError} When an option has the wrong type.
    * @throws {RangeError} When `dedupe.window` is not an integer of at least 1.
