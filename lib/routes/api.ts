@@ -468,7 +468,7 @@ export type CallOptions = RequestOptions;
  * can take either. `Api` types the routes the other side serves.
  *
  * `open()` and `request()` are the unrouted forms: the payload is the OPEN's, and the other
- * side's `onStream` (or its stream handler) answers. `call()` and `stream()` name a route the
+ * side's `onStream` option answers. `call()` and `stream()` name a route the
  * other side serves: the OPEN carries it in the reserved header `:route`, and the other side's
  * `routes` answer. What each side does when it is not connected is its own: a `Peer` that has
  * closed, or has received a GOAWAY, throws `NotConnectedError`; a `Connection`'s `request()` and
@@ -499,7 +499,7 @@ export type CallOptions = RequestOptions;
 export interface Caller<Api = ApiSpec> {
   /**
    * Opens a stream to the other side, unrouted: `payload` is the OPEN's, and the other side's
-   * stream handler gets the stream.
+   * `onStream` gets the stream.
    *
    * @param payload The OPEN's payload.
    * @param options `headers`, `end` (send END with the OPEN), `signal`.
