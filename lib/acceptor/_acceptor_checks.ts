@@ -52,7 +52,7 @@ export function checkMs(what: string, field: string, value: unknown): number {
 }
 
 /** What {@linkcode checkAcceptorOptions} resolved. */
-export interface CheckedAcceptorOptions {
+interface CheckedAcceptorOptions {
   /** The idle timeout in ms, `0` when the sweep is off. */
   idleTimeoutMs: number;
   /** Whether a hello is required. */

@@ -34,7 +34,7 @@ import type { ServedRoutes } from '../routes/routes.ts';
 import { callRoute, openRoute, streamHandler } from '../routes/route_streams.ts';
 
 /** What the hello of a peer tells recovery (`lib/acceptor/_recovery.ts`), when the acceptor has history. */
-export interface HelloRecovery {
+interface HelloRecovery {
   /** The hello arrived, before `onHello` runs. */
   arrived(peer: PeerImpl, headers: Readonly<Record<string, unknown>> | null): void;
   /** The hello was acknowledged: the peer's tags are restored. */
@@ -117,9 +117,9 @@ function helloOf(stream: Stream): PeerHello {
 }
 
 /**
- * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces (~480 bytes
- * held for the life of the peer); reading a character makes V8 flatten it to one 36-character
- * string (~60 bytes). Elsewhere the id is flat already and this costs nothing.
+ * A fresh peer id. Node builds `crypto.randomUUID()` as a rope of some twenty pieces, held for
+ * the life of the peer; reading a character makes V8 flatten it to one 36-character string, a
+ * fraction of the rope's size. Elsewhere the id is flat already and this costs nothing.
  */
 function newPeerId(): string {
   const id = crypto.randomUUID();
@@ -150,7 +150,7 @@ const HELLO_REFUSED_REASON = 'hello rejected';
  */
 export const MAX_WAITING_FRAMES: number = 4096;
 /** At most this many bytes (a text frame counts its length) wait as {@linkcode MAX_WAITING_FRAMES} do. */
-export const MAX_WAITING_BYTES: number = 1024 * 1024;
+const MAX_WAITING_BYTES: number = 1024 * 1024;
 
 /**
  * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004):
@@ -161,7 +161,7 @@ export const MAX_WAITING_BYTES: number = 1024 * 1024;
  *   the acknowledgement;
  * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
  */
-export type Admission = 'open' | 'shut' | 'hello' | 'refused';
+type Admission = 'open' | 'shut' | 'hello' | 'refused';
 
 /** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
 interface Waiting {
@@ -176,7 +176,7 @@ interface Waiting {
  * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement
  * has been sent ({@linkcode PeerSession.admit}), or are dropped once the hello was refused.
  */
-export class PeerSession extends Session {
+class PeerSession extends Session {
   #admission: Admission;
   #waiting: Waiting | undefined;
 

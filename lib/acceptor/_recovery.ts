@@ -35,25 +35,25 @@ import {
 } from '../wire/reserved.ts';
 
 /** The most entries a replay reads from the store at a time. */
-export const REPLAY_BATCH = 256;
+const REPLAY_BATCH = 256;
 
 /** How many entries a replay reads first, before it knows how large they are. */
 const FIRST_BATCH = 32;
 
 /** Bytes of live broadcasts one peer may have held for it unless told otherwise (4 MiB). */
-export const DEFAULT_MAX_HELD_BYTES: number = 4 * 1024 * 1024;
+const DEFAULT_MAX_HELD_BYTES: number = 4 * 1024 * 1024;
 
 /** Entries one resume may replay, all its tags together, unless told otherwise. */
-export const DEFAULT_MAX_REPLAY: number = 10_000;
+const DEFAULT_MAX_REPLAY: number = 10_000;
 
 /** How long a peer's recovery may wait for its socket, unless told otherwise, in ms. */
-export const DEFAULT_STALL_TIMEOUT_MS: number = 30_000;
+const DEFAULT_STALL_TIMEOUT_MS: number = 30_000;
 
 /** The longest dialer identity an acceptor takes from `:dialer`. */
 const MAX_DIALER_ID = 64;
 
 /** What recovery reads of a peer. */
-export interface RecoveringPeer extends Peer {
+interface RecoveringPeer extends Peer {
   readonly session: {
     sendEncoded(data: string | Uint8Array): boolean;
     congested(): boolean;
@@ -61,7 +61,7 @@ export interface RecoveringPeer extends Peer {
 }
 
 /** What recovery needs of its acceptor. */
-export interface RecoveryHost {
+interface RecoveryHost {
   /** The codec every peer speaks. */
   readonly codec: Codec;
   /** Contains an error: to `onError` with the peer, else `console.error`. */
@@ -107,7 +107,7 @@ interface LoggedExcept {
  * The `:resume` header of a hello, checked: tags and non-negative integers only, the first
  * {@linkcode MAX_RESUMED_TAGS} of them.
  */
-export function resumeOf(headers: Readonly<Record<string, unknown>> | null): Map<string, number> {
+function resumeOf(headers: Readonly<Record<string, unknown>> | null): Map<string, number> {
   const resume = new Map<string, number>();
   const value = headers?.[RESUME];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return resume;

@@ -8,22 +8,10 @@
  */
 import type { Codec } from '../wire/codec.ts';
 import type { Limits } from '../session/limits.ts';
-import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
+import type { Stream } from '../session/stream.ts';
 import type { Backplane } from '../broadcast/backplane.ts';
 import type { History } from '../broadcast/history.ts';
-import type {
-  ApiSpec,
-  CallOptions,
-  HelloOf,
-  InputOf,
-  OutputOf,
-  ReplyOf,
-  RouteContext,
-  RouteName,
-  Routes,
-  UploadOf,
-  WelcomeOf,
-} from '../routes/api.ts';
+import type { ApiSpec, Caller, HelloOf, RouteContext, Routes, WelcomeOf } from '../routes/api.ts';
 
 /**
  * Which `Origin` an upgrade may come from:
@@ -281,10 +269,13 @@ export interface RecoveryOptions {
 
 /**
  * One accepted socket. Created by {@linkcode Acceptor.accept} or
- * {@linkcode Acceptor.attach}, never constructed directly. `Api` types the routes
- * {@linkcode Peer.call} and {@linkcode Peer.stream} reach on the dialer, `PeerData` its `data`.
+ * {@linkcode Acceptor.attach}, never constructed directly. As a {@linkcode Caller} it opens
+ * streams, sends requests and calls routes on the dialer (its `routes` option): `Api` types
+ * those routes, `PeerData` its `data`. It throws `NotConnectedError` from `open()` and
+ * `stream()`, and rejects with it from `request()` and `call()`, after it closed or after a
+ * GOAWAY from the dialer.
  */
-export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
+export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> extends Caller<Api> {
   /** A random id from `crypto.randomUUID()`. */
   readonly id: string;
   /**
@@ -307,77 +298,6 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> {
    * {@linkcode AttachOptions.nextStreamId}.
    */
   readonly nextStreamId: number;
-  /**
-   * Opens a stream to the dialer.
-   *
-   * @throws {NotConnectedError} After the peer closed, or after a GOAWAY from the dialer.
-   */
-  open(payload: unknown, options?: OpenOptions): Stream;
-  /** Sends a request to the dialer and resolves with its first answer. */
-  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
-  /**
-   * Calls a route the dialer serves (its `routes` option): a request whose OPEN
-   * carries `:route`, resolving with the handler's output.
-   *
-   * @example Ask the dialer for its locale
-   * ```ts
-   * import { Acceptor, type Peer } from '@muxws/core/acceptor';
-   * import assert from 'node:assert/strict';
-   *
-   * type Api = { 'client.locale': { output: string } };
-   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
-   * const sent: unknown[] = [];
-   * const handle = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
-   * const peer: Peer<Api> = handle.peer;
-   * const locale = peer.call('client.locale', undefined);
-   * assert.deepEqual(sent[0], [1, 2, 1, { ':route': 'client.locale' }, null]);
-   * handle.message(JSON.stringify([2, 2, 1, 'en-GB'])); // the dialer's answer, with END
-   * assert.equal(await locale, 'en-GB');
-   * await acceptor.close();
-   * ```
-   *
-   * @param route A route name: 1 to 256 characters, not starting with `:`.
-   * @param input The route's input, the OPEN's payload.
-   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
-   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
-   * anything is sent; otherwise as {@linkcode Peer.request}.
-   */
-  call<R extends RouteName<Api>>(
-    route: R,
-    input: InputOf<Api, R>,
-    options?: CallOptions,
-  ): Promise<OutputOf<Api, R>>;
-  /**
-   * Opens a stream on a route the dialer serves: its OPEN carries `:route`; read
-   * the route's replies from it (its messages, or for a route with only an `output`, its single
-   * answer), write the route's uploads to it, end it.
-   *
-   * @example Open a routed stream to the dialer
-   * ```ts
-   * import { Acceptor } from '@muxws/core/acceptor';
-   * import assert from 'node:assert/strict';
-   *
-   * type Api = { 'client.log': { input: { level: string }; message: string } };
-   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
-   * const sent: unknown[] = [];
-   * const { peer } = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
-   * const stream = peer.stream('client.log', { level: 'debug' });
-   * assert.deepEqual(sent[0], [1, 2, 0, { ':route': 'client.log' }, { level: 'debug' }]);
-   * stream.reset('cancel');
-   * await acceptor.close();
-   * ```
-   *
-   * @param route A route name: 1 to 256 characters, not starting with `:`.
-   * @param input The route's input, the OPEN's payload.
-   * @param options `headers` (no reserved key), `end`, `signal`.
-   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
-   * otherwise as {@linkcode Peer.open}.
-   */
-  stream<R extends RouteName<Api>>(
-    route: R,
-    input: InputOf<Api, R>,
-    options?: OpenOptions,
-  ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
   /**
    * Closes the socket. Idempotent.
    *

@@ -99,7 +99,7 @@ export function sendRequest(
 /**
  * `options` with `timeoutMs`, as `{ ...options, timeoutMs }` makes them. The options of a routed
  * call carry muxws's part under a symbol, and an object spread copying a symbol key takes V8's slow
- * path (about 0.5 µs on Node 20, a tenth of a routed call's CPU), so those are copied key by key.
+ * path, which every routed call would pay, so those are copied key by key.
  */
 function withTimeout(
   options: WithMuxws<RequestOptions> | undefined,

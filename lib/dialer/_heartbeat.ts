@@ -12,7 +12,7 @@ import { TimeoutError } from '../errors.ts';
 import { timerDelay } from '../util/delay.ts';
 
 /** What the heartbeat needs of its connection. */
-export interface HeartbeatHost {
+interface HeartbeatHost {
   /** Sends a PING. */
   ping(): void;
   /** Nothing arrived in time: end the connection with `error`. */

@@ -175,7 +175,7 @@ export function track(link: Link, pending: Promise<unknown>): void {
 }
 
 /** Records a GOAWAY received at `now` on `link`, and drains it if it is established. */
-export function goneAway(link: Link, goAway: GoAway, now: number): void {
+function goneAway(link: Link, goAway: GoAway, now: number): void {
   link.goAway = {
     at: now,
     spreadMs: Number.isFinite(goAway.spreadMs) ? Math.max(0, goAway.spreadMs) : 0,

@@ -28,7 +28,7 @@ import { callContained, type Report } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
 
 /** What the registry needs of its connection. */
-export interface SubscriptionsHost {
+interface SubscriptionsHost {
   /** Where a throwing callback, or a reset no subscription's `onError` takes, goes. */
   readonly report: Report;
   /**
@@ -42,7 +42,7 @@ export interface SubscriptionsHost {
  * What a subscription opens on every connection: its OPEN's payload and headers, and what muxws
  * itself adds (a routed subscription's `:route`).
  */
-export interface SubscriptionOpen {
+interface SubscriptionOpen {
   payload: unknown;
   headers: Record<string, unknown> | null;
   muxws?: MuxwsOpen;

@@ -77,7 +77,7 @@ export interface Transport {
 }
 
 /** The fields of a close event. */
-export function closeFields(event: Event): CloseFields {
+function closeFields(event: Event): CloseFields {
   const e = event as Partial<CloseEvent>;
   return {
     code: closeCodeOf(e.code),

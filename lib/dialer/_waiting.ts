@@ -15,7 +15,7 @@ import { timerDelay } from '../util/delay.ts';
 import { mustBe } from '../util/describe.ts';
 
 /** Sends a request on the connection just established. */
-export type SendRequest = (payload: unknown, options: RequestOptions) => Promise<unknown>;
+type SendRequest = (payload: unknown, options: RequestOptions) => Promise<unknown>;
 
 /** One request held until the next establishment. */
 interface Held {

@@ -11,19 +11,16 @@ import type { Hello, HelloOptions } from './hello.ts';
 import type { Limits } from '../session/limits.ts';
 import type { RandomDraw, Reconnect, ReconnectOptions } from './schedule.ts';
 import type { StreamResetError } from '../errors.ts';
-import type { OpenOptions, PublishMessage, RequestOptions, Stream } from '../session/stream.ts';
+import type { PublishMessage, Stream } from '../session/stream.ts';
 import type {
   ApiSpec,
-  CallOptions,
+  Caller,
   HelloOf,
   InputOf,
   MessageOf,
-  OutputOf,
-  ReplyOf,
   RouteContext,
   RouteName,
   Routes,
-  UploadOf,
   WelcomeOf,
 } from '../routes/api.ts';
 
@@ -549,7 +546,9 @@ export type ConnectArgs<Api> = DeclaresHello<Api> extends true
   : [options?: ConnectOptions<Api>];
 
 /**
- * A dialled connection that redials lost sockets.
+ * A dialled connection that redials lost sockets. As a {@linkcode Caller} it opens streams,
+ * sends requests and calls routes on the acceptor; it adds the standing subscriptions, the
+ * state and `close()`.
  *
  * Callback order on a loss: every stream of the lost socket fails with `connection_lost`, then
  * `onClose`, then (when a redial is scheduled) `onReconnecting`. On establishment: standing
@@ -575,7 +574,7 @@ export type ConnectArgs<Api> = DeclaresHello<Api> extends true
  * console.log(answer, connection.state);
  * ```
  */
-export interface Connection<Api = ApiSpec> extends AsyncDisposable {
+export interface Connection<Api = ApiSpec> extends Caller<Api>, AsyncDisposable {
   /** `connecting`, `open`, `reconnecting` or `closed`. */
   readonly state: ConnectionState;
   /** The acceptor's hello acknowledgement value on the current (or last) connection. */
@@ -588,77 +587,9 @@ export interface Connection<Api = ApiSpec> extends AsyncDisposable {
    */
   opened(options?: OpenedOptions): Promise<void>;
   /**
-   * Opens a stream. It is synchronous, so it cannot wait for a connection: it
-   * throws `NotConnectedError` while not open and after a GOAWAY, whatever `whileReconnecting`
-   * says, and `ClosedError` once the connection is closed.
-   */
-  open(payload: unknown, options?: OpenOptions): Stream;
-  /**
-   * Sends a request, with `requestTimeoutMs` when it sets no `timeoutMs`. While
-   * not open (or after a GOAWAY) it rejects at once with `NotConnectedError`, or with
-   * `whileReconnecting: 'wait'` waits for the next establishment; once the
-   * connection is closed it rejects with `ClosedError`.
-   */
-  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
-  /**
-   * Calls a route the acceptor serves: a request whose OPEN
-   * carries the route name in the reserved header `:route`, resolving with the handler's output.
-   * `request()` stays the unrouted form.
-   *
-   * @example A typed call
-   * ```ts ignore
-   * import { connect } from '@muxws/core';
-   *
-   * type Api = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
-   * await using connection = await connect<Api>('wss://example.com/ws');
-   * const { delivered } = await connection.call('chat.say', { text: 'hi' }, { timeoutMs: 5000 });
-   * console.log(delivered);
-   * ```
-   *
-   * @param route A route name: 1 to 256 characters, not starting with `:`.
-   * @param input The route's input, the OPEN's payload.
-   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
-   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
-   * anything is sent; otherwise as {@linkcode Connection.request}: `StreamResetError` with
-   * `not_found` (no such route) or `invalid` (the input failed the route's schema).
-   */
-  call<R extends RouteName<Api>>(
-    route: R,
-    input: InputOf<Api, R>,
-    options?: CallOptions,
-  ): Promise<OutputOf<Api, R>>;
-  /**
-   * Opens a stream on a route the acceptor serves: its OPEN carries `:route`;
-   * read the route's replies from it (its messages, an async generator's yields, or for a
-   * route with only an `output`, its single answer), write the route's uploads to it, end it.
-   * `open()` stays the unrouted form.
-   *
-   * @example Read a feed, then stop it
-   * ```ts ignore
-   * import { connect } from '@muxws/core';
-   *
-   * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
-   * await using connection = await connect<Api>('wss://example.com/ws');
-   * const feed = connection.stream('ticker', { symbol: 'ACME' }, { end: true });
-   * for await (const tick of feed) if (tick.price > 100) break;
-   * feed.reset('cancel');
-   * ```
-   *
-   * @param route A route name: 1 to 256 characters, not starting with `:`.
-   * @param input The route's input, the OPEN's payload.
-   * @param options `headers` (no reserved key), `end`, `signal`.
-   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
-   * otherwise as {@linkcode Connection.open}.
-   */
-  stream<R extends RouteName<Api>>(
-    route: R,
-    input: InputOf<Api, R>,
-    options?: OpenOptions,
-  ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
-  /**
    * Registers a standing subscription and returns it at once, in
    * any state but `closed`: while open its stream is opened now, otherwise at the next
-   * establishment. (Awaiting the result, as older code does, gives the same subscription.)
+   * establishment. It is not a promise, so awaiting it gives the same subscription.
    *
    * @throws {TypeError} When an option has the wrong type.
    * @throws {RangeError} When `dedupe.window` is not an integer of at least 1.

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { RequestOptions, Stream } from '../session/stream.ts';
+import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
 
 /**
  * One route of an {@linkcode ApiSpec}: what the caller sends (the OPEN's `input`, then any
@@ -461,3 +461,126 @@ export type Routes<Api, Ctx = RouteContext> = {
  * ```
  */
 export type CallOptions = RequestOptions;
+
+/**
+ * What both sides can ask of the other: the acceptor's `Peer` (calling the dialer) and the
+ * dialer's `Connection` (calling the acceptor) each extend it, so a function that only calls
+ * can take either. `Api` types the routes the other side serves.
+ *
+ * `open()` and `request()` are the unrouted forms: the payload is the OPEN's, and the other
+ * side's `onStream` option answers. `call()` and `stream()` name a route the
+ * other side serves: the OPEN carries it in the reserved header `:route`, and the other side's
+ * `routes` answer. What each side does when it is not connected is its own: a `Peer` that has
+ * closed, or has received a GOAWAY, throws `NotConnectedError`; a `Connection`'s `request()` and
+ * `call()` wait for it or refuse as its `whileReconnecting` option says.
+ *
+ * @example One function for both sides
+ * ```ts
+ * import type { Caller } from '@muxws/core';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { 'client.locale': { output: string } };
+ * // Takes a Peer as well as a Connection<Api>.
+ * function localeOf(caller: Caller<Api>): Promise<string> {
+ *   return caller.call('client.locale', undefined, { timeoutMs: 5000 });
+ * }
+ *
+ * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+ * const sent: unknown[] = [];
+ * const handle = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+ * const locale = localeOf(handle.peer);
+ * assert.deepEqual(sent[0], [1, 2, 1, { ':route': 'client.locale' }, null]);
+ * handle.message(JSON.stringify([2, 2, 1, 'en-GB'])); // the dialer's answer, with END
+ * assert.equal(await locale, 'en-GB');
+ * await acceptor.close();
+ * ```
+ */
+export interface Caller<Api = ApiSpec> {
+  /**
+   * Opens a stream to the other side, unrouted: `payload` is the OPEN's, and the other side's
+   * `onStream` gets the stream.
+   *
+   * @param payload The OPEN's payload.
+   * @param options `headers`, `end` (send END with the OPEN), `signal`.
+   * @returns The stream, at once: it is synchronous, so it cannot wait for a connection.
+   * @throws {NotConnectedError} When not connected: a `Peer` after it closed or after a GOAWAY
+   * from the dialer; a `Connection` while not open and after a GOAWAY, whatever
+   * `whileReconnecting` says.
+   * @throws {ClosedError} From a `Connection` closed for good.
+   */
+  open(payload: unknown, options?: OpenOptions): Stream;
+  /**
+   * Sends a request, unrouted, and resolves with the first message of the answer. A
+   * `Connection` uses its `requestTimeoutMs` when `options` sets no `timeoutMs`; while not open
+   * (or after a GOAWAY) it rejects at once with `NotConnectedError`, or with
+   * `whileReconnecting: 'wait'` waits for the next establishment; once closed it rejects with
+   * `ClosedError`.
+   *
+   * @param payload The OPEN's payload.
+   * @param options `headers`, `timeoutMs`, `signal`.
+   * @returns The answer's first message.
+   */
+  request(payload: unknown, options?: RequestOptions): Promise<unknown>;
+  /**
+   * Calls a route the other side serves: a request whose OPEN carries the route name in the
+   * reserved header `:route`, resolving with the handler's output. `request()` stays the
+   * unrouted form.
+   *
+   * @example A typed call
+   * ```ts ignore
+   * import { connect } from '@muxws/core';
+   *
+   * type Api = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
+   * await using connection = await connect<Api>('wss://example.com/ws');
+   * const { delivered } = await connection.call('chat.say', { text: 'hi' }, { timeoutMs: 5000 });
+   * console.log(delivered);
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `timeoutMs`, `signal`.
+   * @returns The handler's output.
+   * @throws {TypeError} (as a rejection) For a bad route name or a reserved header, before
+   * anything is sent; otherwise as {@linkcode Caller.request}: `StreamResetError` with
+   * `not_found` (no such route) or `invalid` (the input failed the route's schema).
+   */
+  call<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: CallOptions,
+  ): Promise<OutputOf<Api, R>>;
+  /**
+   * Opens a stream on a route the other side serves: its OPEN carries `:route`; read the
+   * route's replies from it (its messages, an async generator's yields, or for a route with
+   * only an `output`, its single answer), write the route's uploads to it, end it. `open()`
+   * stays the unrouted form.
+   *
+   * @example Open a routed stream to the dialer
+   * ```ts
+   * import { Acceptor } from '@muxws/core/acceptor';
+   * import assert from 'node:assert/strict';
+   *
+   * type Api = { 'client.log': { input: { level: string }; message: string } };
+   * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+   * const sent: unknown[] = [];
+   * const { peer } = acceptor.attach({ send: (data) => sent.push(JSON.parse(String(data))), close() {} });
+   * const stream = peer.stream('client.log', { level: 'debug' });
+   * assert.deepEqual(sent[0], [1, 2, 0, { ':route': 'client.log' }, { level: 'debug' }]);
+   * stream.reset('cancel');
+   * await acceptor.close();
+   * ```
+   *
+   * @param route A route name: 1 to 256 characters, not starting with `:`.
+   * @param input The route's input, the OPEN's payload.
+   * @param options `headers` (no reserved key), `end`, `signal`.
+   * @returns The routed stream, at once.
+   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
+   * otherwise as {@linkcode Caller.open}.
+   */
+  stream<R extends RouteName<Api>>(
+    route: R,
+    input: InputOf<Api, R>,
+    options?: OpenOptions,
+  ): Stream<ReplyOf<Api, R>, UploadOf<Api, R>>;
+}

@@ -40,10 +40,10 @@ export function checkedRoutes(routes: unknown, what: string): ServedRoutes | und
  * The key under which a value of the dialer's `serve()` carries the maker of its stream handler,
  * so that `connect()` reaches the serving code only through a value the application built.
  */
-export const SERVE: unique symbol = /* @__PURE__ */ Symbol('muxws.serve');
+const SERVE: unique symbol = /* @__PURE__ */ Symbol('muxws.serve');
 
 /** Makes a side's stream handler from its `onStream` option and the handlers' `peer`. */
-export type HandlerMaker<P> = (
+type HandlerMaker<P> = (
   onStream: ((stream: Stream, peer: P) => unknown) | undefined,
   peer: P,
 ) => ((stream: Stream) => unknown) | undefined;
@@ -174,7 +174,7 @@ function refusedOrThrown(stream: Stream, error: unknown): undefined {
  * @throws {TypeError} When `route` is not a route name, `headers` not a plain object or null, or
  * `headers` uses a reserved key.
  */
-export function routed<O extends { headers?: Record<string, unknown> | null }>(
+function routed<O extends { headers?: Record<string, unknown> | null }>(
   route: unknown,
   options: O | undefined,
   action: string,
@@ -195,7 +195,7 @@ export function routed<O extends { headers?: Record<string, unknown> | null }>(
 }
 
 /** What a routed call or stream goes through: a side's unrouted `request()` and `open()`. */
-export interface RouteOpener {
+interface RouteOpener {
   /** The side's `request()`. */
   request(payload: unknown, options?: WithMuxws<RequestOptions>): Promise<unknown>;
   /** The side's `open()`. */

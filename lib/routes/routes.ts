@@ -18,10 +18,10 @@ import { pathStep } from '../util/value_path.ts';
 export const ROUTE_HEADER = ':route';
 
 /** The longest route name, in UTF-16 code units. */
-export const MAX_ROUTE_NAME_LENGTH = 256;
+const MAX_ROUTE_NAME_LENGTH = 256;
 
 /** The longest `invalid` message {@linkcode summariseIssues} writes. */
-export const MAX_ISSUES_SUMMARY_LENGTH = 200;
+const MAX_ISSUES_SUMMARY_LENGTH = 200;
 
 /** A handler as this module calls it: any route handler fits. */
 type AnyHandler = (input: never, ctx: never) => unknown;

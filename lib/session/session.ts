@@ -71,10 +71,9 @@ const HELLO_BYTES_PER_ITEM = 16;
 
 /**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
- * checking nor copying it again. This keeps the construction of a session (an acceptor's accept,
- * a dialer's redial) at about half its cost with a check per session, and lets every session of
- * one acceptor share one limits object instead of holding a copy each (an idle peer's memory,
- * docs/performance.md).
+ * checking nor copying it again. So the construction of a session (an acceptor's accept, a
+ * dialer's redial) does no check of its own, and every session of one acceptor shares one limits
+ * object instead of holding a copy each (an idle peer's memory, docs/performance.md).
  */
 const RESOLVED = new WeakSet<object>();
 

@@ -153,7 +153,7 @@ export interface StreamHost {
  *
  * @internal
  */
-export interface StreamControl {
+interface StreamControl {
   /** DATA arrived; false when it breaks the protocol (after END). */
   data(stream: Stream, value: unknown, size: number, end: boolean): boolean;
   /** END arrived; false when it breaks the protocol (a second END). */

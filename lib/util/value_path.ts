@@ -22,7 +22,7 @@ const KINDS: Readonly<Record<string, string>> = {
  * `Infinity`, `-Infinity`, `Array`, `Object`, or an object's class name (`Map`, `Date`,
  * `Uint8Array`, `Point`).
  */
-export function kindOf(value: unknown): string {
+function kindOf(value: unknown): string {
   const type = typeof value;
   if (value == null) return String(value);
   if (type === 'number') return Number.isFinite(value) ? type : String(value);

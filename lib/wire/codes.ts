@@ -135,7 +135,7 @@ export function acceptorMaySend(code: unknown): code is number {
  * What a closing acceptor tells each peer (docs/protocol.md §9): the GOAWAY code and the reason
  * of the close that follows it.
  */
-export interface ClosingTerms {
+interface ClosingTerms {
   /** The GOAWAY's code string. */
   readonly goAway: 'restart' | 'shutdown';
   /** The close frame's reason. */

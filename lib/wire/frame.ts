@@ -44,7 +44,7 @@ export const FLAG_HELLO = 2;
 export const INITIAL_WINDOW = 65536;
 
 /** One entry of {@linkcode FRAMES}. */
-export interface FrameKind {
+interface FrameKind {
   /** The kind, the frame's first element. */
   readonly code: number;
   /** Its name. */
@@ -131,7 +131,7 @@ export const FRAMES: readonly FrameKind[] = /* @__PURE__ */ Object.freeze([
 ]);
 
 /** OPEN as decoded. */
-export type OpenFrame = [
+type OpenFrame = [
   kind: 1,
   id: number,
   flags: number,
@@ -139,19 +139,19 @@ export type OpenFrame = [
   payload: unknown,
 ];
 /** DATA as decoded. */
-export type DataFrame = [kind: 2, id: number, flags: number, payload: unknown];
+type DataFrame = [kind: 2, id: number, flags: number, payload: unknown];
 /** END as decoded. */
-export type EndFrame = [kind: 3, id: number];
+type EndFrame = [kind: 3, id: number];
 /** RESET as decoded. */
-export type ResetFrame = [kind: 4, id: number, code: string, message: string];
+type ResetFrame = [kind: 4, id: number, code: string, message: string];
 /** CREDIT as decoded. */
-export type CreditFrame = [kind: 5, id: number, units: number];
+type CreditFrame = [kind: 5, id: number, units: number];
 /** PING as decoded. */
-export type PingFrame = [kind: 6];
+type PingFrame = [kind: 6];
 /** PONG as decoded. */
-export type PongFrame = [kind: 7];
+type PongFrame = [kind: 7];
 /** GOAWAY as decoded. */
-export type GoAwayFrame = [
+type GoAwayFrame = [
   kind: 8,
   lastId: number,
   code: string,
@@ -159,14 +159,14 @@ export type GoAwayFrame = [
   spreadMs: number,
 ];
 /** PUBLISH as decoded. */
-export type PublishFrame = [
+type PublishFrame = [
   kind: 9,
   tag: string,
   headers: Record<string, unknown> | null,
   payload: unknown,
 ];
 /** Any frame. */
-export type Frame =
+type Frame =
   | OpenFrame
   | DataFrame
   | EndFrame

@@ -4,6 +4,7 @@
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
 import { connect, serve } from '../../lib/dialer/dialer.ts';
 import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
+import type { Caller } from '../../lib/routes/api.ts';
 
 type Api = {
   ':hello': { input: { room: string }; output: { motd: string } };
@@ -69,4 +70,14 @@ export async function forgottenHello(): Promise<void> {
   await connect<Api>('wss://example.com/ws', { heartbeat: false });
   // @ts-expect-error the hello's payload has a `room`
   await connect<Api>('wss://example.com/ws', { hello: { payload: { rooms: 'lobby' } } });
+}
+
+// A Caller is typed by its Api as both sides are, and holds only what both sides share.
+export async function callers(caller: Caller<Api>): Promise<void> {
+  // @ts-expect-error the input of chat.say has a string `text`
+  await caller.call('chat.say', { text: 1 });
+  // @ts-expect-error no route is called chat.shout
+  caller.stream('chat.shout', { text: 'hi' });
+  // @ts-expect-error closing is each side's own: a Caller cannot close
+  caller.close();
 }

@@ -1,7 +1,7 @@
 // What must type-check: both sides typed end to end from one Api, through `connect<Api>()` and
 // `new Acceptor<Api, PeerData>()`. Checked by tests/types_test.ts with `deno check`; nothing
 // here runs.
-import { connect, type Connection, serve, type Stream } from 'muxws';
+import { type Caller, connect, type Connection, serve, type Stream } from 'muxws';
 import { Acceptor, type Peer } from 'muxws/acceptor';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
@@ -84,4 +84,23 @@ export async function acceptorCalls(peer: Peer<Api, PeerData>): Promise<string> 
   const locale = await peer.call('client.locale', undefined);
   expectType<Equal<typeof locale, string>>();
   return locale + peer.data.user;
+}
+
+// One function that only calls takes either side: a Peer and a Connection are both a Caller.
+async function sayHi(caller: Caller<Api>): Promise<number> {
+  const { delivered } = await caller.call('chat.say', { text: 'hi' });
+  const feed = caller.stream('ticker', { symbol: 'ACME' });
+  expectType<Equal<typeof feed, Stream<Price>>>();
+  feed.reset('cancel');
+  caller.open({ op: 'raw' }).reset('cancel');
+  expectType<Equal<Awaited<ReturnType<typeof caller.request>>, unknown>>();
+  return delivered;
+}
+
+export async function callers(
+  peer: Peer<Api, PeerData>,
+  connection: Connection<Api>,
+): Promise<number> {
+  const callers: Caller<Api>[] = [peer, connection];
+  return await sayHi(peer) + await sayHi(connection) + callers.length;
 }
