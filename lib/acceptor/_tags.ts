@@ -1,21 +1,14 @@
 /**
- * Tags: the one check of a tag for the library (a string of 1 to 256 characters) and a peer's
- * tag set, which validates what is added and tells the acceptor's tag index of each change.
+ * Tags on the acceptor's side: the check that throws for a non-tag (over the one tag check,
+ * `isTag()` in `lib/wire/frame.ts`) and a peer's tag set, which validates what is added and tells
+ * the acceptor's tag index of each change.
  *
- * Private to `lib/acceptor/`, never re-exported; the adapters and stores that still import it
- * are known leaks, listed in `tests/layout_test.ts`.
+ * Private to `lib/acceptor/`, never re-exported.
  *
  * @module
  */
 import { describe } from '../util/describe.ts';
-
-/** The longest tag, in UTF-16 code units. */
-export const MAX_TAG_LENGTH = 256;
-
-/** Whether `value` is a tag: a string of 1 to {@linkcode MAX_TAG_LENGTH} characters. */
-export function isTag(value: unknown): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= MAX_TAG_LENGTH;
-}
+import { isTag, MAX_TAG_LENGTH } from '../wire/frame.ts';
 
 /**
  * Returns `value` when it is a tag.

@@ -11,8 +11,8 @@
  * key and a NUL, then the tag. Application topics that start with a NUL are reserved; the key
  * keeps two acceptors served by one server (one replacing the other) off each other's topics.
  *
- * Private to `lib/acceptor/`, never re-exported; the Bun adapter, which still imports it, is a
- * known leak, listed in `tests/layout_test.ts`.
+ * Private to `lib/acceptor/`; the adapter kit (`lib/acceptor/kit.ts`) re-exports what an
+ * adapter offers: {@linkcode TOPIC_SINK} and the two interfaces.
  *
  * @module
  */

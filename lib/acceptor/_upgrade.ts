@@ -6,8 +6,8 @@
  * the acceptor closes, 403, 400) and the application's `authorize` ({@linkcode authorizeUpgrade}:
  * 403, its `Response`, 500).
  *
- * Private to `lib/acceptor/`, never re-exported; the adapters that still import it are known
- * leaks, listed in `tests/layout_test.ts`.
+ * Private to `lib/acceptor/`; what adapters may use of it, the adapter kit
+ * (`lib/acceptor/kit.ts`) re-exports.
  *
  * @module
  */
@@ -18,7 +18,7 @@ import type {
   UpgradeAccepted,
 } from './acceptor_types.ts';
 import { describe } from '../util/describe.ts';
-import { isTag, MAX_TAG_LENGTH } from './_tags.ts';
+import { isTag, MAX_TAG_LENGTH } from '../wire/frame.ts';
 import { DEFAULT_LIMITS } from '../session/limits.ts';
 
 /**

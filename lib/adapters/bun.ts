@@ -29,8 +29,13 @@
  * @module
  */
 import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor/acceptor.ts';
-import { TOPIC_SINK, type TopicPublisher, type TopicSink } from '../acceptor/_topics.ts';
-import { malformedUpgrade, messageLimitOf } from '../acceptor/_upgrade.ts';
+import {
+  malformedUpgrade,
+  messageLimitOf,
+  TOPIC_SINK,
+  type TopicPublisher,
+  type TopicSink,
+} from '../acceptor/kit.ts';
 
 /**
  * What `fetch` puts in the socket's `data`: the accepted upgrade, for `open`, which replaces it

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Acceptor, ServerWebSocket } from '../acceptor/acceptor.ts';
-import { malformedUpgrade } from '../acceptor/_upgrade.ts';
+import { malformedUpgrade } from '../acceptor/kit.ts';
 
 interface DenoUpgrade {
   upgradeWebSocket(

@@ -31,12 +31,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Acceptor } from '../acceptor/acceptor.ts';
 import { CloseCode } from '../wire/codes.ts';
-import {
-  messageLimitOf,
-  requestOf,
-  upgradeCheckOf,
-  type UpgradeHead,
-} from '../acceptor/_upgrade.ts';
+import { messageLimitOf, requestOf, upgradeCheckOf, type UpgradeHead } from '../acceptor/kit.ts';
 
 /**
  * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the

@@ -15,7 +15,7 @@ import {
   rangeGap,
   retentionOption,
   seqOrigin,
-} from './_seq_origin.ts';
+} from './store_kit.ts';
 
 /** One logged broadcast. */
 export interface HistoryEntry {

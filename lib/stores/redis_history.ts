@@ -18,8 +18,13 @@ import type {
   HistoryRetention,
 } from '../broadcast/history.ts';
 import { describe } from '../util/describe.ts';
-import { DEFAULT_MAX_AGE_MS, DEFAULT_MAX_ENTRIES, seqOrigin } from '../broadcast/_seq_origin.ts';
-import { isTag, MAX_TAG_LENGTH } from '../acceptor/_tags.ts';
+import {
+  DEFAULT_MAX_AGE_MS,
+  DEFAULT_MAX_ENTRIES,
+  isTag,
+  MAX_TAG_LENGTH,
+  seqOrigin,
+} from '../broadcast/store_kit.ts';
 import { MuxwsError, TimeoutError } from '../errors.ts';
 import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
 
@@ -198,7 +203,7 @@ if fresh then
     reply[#reply + 1] = field(entry[2], 'd')
   end
 end
--- The counter's first number follows position 0 without a gap (rangeGap() in lib/broadcast/_seq_origin.ts).
+-- The counter's first number follows position 0 without a gap (rangeGap() in lib/broadcast/store_kit.ts).
 if reset or (after < head and firstSeq ~= after + 1 and not (after == 0 and firstSeq == origin)) then
   reply[3] = 1
 end

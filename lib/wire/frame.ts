@@ -204,9 +204,15 @@ export function isResetCode(value: unknown): value is string {
   return typeof value === 'string' && RESET_CODE_PATTERN.test(value);
 }
 
-/** True for a tag: a string of 1 to 256 characters. */
+/** The longest tag, in UTF-16 code units. */
+export const MAX_TAG_LENGTH = 256;
+
+/**
+ * Whether `value` is a tag: a string of 1 to {@linkcode MAX_TAG_LENGTH} characters. The one tag
+ * check of the library: the session, the acceptor, the adapters and the stores all use it.
+ */
 export function isTag(value: unknown): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= 256;
+  return typeof value === 'string' && value.length >= 1 && value.length <= MAX_TAG_LENGTH;
 }
 
 function fail(what: string, value: unknown): never {

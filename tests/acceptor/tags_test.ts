@@ -1,7 +1,9 @@
-// lib/acceptor/_tags.ts: the one tag check of the library and a peer's tag set bound to an index.
+// lib/acceptor/_tags.ts: the acceptor's tag check and a peer's tag set bound to an index, over the
+// one tag check of the library (isTag() in lib/wire/frame.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkTag, isTag, MAX_TAG_LENGTH, TagSet } from '../../lib/acceptor/_tags.ts';
+import { checkTag, TagSet } from '../../lib/acceptor/_tags.ts';
+import { isTag, MAX_TAG_LENGTH } from '../../lib/wire/frame.ts';
 
 test('isTag() accepts strings of 1 to 256 characters only (WSM-ACC-004)', () => {
   const cases: Array<[unknown, boolean]> = [

@@ -1,14 +1,24 @@
 /**
- * Where a tag's sequence numbers start when a history store has no counter for it: on the
- * store's clock, so that a store that lost its state (a Redis restarted without persistence, a
- * new process, a Durable Object's storage lost) numbers on above every number it gave before,
- * and a dialer never sees numbers go backwards. Internal; the Redis store's script has its own
- * copy of the rule. Also what the stores share beside it: the retention defaults and check, and
- * the rule that says whether a range has a gap.
+ * The store kit: what a history store (`memoryHistory()`, `redisHistory()`,
+ * `durableObjectHistory()`) may use beside the `History` contract
+ * (`lib/broadcast/history.ts`).
+ *
+ * - Where a tag's sequence numbers start when a store has no counter for it
+ *   ({@linkcode seqOrigin}): on the store's clock, so that a store that lost its state (a Redis
+ *   restarted without persistence, a new process, a Durable Object's storage lost) numbers on
+ *   above every number it gave before, and a dialer never sees numbers go backwards. The Redis
+ *   store's script has its own copy of the rule.
+ * - The retention defaults and their check ({@linkcode retentionOption}).
+ * - The rule that says whether a range has a gap ({@linkcode rangeGap}).
+ * - The one tag check of the library ({@linkcode isTag}, from the wire).
+ *
+ * Internal: no entry point re-exports it.
  *
  * @module
  */
 import { describe } from '../util/describe.ts';
+
+export { isTag, MAX_TAG_LENGTH } from '../wire/frame.ts';
 
 /** How many entries a store keeps per tag unless told otherwise. */
 export const DEFAULT_MAX_ENTRIES: number = 10_000;

@@ -7,7 +7,8 @@ import { Acceptor } from '../../lib/acceptor/acceptor.ts';
 import {
   durableObjectHistory,
   type DurableObjectStorageLike,
-} from '../../lib/adapters/cloudflare.ts';
+} from '../../lib/stores/durable_object_history.ts';
+import * as cloudflare from '../../lib/adapters/cloudflare.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { historySuite } from '../_history_suite.ts';
 
@@ -35,6 +36,10 @@ function fakeStorage(): DurableObjectStorageLike & { map: Map<string, unknown>; 
   };
   return storage;
 }
+
+test('the ./cloudflare entry exports durableObjectHistory() from the stores', () => {
+  assert.equal(cloudflare.durableObjectHistory, durableObjectHistory);
+});
 
 test('durableObjectHistory() numbers on across a new store over the same storage, per tag (WSM-REC-001)', async () => {
   const storage = fakeStorage();

@@ -1,0 +1,25 @@
+/**
+ * The adapter kit: what an adapter (`lib/adapters/`) may use of the acceptor beyond its public
+ * API, and nothing else of the acceptor's private files.
+ *
+ * - The acceptor's own decision and message limit, for an adapter that decides upgrades over its
+ *   runtime's request head or hands the runtime a limit: {@linkcode upgradeCheckOf} and
+ *   {@linkcode messageLimitOf} read what each `Acceptor` registers for its adapters (one entry
+ *   per acceptor, in a registry private to the acceptor's folder); {@linkcode UpgradeHead} and
+ *   {@linkcode requestOf} are the head such an adapter builds.
+ * - {@linkcode malformedUpgrade}: the 400 answer to an upgrade the runtime could not complete.
+ * - The native delivery of broadcasts: a sink whose socket has publish/subscribe topics offers a
+ *   {@linkcode TopicSink} under {@linkcode TOPIC_SINK}.
+ *
+ * Internal: no entry point re-exports it. Tags are checked with `isTag()` from the wire.
+ *
+ * @module
+ */
+export {
+  malformedUpgrade,
+  messageLimitOf,
+  requestOf,
+  upgradeCheckOf,
+  type UpgradeHead,
+} from './_upgrade.ts';
+export { TOPIC_SINK, type TopicPublisher, type TopicSink } from './_topics.ts';
