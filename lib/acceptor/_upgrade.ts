@@ -76,7 +76,11 @@ interface Registered {
   readonly maxMessageBytes: number;
 }
 
-const registered = new WeakMap<object, Registered>();
+/** The acceptor's part for its adapters: a module-private symbol on the public `Acceptor`. */
+const REGISTERED: unique symbol = Symbol('muxws.upgrade');
+
+/** An object that may carry a {@linkcode REGISTERED} part. */
+type MaybeRegistered = { [REGISTERED]?: Registered };
 
 /** Registers `acceptor`'s decision and message limit for its adapters. */
 export function registerUpgradeCheck(
@@ -84,12 +88,12 @@ export function registerUpgradeCheck(
   check: UpgradeCheck,
   maxMessageBytes: number,
 ): void {
-  registered.set(acceptor, { check, maxMessageBytes });
+  Object.defineProperty(acceptor, REGISTERED, { value: { check, maxMessageBytes } });
 }
 
 /** The decision `acceptor` registered, if any. */
 export function upgradeCheckOf(acceptor: object): UpgradeCheck | undefined {
-  return registered.get(acceptor)?.check;
+  return (acceptor as MaybeRegistered)[REGISTERED]?.check;
 }
 
 /**
@@ -98,7 +102,8 @@ export function upgradeCheckOf(acceptor: object): UpgradeCheck | undefined {
  * before the session sees it. The default limit for an object that registered none.
  */
 export function messageLimitOf(acceptor: object): number {
-  return registered.get(acceptor)?.maxMessageBytes ?? DEFAULT_LIMITS.maxMessageBytes;
+  return (acceptor as MaybeRegistered)[REGISTERED]?.maxMessageBytes ??
+    DEFAULT_LIMITS.maxMessageBytes;
 }
 
 /** How long a refused dialer is asked to wait while the acceptor closes, in seconds. */

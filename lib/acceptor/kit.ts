@@ -5,7 +5,7 @@
  * - The acceptor's own decision and message limit, for an adapter that decides upgrades over its
  *   runtime's request head or hands the runtime a limit: {@linkcode upgradeCheckOf} and
  *   {@linkcode messageLimitOf} read what each `Acceptor` registers for its adapters (one entry
- *   per acceptor, in a registry private to the acceptor's folder); {@linkcode UpgradeHead} and
+ *   per acceptor, under a symbol private to `_upgrade.ts`); {@linkcode UpgradeHead} and
  *   {@linkcode requestOf} are the head such an adapter builds.
  * - {@linkcode malformedUpgrade}: the 400 answer to an upgrade the runtime could not complete.
  * - The native delivery of broadcasts: a sink whose socket has publish/subscribe topics offers a
