@@ -24,10 +24,10 @@ import process from 'node:process';
 import { Server as SocketIoServer } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { createClient } from 'redis';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { redisBackplane } from 'muxws/redis';
+import type { Backplane } from 'muxws/backplane';
 import { listen, serveAcceptor } from './_serve_acceptor.ts';
-import { redisBackplane } from '../lib/stores/redis.ts';
-import type { Backplane } from '../lib/broadcast/backplane.ts';
 import { cpuMicros, option, PAYLOADS, readLines } from './_common.ts';
 
 const subject = option('subject', 'muxws');

@@ -7,7 +7,7 @@
  */
 import WsWebSocket from 'ws';
 import { io as socketIoClient, type Socket } from 'socket.io-client';
-import { connect, type Connection, type DialerSocketConstructor } from '../mod.ts';
+import { connect, type Connection, type DialerSocketConstructor } from 'muxws';
 import { runtime } from './_common.ts';
 
 /**

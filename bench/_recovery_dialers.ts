@@ -23,7 +23,7 @@
  */
 import process from 'node:process';
 import { io as socketIoClient, type Socket } from 'socket.io-client';
-import { connect, type Connection } from '../mod.ts';
+import { connect, type Connection } from 'muxws';
 import { type FaultProxy, startFaultProxy } from '../tests/_fault_proxy.ts';
 import { WebSocketClass } from './_clients.ts';
 import { numberOption, option, readLines, sleep } from './_common.ts';

@@ -25,8 +25,8 @@ import process from 'node:process';
 import { Server as SocketIoServer } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import { createClient } from 'redis';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { redisBackplane, redisHistory } from '../lib/stores/redis.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { redisBackplane, redisHistory } from 'muxws/redis';
 import { listen, serveAcceptor } from './_serve_acceptor.ts';
 import { collectGarbage, memory, option, PAYLOADS, readLines, sleep } from './_common.ts';
 

@@ -6,9 +6,9 @@
  * @module
  */
 import { createServer } from 'node:http';
-import type { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
-import { bunHandlers } from '../lib/adapters/bun.ts';
+import type { Acceptor } from 'muxws/acceptor';
+import { upgrade as denoUpgrade } from 'muxws/deno';
+import { bunHandlers } from 'muxws/bun';
 import { acceptUpgrades } from './_ws_upgrade.ts';
 import { runtime } from './_common.ts';
 

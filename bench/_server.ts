@@ -44,10 +44,10 @@ import process from 'node:process';
 import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
 import { acceptUpgrades } from './_ws_upgrade.ts';
 import { Server as SocketIoServer } from 'socket.io';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { upgrade as denoUpgrade } from '../lib/adapters/deno.ts';
-import { bunHandlers } from '../lib/adapters/bun.ts';
-import type { Stream } from '../mod.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { upgrade as denoUpgrade } from 'muxws/deno';
+import { bunHandlers } from 'muxws/bun';
+import type { Stream } from 'muxws';
 import type { BenchApi } from './_clients.ts';
 import {
   BROADCAST_SIZES,

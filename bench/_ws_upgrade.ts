@@ -8,8 +8,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { attach, type Attachment } from '../lib/adapters/node.ts';
+import type { Acceptor } from 'muxws/acceptor';
+import { attach, type Attachment } from 'muxws/node';
 
 /**
  * Serves `server`'s upgrades with the acceptor `current()` returns, read at each upgrade (so a

@@ -33,8 +33,7 @@ import WebSocket from 'ws';
 import { io } from 'socket.io-client';
 import PartySocket from 'partysocket/ws';
 import ReconnectingWebSocket from 'reconnecting-websocket';
-import { connect } from '../mod.ts';
-import type { DialerSocketConstructor } from '../mod.ts';
+import { connect, type DialerSocketConstructor } from 'muxws';
 import { numberOption, option, readLines, runtime, within } from './_common.ts';
 import { watchStalls } from './_herd_stats.ts';
 

@@ -16,8 +16,8 @@
  * @module
  */
 import process from 'node:process';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { bunHandlers, type BunServerWebSocket } from '../lib/adapters/bun.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { bunHandlers, type BunServerWebSocket } from 'muxws/bun';
 import { collectGarbage, numberOption, runtime } from './_common.ts';
 
 const count = numberOption('count', 20_000);

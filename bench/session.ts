@@ -28,8 +28,8 @@
  * @module
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
-import { type Codec, jsonCodec, type Stream } from '../mod.ts';
-import { msgpackCodec } from '../lib/wire/msgpack.ts';
+import { type Codec, jsonCodec, type Stream } from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 import { Session } from '../lib/session/session.ts';
 
 const args: string[] = (globalThis as { Deno?: { args: string[] } }).Deno?.args ??

@@ -18,8 +18,14 @@
  *
  * @module
  */
-import { backoffDelay, Reconnect, seededDraw, uniform, unjitteredDelay } from '../mod.ts';
-import type { RandomDraw } from '../mod.ts';
+import {
+  backoffDelay,
+  type RandomDraw,
+  Reconnect,
+  seededDraw,
+  uniform,
+  unjitteredDelay,
+} from 'muxws';
 
 const CLIENTS = 100_000;
 const ATTEMPTS = 10;

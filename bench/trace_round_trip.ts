@@ -25,9 +25,8 @@
  * @module
  */
 import process from 'node:process';
-import { connect, type Connection, type DialerSocketConstructor } from '../mod.ts';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
-import type { ServerWebSocket } from '../lib/acceptor/acceptor_types.ts';
+import { connect, type Connection, type DialerSocketConstructor } from 'muxws';
+import { Acceptor, type ServerWebSocket } from 'muxws/acceptor';
 import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
 
 const COUNT = numberOption('count', 5_000);

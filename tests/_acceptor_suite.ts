@@ -12,19 +12,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
-import { Acceptor, type AcceptorOptions, type Peer } from '../lib/acceptor/acceptor.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from 'muxws/acceptor';
 import {
   type CloseInfo,
+  type Codec,
   connect,
   type Connection,
   type ConnectOptions,
   type DialContext,
+  jsonCodec,
+  NotConnectedError,
+  type PublishMessage,
   type ReconnectingInfo,
-} from '../lib/dialer/dialer.ts';
-import type { PublishMessage, Stream } from '../lib/session/stream.ts';
-import { NotConnectedError } from '../lib/errors.ts';
-import { type Codec, jsonCodec } from '../lib/wire/codec.ts';
-import { msgpackCodec } from '../lib/wire/msgpack.ts';
+  type Stream,
+} from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 
 /** A running server for one acceptor. */
 export interface SuiteServer {

@@ -6,9 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type DialerSocketConstructor } from '../lib/dialer/dialer.ts';
-import { Acceptor, type PeerCloseInfo } from '../lib/acceptor/acceptor.ts';
-import { StreamError } from '../lib/errors.ts';
+import { connect, type Connection, type DialerSocketConstructor, StreamError } from 'muxws';
+import { Acceptor, type PeerCloseInfo } from 'muxws/acceptor';
 import { waitFor, within } from './_wait.ts';
 
 /** A running server: where to dial, and how to stop. */

@@ -5,7 +5,7 @@
  * side can count echoes lost at the end), closes its backplane, and reports what it saw: how many
  * it echoed, how many the backplane reported missed, and whether the numbers came in order.
  */
-import { BackplaneGapError, broadcastChannelBackplane } from '../lib/broadcast/backplane.ts';
+import { BackplaneGapError, broadcastChannelBackplane } from 'muxws/backplane';
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<{ name: string }>) => void) | null;

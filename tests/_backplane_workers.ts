@@ -8,7 +8,7 @@ import {
   BackplaneGapError,
   type BackplaneMessage,
   broadcastChannelBackplane,
-} from '../lib/broadcast/backplane.ts';
+} from 'muxws/backplane';
 import { within } from './_wait.ts';
 
 function frame(tag: string, n: number): BackplaneMessage {

@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { Acceptor, type Peer } from '../lib/acceptor/acceptor.ts';
+import { Acceptor, type Peer } from 'muxws/acceptor';
 import { eventually, type ServerFactory, upgradeRequest, within } from './_acceptor_suite.ts';
 
 /** A `WebSocket` constructor, the global one or the `ws` package's. */

@@ -11,7 +11,7 @@
  * On SIGTERM or SIGINT it restarts gracefully: GOAWAY to every peer (200 ms spread), drain (at
  * most 2 s), close with 1012, then exits.
  */
-import { upgrade } from '../lib/adapters/deno.ts';
+import { upgrade } from 'muxws/deno';
 import { createAcceptor } from '../examples/browser/acceptor.ts';
 
 const [portArg, generation, origin] = Deno.args;

@@ -3,8 +3,8 @@
 // by tests/deno/chat_example_test.ts and tests/bun/chat_example_test.ts, which only say how to
 // serve it and how to put a cookie on a WebSocket.
 import assert from 'node:assert/strict';
-import type { Acceptor } from '../lib/acceptor/acceptor.ts';
-import type { DialerSocketConstructor, PublishMessage } from '../mod.ts';
+import type { Acceptor } from 'muxws/acceptor';
+import type { DialerSocketConstructor, PublishMessage } from 'muxws';
 import type { Api } from '../examples/chat/api.ts';
 import type { ChatOptions, ChatUser, DownloadRecord } from '../examples/chat/server.ts';
 import { join, tour } from '../examples/chat/client.ts';

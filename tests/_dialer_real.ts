@@ -11,15 +11,16 @@ import assert from 'node:assert/strict';
 import {
   type CloseInfo,
   connect,
+  ConnectError,
   type Connection,
   type ConnectOptions,
   type DialContext,
   type DialerSocketConstructor,
   type ReconnectingInfo,
-} from '../lib/dialer/dialer.ts';
-import { Acceptor, type Peer } from '../lib/acceptor/acceptor.ts';
-import { ConnectError, StreamResetError } from '../lib/errors.ts';
-import type { StandardSchemaV1 } from '../lib/routes/api.ts';
+  type StandardSchemaV1,
+  StreamResetError,
+} from 'muxws';
+import { Acceptor, type Peer } from 'muxws/acceptor';
 
 /** A running test server. */
 export interface RealServer {

@@ -22,8 +22,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { History, HistoryRange } from '../lib/broadcast/history.ts';
-import { Acceptor, type AttachedPeer } from '../lib/acceptor/acceptor.ts';
+import { Acceptor, type AttachedPeer, type History, type HistoryRange } from 'muxws/acceptor';
 import { within } from './_wait.ts';
 
 /** What a test hands to `open`: the retention and the clock the stores must use. */

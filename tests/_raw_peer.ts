@@ -4,7 +4,7 @@
  * `FakeServer`.
  * @module
  */
-import { Acceptor, type AcceptorOptions, type AttachedPeer } from '../lib/acceptor/acceptor.ts';
+import { Acceptor, type AcceptorOptions, type AttachedPeer } from 'muxws/acceptor';
 import { FakeServer } from './_socket_pair.ts';
 
 /** A peer attached with {@linkcode raw}. */

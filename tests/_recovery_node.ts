@@ -18,10 +18,10 @@
  */
 import process from 'node:process';
 import { createClient } from 'redis';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { upgrade } from '../lib/adapters/deno.ts';
-import { bunHandlers } from '../lib/adapters/bun.ts';
-import { redisBackplane, redisHistory } from '../lib/stores/redis.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { upgrade } from 'muxws/deno';
+import { bunHandlers } from 'muxws/bun';
+import { redisBackplane, redisHistory } from 'muxws/redis';
 
 const [url, nodeId, retentionText] = process.argv.slice(2);
 const retention = JSON.parse(retentionText ?? '{}') as { maxEntries?: number; maxAgeMs?: number };

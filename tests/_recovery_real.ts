@@ -3,9 +3,8 @@
 // then live broadcasts. Loopback ephemeral ports, bounded waits, everything closed in `finally`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, memoryHistory } from '../lib/acceptor/acceptor.ts';
-import { connect, type RecoveredInfo } from '../lib/dialer/dialer.ts';
-import type { PublishMessage } from '../lib/session/stream.ts';
+import { Acceptor, memoryHistory } from 'muxws/acceptor';
+import { connect, type PublishMessage, type RecoveredInfo } from 'muxws';
 import { startFaultProxy } from './_fault_proxy.ts';
 import { until } from './_dialer_real.ts';
 

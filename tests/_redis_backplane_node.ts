@@ -11,8 +11,8 @@
  */
 import process from 'node:process';
 import { createClient } from 'redis';
-import type { BackplaneError, BackplaneMessage } from '../lib/broadcast/backplane.ts';
-import { redisBackplane } from '../lib/stores/redis.ts';
+import type { BackplaneError, BackplaneMessage } from 'muxws/backplane';
+import { redisBackplane } from 'muxws/redis';
 
 const [url, origin, countText, peersText] = process.argv.slice(2);
 const count = Number(countText);

@@ -17,13 +17,12 @@
  */
 import process from 'node:process';
 import { createClient } from 'redis';
-import { Acceptor } from '../lib/acceptor/acceptor.ts';
-import { upgrade } from '../lib/adapters/deno.ts';
-import { bunHandlers } from '../lib/adapters/bun.ts';
-import { redisBackplane } from '../lib/stores/redis.ts';
-import { BackplaneError, BackplaneGapError } from '../lib/broadcast/backplane.ts';
-import type { Peer } from '../lib/acceptor/acceptor.ts';
-import type { Stream } from '../lib/session/stream.ts';
+import { Acceptor, type Peer } from 'muxws/acceptor';
+import { upgrade } from 'muxws/deno';
+import { bunHandlers } from 'muxws/bun';
+import { redisBackplane } from 'muxws/redis';
+import { BackplaneError, BackplaneGapError } from 'muxws/backplane';
+import type { Stream } from 'muxws';
 
 const [url, nodeId] = process.argv.slice(2);
 

@@ -5,10 +5,9 @@
  * Everything each side reports is recorded (`errors`, `closes`, `publishes`, `goAways`), so tests
  * assert on outcomes. `using pair = sessionPair(...)` closes both ends when the test ends.
  */
-import type { Codec } from 'muxws';
+import type { Codec, PublishMessage } from 'muxws';
 import { jsonCodec } from 'muxws';
 import { type GoAway, Session, type SessionOptions } from '../lib/session/session.ts';
-import type { PublishMessage } from '../lib/session/stream.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
 
 /** What one side recorded. */

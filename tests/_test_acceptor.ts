@@ -9,9 +9,8 @@
  * - {@linkcode TestAcceptor.attachSink} is the push form (Bun's `ServerWebSocket`);
  * - {@linkcode serveFake} wires a `FakeServer` so every dial is accepted and attached.
  */
-import { type Codec, jsonCodec } from '../lib/wire/codec.ts';
+import { type Codec, jsonCodec, type Stream } from 'muxws';
 import { Session } from '../lib/session/session.ts';
-import type { Stream } from '../lib/session/stream.ts';
 import type { FakeConnection, FakeServer } from './_socket_pair.ts';
 
 /** Decides what one peer's streams do. */

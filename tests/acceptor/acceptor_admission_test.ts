@@ -5,9 +5,8 @@
 // RESET, and the dialer's redial with fresh credentials still succeeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
-import { connect } from '../../lib/dialer/dialer.ts';
-import { StreamError } from '../../lib/errors.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { connect, StreamError } from 'muxws';
 import { MAX_WAITING_FRAMES } from '../../lib/acceptor/_peer.ts';
 import { raw, served } from '../_raw_peer.ts';
 import { fakeTime } from '../_fake_time.ts';

@@ -2,9 +2,9 @@
 // (WSM-APP-005, WSM-ACC-005, WSM-BP-001); authorize() inside checkUpgrade() (WSM-APP-002).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AttachedPeer } from '../../lib/acceptor/acceptor.ts';
-import type { Backplane, BackplaneMessage } from '../../lib/broadcast/backplane.ts';
-import { bunHandlers } from '../../lib/adapters/bun.ts';
+import { Acceptor, type AttachedPeer } from 'muxws/acceptor';
+import type { Backplane, BackplaneMessage } from 'muxws/backplane';
+import { bunHandlers } from 'muxws/bun';
 
 /** A peer whose received frames are decoded into `got`. */
 function peerOf(acceptor: Acceptor, tags: string[] = []): { handle: AttachedPeer; got: unknown[] } {

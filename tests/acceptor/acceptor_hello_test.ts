@@ -4,12 +4,16 @@
 // project's connect() over in-memory sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
-import { connect } from '../../lib/dialer/dialer.ts';
-import { HelloRejectedError, ProtocolError, StreamError } from '../../lib/errors.ts';
+import { Acceptor, type Peer } from 'muxws/acceptor';
+import {
+  connect,
+  HelloRejectedError,
+  jsonCodec,
+  ProtocolError,
+  type Stream,
+  StreamError,
+} from 'muxws';
 import { Session } from '../../lib/session/session.ts';
-import { jsonCodec } from '../../lib/wire/codec.ts';
-import type { Stream } from '../../lib/session/stream.ts';
 import { raw, served } from '../_raw_peer.ts';
 import { fakeTime } from '../_fake_time.ts';
 

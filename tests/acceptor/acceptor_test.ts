@@ -1,19 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type AcceptorOptions, type Peer } from '../../lib/acceptor/acceptor.ts';
-import { type Codec, jsonCodec } from '../../lib/wire/codec.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from 'muxws/acceptor';
+import {
+  type Codec,
+  jsonCodec,
+  ProtocolError,
+  type PublishMessage,
+  type Stream,
+  StreamError,
+  StreamResetError,
+} from 'muxws';
+import { type Backplane, BackplaneError, type BackplaneMessage } from 'muxws/backplane';
 import { type GoAway, Session } from '../../lib/session/session.ts';
 import { closingTerms } from '../../lib/wire/codes.ts';
-import type { PublishMessage, Stream } from '../../lib/session/stream.ts';
-import { ProtocolError, StreamError, StreamResetError } from '../../lib/errors.ts';
 import { type FakeSocket, socketPair } from '../_socket_pair.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';
-import {
-  type Backplane,
-  BackplaneError,
-  type BackplaneMessage,
-} from '../../lib/broadcast/backplane.ts';
 
 /** A dialer-side Session over the client end of a socket pair, accepted by `acceptor`. */
 interface Dialed {

@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Broadcaster } from '../../lib/acceptor/_broadcast.ts';
-import { Acceptor, type ServerWebSocket } from '../../lib/acceptor/acceptor.ts';
-import { jsonCodec } from '../../lib/wire/codec.ts';
+import { Acceptor, type ServerWebSocket } from 'muxws/acceptor';
+import { jsonCodec } from 'muxws';
 import type { PeerImpl } from '../../lib/acceptor/_peer.ts';
 import type { TopicPublisher, TopicSink } from '../../lib/acceptor/_topics.ts';
 

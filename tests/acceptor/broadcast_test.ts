@@ -3,10 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Broadcaster } from '../../lib/acceptor/_broadcast.ts';
-import { jsonCodec } from '../../lib/wire/codec.ts';
+import { jsonCodec } from 'muxws';
+import type { Backplane, BackplaneMessage } from 'muxws/backplane';
+import type { BroadcastAllOptions } from 'muxws/acceptor';
 import type { PeerImpl } from '../../lib/acceptor/_peer.ts';
-import type { Backplane, BackplaneMessage } from '../../lib/broadcast/backplane.ts';
-import type { BroadcastAllOptions } from '../../lib/acceptor/acceptor_types.ts';
 
 interface FakePeer {
   name: string;

@@ -2,10 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type PeerHost, type PeerImpl, PeerLink } from '../../lib/acceptor/_peer.ts';
-import { jsonCodec } from '../../lib/wire/codec.ts';
+import { jsonCodec } from 'muxws';
+import type { Peer, PeerCloseInfo, ServerWebSocket } from 'muxws/acceptor';
 import { webSocketDriver } from '../../lib/sockets/socket_driver.ts';
 import { sessionLimits } from '../../lib/session/session.ts';
-import type { Peer, PeerCloseInfo, ServerWebSocket } from '../../lib/acceptor/acceptor_types.ts';
 
 interface FakeHost extends PeerHost {
   closeCode: number | undefined;

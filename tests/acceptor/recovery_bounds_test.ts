@@ -4,12 +4,7 @@
 // frames through attach() over sinks whose `bufferedAmount` the test sets, on fake time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  Acceptor,
-  type AttachedPeer,
-  type History,
-  memoryHistory,
-} from '../../lib/acceptor/acceptor.ts';
+import { Acceptor, type AttachedPeer, type History, memoryHistory } from 'muxws/acceptor';
 import { Positions } from '../../lib/dialer/_resume.ts';
 import { fakeTime } from '../_fake_time.ts';
 

@@ -11,9 +11,8 @@ import {
   type AttachedPeer,
   type History,
   memoryHistory,
-} from '../../lib/acceptor/acceptor.ts';
-import { connect, type ConnectOptions, type RecoveredInfo } from '../../lib/dialer/dialer.ts';
-import type { PublishMessage } from '../../lib/session/stream.ts';
+} from 'muxws/acceptor';
+import { connect, type ConnectOptions, type PublishMessage, type RecoveredInfo } from 'muxws';
 import { Positions } from '../../lib/dialer/_resume.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer, type FakeSocket } from '../_socket_pair.ts';

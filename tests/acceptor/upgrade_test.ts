@@ -7,7 +7,7 @@ import {
   originCheck,
   type UpgradeRules,
 } from '../../lib/acceptor/_upgrade.ts';
-import type { OriginPolicy } from '../../lib/acceptor/acceptor_types.ts';
+import type { OriginPolicy } from 'muxws/acceptor';
 
 function request(headers: Record<string, string>, method = 'GET'): Request {
   return new Request('http://api.example/ws', { method, headers });

@@ -3,9 +3,9 @@
 // servers are exercised by tests/_acceptor_suite.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
-import { bunHandlers, type BunServerWebSocket } from '../../lib/adapters/bun.ts';
-import { type HonoWSContext, type HonoWSEvents, muxws } from '../../lib/adapters/hono.ts';
+import { Acceptor, type Peer } from 'muxws/acceptor';
+import { bunHandlers, type BunServerWebSocket } from 'muxws/bun';
+import { type HonoWSContext, type HonoWSEvents, muxws } from 'muxws/hono';
 
 function upgradeRequest(protocols: string, origin?: string): Request {
   return new Request('http://api.example/ws', {

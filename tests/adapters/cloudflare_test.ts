@@ -4,14 +4,14 @@
 // exercised in tests/node/cloudflare_workerd_test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
+import { Acceptor } from 'muxws/acceptor';
 import {
   DurableObjectAcceptor,
   type DurableObjectStateLike,
   upgrade,
   type WorkersWebSocket,
-} from '../../lib/adapters/cloudflare.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
+} from 'muxws/cloudflare';
+import { msgpackCodec } from 'muxws/msgpack';
 import { watchUnhandled } from '../_unhandled.ts';
 
 /** A Workers socket as the hibernation API hands it back. */

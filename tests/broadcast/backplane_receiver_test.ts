@@ -7,7 +7,7 @@ import {
   BackplaneGapError,
   type BackplaneMessage,
   BackplaneReceiver,
-} from '../../lib/broadcast/backplane.ts';
+} from 'muxws/backplane';
 
 function message(n: number, origin = 'node-a'): BackplaneMessage {
   return {

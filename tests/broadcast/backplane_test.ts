@@ -3,18 +3,18 @@ import assert from 'node:assert/strict';
 import { createClient } from 'redis';
 import {
   type BackplaneError,
+  BackplaneError as BackplaneErrorClass,
   BackplaneGapError,
   type BackplaneMessage,
   broadcastChannelBackplane,
-} from '../../lib/broadcast/backplane.ts';
+} from 'muxws/backplane';
 import {
   type RedisBackplane,
   redisBackplane,
   type RedisPublisher,
   type RedisSubscriber,
-} from '../../lib/stores/redis.ts';
-import { BackplaneError as BackplaneErrorClass } from '../../lib/broadcast/backplane.ts';
-import { ClosedError } from '../../lib/errors.ts';
+} from 'muxws/redis';
+import { ClosedError } from 'muxws';
 import { startRedis } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
 

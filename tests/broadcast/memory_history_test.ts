@@ -1,6 +1,6 @@
 // memoryHistory() passes the conformance suite every History store passes; one node, so both
 // "nodes" of the suite are the same store, and losing its state is building a new one.
-import { memoryHistory } from '../../lib/broadcast/history.ts';
+import { memoryHistory } from 'muxws/acceptor';
 import { historySuite } from '../_history_suite.ts';
 
 historySuite('memoryHistory()', (options) => {

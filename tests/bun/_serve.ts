@@ -1,7 +1,7 @@
 // Bun.serve on 127.0.0.1:0 for the Bun-only suites, typed here so `deno check tests/` needs no Bun
 // types.
-import type { Acceptor } from '../../lib/acceptor/acceptor.ts';
-import { bunHandlers, type BunServer } from '../../lib/adapters/bun.ts';
+import type { Acceptor } from 'muxws/acceptor';
+import { bunHandlers, type BunServer } from 'muxws/bun';
 
 /** The part of Bun's API these tests use. */
 interface BunServe {

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { broadcastSuite } from '../_broadcast_suite.ts';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { serveAcceptorOnBun, serveOnBun } from './_serve.ts';
-import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
-import { bunHandlers, type BunServer } from '../../lib/adapters/bun.ts';
+import { Acceptor, type Peer } from 'muxws/acceptor';
+import { bunHandlers, type BunServer } from 'muxws/bun';
 
 broadcastSuite('Bun', serveAcceptorOnBun);
 

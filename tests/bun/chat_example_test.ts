@@ -1,7 +1,7 @@
 // examples/chat/ on Bun: the acceptor behind `Bun.serve` (examples/chat/serve_bun.ts), the
 // dialers of examples/chat/client.ts in this process, on a loopback ephemeral port.
 import { test } from 'node:test';
-import type { DialerSocketConstructor } from '../../mod.ts';
+import type { DialerSocketConstructor } from 'muxws';
 import { serve } from '../../examples/chat/serve_bun.ts';
 import { chatScenario } from '../_chat_example.ts';
 

@@ -1,7 +1,7 @@
 // The dialer on real sockets on Bun: Bun.serve with the ./bun adapter on 127.0.0.1:0, and Bun's
 // global WebSocket as the dialer's socket.
 import { dialerRealSuite, dialerRefusalSuite } from '../_dialer_real.ts';
-import { bunHandlers } from '../../lib/adapters/bun.ts';
+import { bunHandlers } from 'muxws/bun';
 
 /** The part of Bun's API this file uses (typed here, so `deno check` needs no Bun types). */
 interface BunServe {

@@ -4,7 +4,7 @@
 import { Hono } from 'hono';
 import { upgradeWebSocket, websocket } from 'hono/bun';
 import { acceptorSuite } from '../_acceptor_suite.ts';
-import { muxws } from '../../lib/adapters/hono.ts';
+import { muxws } from 'muxws/hono';
 import { serveOnBun } from './_serve.ts';
 
 acceptorSuite('Hono on Bun', (acceptor) => {

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { acceptorSuite } from '../_acceptor_suite.ts';
-import { upgrade } from '../../lib/adapters/deno.ts';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
+import { upgrade } from 'muxws/deno';
+import { Acceptor } from 'muxws/acceptor';
 
 acceptorSuite('Deno', (acceptor) => {
   const server = Deno.serve(

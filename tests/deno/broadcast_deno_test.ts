@@ -1,6 +1,6 @@
 // The broadcast suite on raw Deno: Deno.serve + the ./deno adapter, a send per peer.
 import { broadcastSuite } from '../_broadcast_suite.ts';
-import { upgrade } from '../../lib/adapters/deno.ts';
+import { upgrade } from 'muxws/deno';
 
 broadcastSuite('Deno', (acceptor) => {
   const server = Deno.serve(

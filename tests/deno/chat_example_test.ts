@@ -2,7 +2,7 @@
 // dialers of examples/chat/client.ts in this process, on a loopback ephemeral port.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DialerSocketConstructor } from '../../mod.ts';
+import type { DialerSocketConstructor } from 'muxws';
 import { serve } from '../../examples/chat/serve_deno.ts';
 import { chatScenario } from '../_chat_example.ts';
 

@@ -1,7 +1,7 @@
 // The dialer on real sockets on Deno: Deno.serve + Deno.upgradeWebSocket (the ./deno adapter)
 // on 127.0.0.1:0, and Deno's global WebSocket as the dialer's socket.
 import { dialerRealSuite, dialerRefusalSuite } from '../_dialer_real.ts';
-import { upgrade } from '../../lib/adapters/deno.ts';
+import { upgrade } from 'muxws/deno';
 
 dialerRealSuite('Deno', (acceptor) => {
   let listening = true;

@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { upgradeWebSocket } from 'hono/deno';
 import { acceptorSuite } from '../_acceptor_suite.ts';
-import { muxws } from '../../lib/adapters/hono.ts';
+import { muxws } from 'muxws/hono';
 
 acceptorSuite('Hono on Deno', (acceptor) => {
   const app = new Hono();

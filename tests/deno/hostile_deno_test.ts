@@ -2,7 +2,7 @@
 // run by this Deno.
 import { hostileTests } from '../hostile/_all.ts';
 import { spawnAcceptor } from '../hostile/_spawn.ts';
-import { upgrade } from '../../lib/adapters/deno.ts';
+import { upgrade } from 'muxws/deno';
 
 hostileTests({
   name: 'Deno',

@@ -5,7 +5,7 @@
 // while node b broadcasts, then forwards to node b, where the dialer resumes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection } from '../../lib/dialer/dialer.ts';
+import { connect, type Connection } from 'muxws';
 import { type FaultProxy, startFaultProxy } from '../_fault_proxy.ts';
 import { type RedisServer, startRedis } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';

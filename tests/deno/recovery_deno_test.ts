@@ -1,6 +1,6 @@
 // Recovery over real sockets on Deno: Deno.serve with the ./deno adapter.
 import { recoveryRealSuite } from '../_recovery_real.ts';
-import { upgrade } from '../../lib/adapters/deno.ts';
+import { upgrade } from 'muxws/deno';
 
 recoveryRealSuite('Deno', (acceptor) => {
   const server = Deno.serve(

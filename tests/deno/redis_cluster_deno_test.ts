@@ -5,8 +5,7 @@
 // stops local delivery, is reported, and delivery across nodes resumes within 1 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection } from '../../lib/dialer/dialer.ts';
-import type { PublishMessage } from '../../lib/session/stream.ts';
+import { connect, type Connection, type PublishMessage } from 'muxws';
 import { type RedisServer, startRedis } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
 

@@ -5,9 +5,13 @@ import assert from 'node:assert/strict';
 import { request, requireOpen, sendRequest, usableLink } from '../../lib/dialer/_dial_requests.ts';
 import { WaitingRequests } from '../../lib/dialer/_waiting.ts';
 import type { Link } from '../../lib/dialer/_link.ts';
-import type { ConnectionState } from '../../lib/dialer/dialer_types.ts';
-import { ClosedError, NotConnectedError, StreamResetError } from '../../lib/errors.ts';
-import type { RequestOptions } from '../../lib/session/stream.ts';
+import {
+  ClosedError,
+  type ConnectionState,
+  NotConnectedError,
+  type RequestOptions,
+  StreamResetError,
+} from 'muxws';
 import { MUXWS } from '../../lib/wire/reserved.ts';
 
 /** A link whose session records each request's options and answers with `answer`. */

@@ -2,17 +2,19 @@
 // socket pair (WSM-DIAL-001..004, 006, 008, 012, WSM-WIRE-001, 009).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type DialContext } from '../../lib/dialer/dialer.ts';
 import {
+  type Codec,
+  connect,
   ConnectError,
+  type Connection,
+  type DialContext,
   Hello,
   HelloRejectedError,
   ProtocolError,
   StreamError,
   StreamResetError,
   TimeoutError,
-} from '../../mod.ts';
-import type { Codec } from '../../lib/wire/codec.ts';
+} from 'muxws';
 import { encodePublish } from '../../lib/session/session.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';

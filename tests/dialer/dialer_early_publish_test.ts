@@ -5,7 +5,7 @@
 // in-memory socket, on fake time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from '../../lib/dialer/dialer.ts';
+import { connect } from 'muxws';
 import { FakeServer, type FakeSocket } from '../_socket_pair.ts';
 import { fakeTime } from '../_fake_time.ts';
 

@@ -2,8 +2,7 @@
 // socket pair (WSM-DIAL-009, WSM-DIAL-010).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type CloseInfo, connect, type ConnectOptions } from '../../lib/dialer/dialer.ts';
-import { jsonCodec, TimeoutError } from '../../mod.ts';
+import { type CloseInfo, connect, type ConnectOptions, jsonCodec, TimeoutError } from 'muxws';
 import { encodePublish } from '../../lib/session/session.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';

@@ -3,15 +3,17 @@
 // (WSM-DIAL-004).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type OpenInfo } from '../../lib/dialer/dialer.ts';
 import {
+  connect,
   ConnectError,
+  type Connection,
   HelloRejectedError,
+  type OpenInfo,
   ProtocolError,
+  type Stream,
   StreamError,
   TimeoutError,
-} from '../../mod.ts';
-import type { Stream } from '../../lib/session/stream.ts';
+} from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
 import { serveFake, TestAcceptor } from '../_test_acceptor.ts';

@@ -3,9 +3,8 @@
 // over in-memory sockets; timing on fake time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type CloseInfo, connect, type Connection } from '../../lib/dialer/dialer.ts';
-import { ConnectError, StreamResetError } from '../../lib/errors.ts';
-import { Acceptor, type AcceptorOptions } from '../../lib/acceptor/acceptor.ts';
+import { type CloseInfo, connect, ConnectError, type Connection, StreamResetError } from 'muxws';
+import { Acceptor, type AcceptorOptions } from 'muxws/acceptor';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
 

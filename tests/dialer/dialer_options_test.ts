@@ -6,8 +6,15 @@ import assert from 'node:assert/strict';
 import { checkClose, resolveOptions } from '../../lib/dialer/_dial_options.ts';
 import { checkSubscribeOptions } from '../../lib/dialer/_subscriptions.ts';
 import { JSON_CODEC } from '../../lib/wire/json.ts';
-import type { ConnectOptions, SubscribeOptions } from '../../lib/dialer/dialer.ts';
-import { DEFAULT_CLOSE_CODES, Hello, jsonCodec, Reconnect, uniform } from '../../mod.ts';
+import {
+  type ConnectOptions,
+  DEFAULT_CLOSE_CODES,
+  Hello,
+  jsonCodec,
+  Reconnect,
+  type SubscribeOptions,
+  uniform,
+} from 'muxws';
 
 const URL_ = 'ws://fake/ws';
 const WebSocket = class {} as unknown as ConnectOptions['WebSocket'];

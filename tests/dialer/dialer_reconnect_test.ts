@@ -4,20 +4,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  backoffDelay,
   type CloseInfo,
   connect,
+  ConnectError,
   type ConnectOptions,
   type DialContext,
-  type ReconnectingInfo,
-} from '../../lib/dialer/dialer.ts';
-import {
-  backoffDelay,
-  ConnectError,
   NotConnectedError,
   Reconnect,
+  type ReconnectingInfo,
   StreamError,
   StreamResetError,
-} from '../../mod.ts';
+} from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 import { CLOSED, type FakeConnection, FakeServer } from '../_socket_pair.ts';
 import { type DialDecision, serveFake, TestAcceptor } from '../_test_acceptor.ts';

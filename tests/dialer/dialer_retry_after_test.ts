@@ -3,7 +3,7 @@
 // refusal through `unexpected-response`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type ReconnectingInfo } from '../../lib/dialer/dialer.ts';
+import { connect, type ReconnectingInfo } from 'muxws';
 import { retryAfterMs } from '../../lib/dialer/_retry_after.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { type FakeConnection, FakeServer } from '../_socket_pair.ts';

@@ -2,9 +2,7 @@
 // (WSM-SUB-001..003).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type ConnectOptions } from '../../lib/dialer/dialer.ts';
-import { ClosedError, StreamResetError } from '../../mod.ts';
-import type { Stream } from '../../lib/session/stream.ts';
+import { ClosedError, connect, type ConnectOptions, type Stream, StreamResetError } from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';
 import { FakeServer } from '../_socket_pair.ts';

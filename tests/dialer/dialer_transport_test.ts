@@ -16,12 +16,12 @@ import {
   HelloRejectedError,
   NotConnectedError,
   ProtocolError,
+  type Stream,
   StreamError,
   StreamResetError,
   TimeoutError,
-} from '../../mod.ts';
+} from 'muxws';
 import { connectOver } from '../../lib/dialer/_connection.ts';
-import type { Stream } from '../../lib/session/stream.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
 import { MemoryServer } from '../_memory_transport.ts';

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Heartbeat } from '../../lib/dialer/_heartbeat.ts';
-import { TimeoutError } from '../../mod.ts';
+import { TimeoutError } from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 
 const OPTIONS = { intervalMs: 1000, timeoutMs: 300 };

@@ -12,7 +12,7 @@ import {
   type Redial,
 } from '../../lib/dialer/_redial.ts';
 import type { RedialPolicy } from '../../lib/dialer/_dial_options.ts';
-import { DEFAULT_CLOSE_CODES, Reconnect } from '../../mod.ts';
+import { DEFAULT_CLOSE_CODES, Reconnect } from 'muxws';
 
 const NOW = 1_700_000_000_000;
 

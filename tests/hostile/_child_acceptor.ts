@@ -10,8 +10,8 @@
  * @module
  */
 import process from 'node:process';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
-import type { Stream } from '../../lib/session/stream.ts';
+import { Acceptor } from 'muxws/acceptor';
+import type { Stream } from 'muxws';
 import { itemsChildOptions } from './_child_items.ts';
 
 /** The child's acceptor and its control endpoints. */

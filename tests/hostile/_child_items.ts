@@ -7,9 +7,9 @@
  * @module
  */
 import process from 'node:process';
-import type { AcceptorOptions } from '../../lib/acceptor/acceptor.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
-import type { Stream } from '../../lib/session/stream.ts';
+import type { AcceptorOptions } from 'muxws/acceptor';
+import { msgpackCodec } from 'muxws/msgpack';
+import type { Stream } from 'muxws';
 
 /** The largest message the child accepts: twice the default, above the 1 MiB attack messages. */
 export const ITEMS_CHILD_MAX_MESSAGE_BYTES = 2 * 1024 * 1024;

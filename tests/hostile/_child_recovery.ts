@@ -7,7 +7,7 @@
  * after the other) and `GET /closes` (every peer's close code and reason so far).
  * @module
  */
-import { Acceptor, memoryHistory } from '../../lib/acceptor/acceptor.ts';
+import { Acceptor, memoryHistory } from 'muxws/acceptor';
 import { childAcceptor, type ChildApp } from './_child_acceptor.ts';
 
 /** Builds the recovery child's acceptor with `idleTimeoutMs`. */

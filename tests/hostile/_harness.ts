@@ -18,22 +18,17 @@
  */
 import assert from 'node:assert/strict';
 import process from 'node:process';
+import { Acceptor, type AcceptorOptions, type Peer, type PeerCloseInfo } from 'muxws/acceptor';
 import {
-  Acceptor,
-  type AcceptorOptions,
-  type Peer,
-  type PeerCloseInfo,
-} from '../../lib/acceptor/acceptor.ts';
-import {
+  type Codec,
   connect,
   type Connection,
   type ConnectOptions,
   type DialerSocketConstructor,
-} from '../../lib/dialer/dialer.ts';
-import type { Stream } from '../../lib/session/stream.ts';
-import type { Codec } from '../../lib/wire/codec.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
-import { StreamError } from '../../lib/errors.ts';
+  type Stream,
+  StreamError,
+} from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 import { type ServerFactory, type SuiteServer, within } from '../_acceptor_suite.ts';
 import { type FaultProxy, startFaultProxy } from '../_fault_proxy.ts';
 import type { ChildAcceptor, SpawnOptions } from './_spawn.ts';

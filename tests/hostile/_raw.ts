@@ -12,7 +12,7 @@
  * Every wait is bounded; callers close the clients in `finally`.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { type Codec, jsonCodec } from '../../lib/wire/codec.ts';
+import { type Codec, jsonCodec } from 'muxws';
 import { upgradeRequest } from '../_acceptor_suite.ts';
 
 /** How a socket closed. */

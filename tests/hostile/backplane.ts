@@ -6,8 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from 'redis';
-import { type RedisBackplane, redisBackplane } from '../../lib/stores/redis.ts';
-import { BackplaneError, BackplaneGapError } from '../../lib/broadcast/backplane.ts';
+import { type RedisBackplane, redisBackplane } from 'muxws/redis';
+import { BackplaneError, BackplaneGapError } from 'muxws/backplane';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { startRedis } from '../_redis.ts';
 import { type HostileRuntime, named, sleep, withServer } from './_harness.ts';

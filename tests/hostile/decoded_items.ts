@@ -7,9 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Codec } from '../../lib/wire/codec.ts';
-import { jsonCodec } from '../../lib/wire/codec.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
+import { type Codec, jsonCodec } from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 import { CREDIT, FLAG_HELLO, INITIAL_WINDOW } from '../../lib/wire/frame.ts';
 import { within } from '../_wait.ts';
 import { childStats, dialOn, type HostileRuntime, named } from './_harness.ts';

@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StreamResetError } from '../../lib/errors.ts';
+import { StreamResetError } from 'muxws';
 import { eventually, within } from '../_acceptor_suite.ts';
 import {
   assertServesFreshDialer,

@@ -5,8 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CloseInfo } from '../../lib/dialer/dialer.ts';
-import { ProtocolError } from '../../lib/errors.ts';
+import { type CloseInfo, ProtocolError } from 'muxws';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { type HostileRuntime, named, rawSend, withServer } from './_harness.ts';
 import { nestedJson } from './_raw.ts';

@@ -6,8 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProtocolError } from '../../lib/errors.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
+import { ProtocolError } from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 import { eventually, within } from '../_acceptor_suite.ts';
 import {
   framesOf,

@@ -6,8 +6,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CloseInfo, Connection } from '../../lib/dialer/dialer.ts';
-import { ConnectError, NotConnectedError, StreamResetError } from '../../lib/errors.ts';
+import {
+  type CloseInfo,
+  ConnectError,
+  type Connection,
+  NotConnectedError,
+  StreamResetError,
+} from 'muxws';
 import { eventually, within } from '../_acceptor_suite.ts';
 import {
   dialOn,

@@ -4,8 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CloseInfo, Connection } from '../../lib/dialer/dialer.ts';
-import { StreamResetError } from '../../lib/errors.ts';
+import { type CloseInfo, type Connection, StreamResetError } from 'muxws';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { startFaultProxy } from '../_fault_proxy.ts';
 import { dialOn, type HostileRuntime, named, settleCounter, sleep } from './_harness.ts';

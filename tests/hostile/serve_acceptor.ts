@@ -11,8 +11,8 @@
  * Run: `deno run -A tests/hostile/serve_acceptor.ts` or `bun tests/hostile/serve_acceptor.ts`.
  */
 import process from 'node:process';
-import { upgrade } from '../../lib/adapters/deno.ts';
-import { bunHandlers } from '../../lib/adapters/bun.ts';
+import { upgrade } from 'muxws/deno';
+import { bunHandlers } from 'muxws/bun';
 import { childAcceptor } from './_child_acceptor.ts';
 import { recoveryChild } from './_child_recovery.ts';
 

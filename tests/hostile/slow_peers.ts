@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AcceptorOptions, Peer } from '../../lib/acceptor/acceptor.ts';
+import type { AcceptorOptions, Peer } from 'muxws/acceptor';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { type HostileRuntime, named, sleep, withServer } from './_harness.ts';
 import type { RawClient } from './_raw.ts';

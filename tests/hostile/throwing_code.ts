@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StreamResetError } from '../../lib/errors.ts';
+import { StreamResetError } from 'muxws';
 import { eventually, within } from '../_acceptor_suite.ts';
 import { type HostileRuntime, named, SECRET, withServer } from './_harness.ts';
 

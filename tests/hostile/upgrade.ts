@@ -6,8 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
-import type { CloseInfo } from '../../lib/dialer/dialer.ts';
-import { ConnectError, HelloRejectedError } from '../../lib/errors.ts';
+import { type CloseInfo, ConnectError, HelloRejectedError } from 'muxws';
 import { eventually, rawUpgrade, upgradeRequest, within } from '../_acceptor_suite.ts';
 import {
   assertServesFreshDialer,

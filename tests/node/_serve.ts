@@ -5,8 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebSocketServer } from 'ws';
-import type { Acceptor } from '../../lib/acceptor/acceptor.ts';
-import { attach } from '../../lib/adapters/node.ts';
+import type { Acceptor } from 'muxws/acceptor';
+import { attach } from 'muxws/node';
 
 /** A listening `ws` server feeding an acceptor. */
 export interface WsServer {

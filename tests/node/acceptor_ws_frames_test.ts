@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';
 import WebSocket from 'ws';
-import { Acceptor, type Peer, type PeerCloseInfo } from '../../lib/acceptor/acceptor.ts';
-import { jsonCodec } from '../../lib/wire/codec.ts';
+import { Acceptor, type Peer, type PeerCloseInfo } from 'muxws/acceptor';
+import { jsonCodec } from 'muxws';
 import { upgradeRequest } from '../_acceptor_suite.ts';
 import { serveWs } from './_serve.ts';
 

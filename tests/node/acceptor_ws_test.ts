@@ -4,7 +4,7 @@
 import WebSocket from 'ws';
 import { acceptorSuite } from '../_acceptor_suite.ts';
 import { serveWs } from './_serve.ts';
-import type { DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
+import type { DialerSocketConstructor } from 'muxws';
 
 acceptorSuite('ws on Node', async (acceptor) => {
   const { server, wss, port } = await serveWs(acceptor);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import type { Connection, DialerSocketConstructor, PublishMessage } from '../../mod.ts';
+import type { Connection, DialerSocketConstructor, PublishMessage } from 'muxws';
 import type { Api } from '../../examples/chat/api.ts';
 import { join, type TourReport } from '../../examples/chat/client.ts';
 import { type Chat, createChat, type DownloadRecord } from '../../examples/chat/server.ts';

@@ -4,16 +4,22 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { connect, type Connection, type ConnectOptions, serve } from '../../lib/dialer/dialer.ts';
-import type {
-  CloseInfo,
-  DialContext,
-  DialerSocketConstructor,
-  OpenInfo,
-} from '../../lib/dialer/dialer.ts';
-import { ConnectError, NotConnectedError, StreamResetError } from '../../lib/errors.ts';
-import type { PublishMessage, Stream } from '../../lib/session/stream.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
+import {
+  type CloseInfo,
+  connect,
+  ConnectError,
+  type Connection,
+  type ConnectOptions,
+  type DialContext,
+  type DialerSocketConstructor,
+  NotConnectedError,
+  type OpenInfo,
+  type PublishMessage,
+  serve,
+  type Stream,
+  StreamResetError,
+} from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 import type { Api, Stats } from '../../examples/cloudflare/api.ts';
 import {
   bundleWorker,

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
-import { connect, type DialerSocketConstructor } from '../../mod.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { connect, type DialerSocketConstructor } from 'muxws';
 import { serveWs } from './_serve.ts';
 
 /** Counts the writes `socket` (a net.Socket) hands to the kernel. */

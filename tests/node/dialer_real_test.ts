@@ -4,7 +4,7 @@
 import WebSocket from 'ws';
 import { dialerRealSuite } from '../_dialer_real.ts';
 import { serveWs } from './_serve.ts';
-import type { DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
+import type { DialerSocketConstructor } from 'muxws';
 
 dialerRealSuite('ws on Node', async (acceptor) => {
   const { server, wss, port } = await serveWs(acceptor);

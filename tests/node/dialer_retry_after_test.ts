@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { createServer, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { connect, type Connection, type DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
+import { connect, type Connection, type DialerSocketConstructor } from 'muxws';
+import { Acceptor } from 'muxws/acceptor';
 import { until } from '../_dialer_real.ts';
 
 test('a redial refused with 503 and Retry-After over ws waits that long before the next dial', async () => {

@@ -12,8 +12,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { connect, type Connection, type DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
-import type { PublishMessage } from '../../lib/session/stream.ts';
+import { connect, type Connection, type DialerSocketConstructor, type PublishMessage } from 'muxws';
 import { repoRoot } from '../_repo.ts';
 import { bundleUserWorker, startWorkerd, type WorkerdInstance } from '../_workerd.ts';
 

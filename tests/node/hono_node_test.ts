@@ -6,8 +6,8 @@ import { Hono } from 'hono';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { acceptorSuite } from '../_acceptor_suite.ts';
-import { muxws } from '../../lib/adapters/hono.ts';
-import type { DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
+import { muxws } from 'muxws/hono';
+import type { DialerSocketConstructor } from 'muxws';
 
 acceptorSuite('Hono on Node', async (acceptor) => {
   const app = new Hono();

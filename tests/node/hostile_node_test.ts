@@ -15,7 +15,7 @@ import { childAcceptor } from '../hostile/_child_acceptor.ts';
 import { recoveryChild } from '../hostile/_child_recovery.ts';
 import { spawnAcceptorWith } from '../hostile/_spawn.ts';
 import { serveWs } from './_serve.ts';
-import type { DialerSocketConstructor } from '../../lib/dialer/dialer.ts';
+import type { DialerSocketConstructor } from 'muxws';
 
 /** Serves the child acceptor and its control endpoints; the process runs until killed. */
 async function serveChildAcceptor(): Promise<void> {

@@ -14,9 +14,9 @@ import type { AddressInfo } from 'node:net';
 import { connect as tcpConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
-import { Acceptor, type AcceptorOptions, type Peer } from '../../lib/acceptor/acceptor.ts';
-import { attach, type Attachment, type AttachOptions } from '../../lib/adapters/node.ts';
-import { connect } from '../../lib/dialer/dialer.ts';
+import { Acceptor, type AcceptorOptions, type Peer } from 'muxws/acceptor';
+import { attach, type Attachment, type AttachOptions } from 'muxws/node';
+import { connect } from 'muxws';
 import { eventually, upgradeRequest, within } from '../_acceptor_suite.ts';
 
 const TOKEN = 'muxws.v1.json';

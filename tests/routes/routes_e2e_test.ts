@@ -3,10 +3,15 @@
 // routed `subscribe()`, typed from one `Api`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type ConnectOptions, serve } from '../../lib/dialer/dialer.ts';
-import { StreamResetError } from '../../lib/errors.ts';
-import { Acceptor, type AcceptorOptions, type Peer } from '../../lib/acceptor/acceptor.ts';
-import type { StandardSchemaV1 } from '../../lib/routes/api.ts';
+import {
+  connect,
+  type Connection,
+  type ConnectOptions,
+  serve,
+  type StandardSchemaV1,
+  StreamResetError,
+} from 'muxws';
+import { Acceptor, type AcceptorOptions, type Peer } from 'muxws/acceptor';
 import { FakeServer } from '../_socket_pair.ts';
 import { settle } from '../_session_pair.ts';
 

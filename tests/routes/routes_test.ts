@@ -4,15 +4,16 @@
 import { MUXWS } from '../../lib/wire/reserved.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StreamError, StreamResetError } from 'muxws';
+import {
+  type RouteContext,
+  type Routes,
+  type StandardSchemaV1,
+  type StandardSchemaV1Issue,
+  type StandardSchemaV1Result,
+  StreamError,
+  StreamResetError,
+} from 'muxws';
 import type { Stream } from 'muxws';
-import type {
-  RouteContext,
-  Routes,
-  StandardSchemaV1,
-  StandardSchemaV1Issue,
-  StandardSchemaV1Result,
-} from '../../lib/routes/api.ts';
 import {
   checkHeaders,
   checkRouteName,

@@ -2,10 +2,16 @@
 // it as the handler reads it, on the acceptor's routes and the dialer's, over in-memory sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection, type ConnectOptions, serve } from '../../lib/dialer/dialer.ts';
-import { StreamError, StreamResetError } from '../../lib/errors.ts';
-import { Acceptor, type AcceptorOptions, type Peer } from '../../lib/acceptor/acceptor.ts';
-import type { StandardSchemaV1 } from '../../lib/routes/api.ts';
+import {
+  connect,
+  type Connection,
+  type ConnectOptions,
+  serve,
+  type StandardSchemaV1,
+  StreamError,
+  StreamResetError,
+} from 'muxws';
+import { Acceptor, type AcceptorOptions, type Peer } from 'muxws/acceptor';
 import { checkRoutes } from '../../lib/routes/routes.ts';
 import { FakeServer } from '../_socket_pair.ts';
 

@@ -3,11 +3,8 @@
 // a storage that lost everything, and a replay through the acceptor.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Acceptor } from '../../lib/acceptor/acceptor.ts';
-import {
-  durableObjectHistory,
-  type DurableObjectStorageLike,
-} from '../../lib/stores/durable_object_history.ts';
+import { Acceptor } from 'muxws/acceptor';
+import { durableObjectHistory, type DurableObjectStorageLike } from 'muxws/cloudflare';
 import * as cloudflare from '../../lib/adapters/cloudflare.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { historySuite } from '../_history_suite.ts';

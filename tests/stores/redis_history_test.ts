@@ -13,8 +13,8 @@ import {
   redisHistory,
   type RedisHistoryOptions,
   type RedisScriptClient,
-} from '../../lib/stores/redis.ts';
-import { MuxwsError, TimeoutError } from '../../lib/errors.ts';
+} from 'muxws/redis';
+import { MuxwsError, TimeoutError } from 'muxws';
 import { historySuite } from '../_history_suite.ts';
 import { startRedis } from '../_redis.ts';
 import { fakeTime } from '../_fake_time.ts';

@@ -2,9 +2,8 @@
 // What must NOT type-check, end to end: each wrong use sits on the line after a
 // `@ts-expect-error`, so this file checks only while every one of them is an error.
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
-import { connect, serve } from '../../lib/dialer/dialer.ts';
-import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
-import type { Caller } from '../../lib/routes/api.ts';
+import { connect, serve, type Caller } from 'muxws';
+import { Acceptor, type Peer } from 'muxws/acceptor';
 
 type Api = {
   ':hello': { input: { room: string }; output: { motd: string } };

@@ -2,13 +2,7 @@
 // What must NOT type-check: each wrong use sits on the line after a `@ts-expect-error`, so this
 // file checks only while every one of them is an error. tests/types_test.ts also checks that,
 // with those comments removed, the file fails.
-import type {
-  InputOf,
-  RouteContext,
-  RouteName,
-  Routes,
-  StandardSchemaV1,
-} from '../../lib/routes/api.ts';
+import type { InputOf, RouteContext, RouteName, Routes, StandardSchemaV1 } from 'muxws';
 
 type Price = { symbol: string; price: number };
 type Api = {

@@ -1,8 +1,8 @@
 // What must type-check: the API types of lib/routes/api.ts as both sides use them. Checked by
 // tests/types_test.ts with `deno check`; nothing here runs.
-import type { Connection } from 'muxws';
 import type {
   ApiSpec,
+  Connection,
   HelloOf,
   InputOf,
   MessageOf,
@@ -13,7 +13,7 @@ import type {
   Routes,
   StandardSchemaV1,
   WelcomeOf,
-} from '../../lib/routes/api.ts';
+} from 'muxws';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
   : false;

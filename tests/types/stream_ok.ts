@@ -1,6 +1,6 @@
 // Must compile (`deno check`): a typed Stream reads its declared message type and writes its own,
 // and an untyped Stream keeps accepting and giving `unknown`.
-import type { Stream } from '../../mod.ts';
+import type { Stream } from 'muxws';
 
 export async function typed(stream: Stream<{ n: number }, string>): Promise<number> {
   let total = 0;

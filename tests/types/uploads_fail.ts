@@ -2,9 +2,8 @@
 // What must NOT type-check on a routed stream: each wrong use sits on the line after a
 // `@ts-expect-error`, so this file checks only while every one of them is an error.
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
-import type { ReplyOf, RouteContext, Routes, StandardSchemaV1, UploadOf } from '../../lib/routes/api.ts';
-import { connect, serve } from '../../lib/dialer/dialer.ts';
-import { Acceptor, type Peer } from '../../lib/acceptor/acceptor.ts';
+import { type ReplyOf, type RouteContext, type Routes, type StandardSchemaV1, type UploadOf, connect, serve } from 'muxws';
+import { Acceptor, type Peer } from 'muxws/acceptor';
 
 type Api = {
   sum: { upload: number; output: number };

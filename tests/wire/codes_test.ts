@@ -14,7 +14,7 @@ import {
   PROVOKED_RESET_CODES,
   ResetCode,
 } from '../../lib/wire/codes.ts';
-import { DEFAULT_CLOSE_CODES } from '../../lib/dialer/dialer.ts';
+import { DEFAULT_CLOSE_CODES } from 'muxws';
 import { repoRoot } from '../_repo.ts';
 
 test('closeCodeOf() reads a missing, 0 or non-number code as 1006 and keeps the rest (WSM-WIRE-009)', () => {

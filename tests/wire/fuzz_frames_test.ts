@@ -13,9 +13,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import process from 'node:process';
 import fc from 'fast-check';
-import { type Codec, jsonCodec } from '../../lib/wire/codec.ts';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
-import { MuxwsError } from '../../lib/errors.ts';
+import { type Codec, jsonCodec, MuxwsError } from 'muxws';
+import { msgpackCodec } from 'muxws/msgpack';
 import { Session } from '../../lib/session/session.ts';
 import { parseFrame } from '../../lib/wire/frame.ts';
 

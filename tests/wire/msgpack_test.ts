@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { ProtocolError, type Stream, StreamResetError, subprotocol } from 'muxws';
-import { msgpackCodec } from '../../lib/wire/msgpack.ts';
+import { msgpackCodec } from 'muxws/msgpack';
 import { probe, sessionPair } from '../_session_pair.ts';
 import { itemCount } from '../_codecs.ts';
 
