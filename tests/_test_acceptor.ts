@@ -11,6 +11,7 @@
  */
 import { type Codec, jsonCodec } from '../lib/wire/codec.ts';
 import { Session } from '../lib/session/session.ts';
+import { acceptorPolicy } from '../lib/acceptor/_policy.ts';
 import type { Stream } from '../lib/session/stream.ts';
 import type { FakeConnection, FakeServer } from './_socket_pair.ts';
 
@@ -66,7 +67,7 @@ export class TestPeer {
         this.ended = info;
         resolveClosed(info);
       },
-    });
+    }, acceptorPolicy);
   }
 
   /** Closes the socket from the acceptor's side with `code`. */

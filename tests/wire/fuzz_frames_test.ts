@@ -17,6 +17,7 @@ import { type Codec, jsonCodec } from '../../lib/wire/codec.ts';
 import { msgpackCodec } from '../../lib/wire/msgpack.ts';
 import { MuxwsError } from '../../lib/errors.ts';
 import { Session } from '../../lib/session/session.ts';
+import { acceptorPolicy } from '../../lib/acceptor/_policy.ts';
 import { parseFrame } from '../../lib/wire/frame.ts';
 
 const SEED = Number(process.env.MUXWS_FUZZ_SEED ?? 0x7a11_0007);
@@ -188,7 +189,7 @@ for (const codec of [jsonCodec, msgpackCodec]) {
             limits: { maxProtocolErrors: 1_000_000, maxResetRate: 1_000_000 },
             onStream: (stream) => stream.payload,
             onError: (error) => void reported.push(error),
-          });
+          }, acceptorPolicy);
           for (const [f, steps] of batch) {
             const message = damaged(codec, codec.encode(f), steps);
             session.receive(message);
