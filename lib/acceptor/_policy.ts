@@ -1,8 +1,8 @@
 /**
  * The acceptor's rules for what a peer sends, as the {@linkcode SessionPolicy} the acceptor hands
- * each peer's session: the session calls them where it takes an OPEN, a PUBLISH and the size of
- * the next message, so one session class serves both sides and a `connect` bundle carries none
- * of them (docs/design/session.md).
+ * each peer's session: the session calls them where it takes an OPEN, a PUBLISH and the size and
+ * items of the next message, so no session class overrides a receiving step for them, and a
+ * `connect` bundle carries none of them (docs/design/session.md).
  *
  * Private to `lib/acceptor/`.
  *
@@ -12,6 +12,7 @@ import { ResetCode } from '../wire/codes.ts';
 import { FrameError, hasHello, RESET } from '../wire/frame.ts';
 import type { Session, SessionPolicy } from '../session/session.ts';
 import { control } from '../session/stream.ts';
+import { decode as jsonDecode, exceedsItems as jsonExceedsItems } from '../wire/json.ts';
 
 /** The message of the `refused` RESET an OPEN draws after a GOAWAY. */
 const GOING_AWAY = 'The connection is going away';
@@ -41,6 +42,18 @@ export const acceptorPolicy: SessionPolicy = {
     return session.options.helloPending === true
       ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
       : limits.maxMessageItems;
+  },
+
+  /**
+   * As the codec's `exceedsItems` counts, and for a codec decoding with the JSON wire's `decode`
+   * without `exceedsItems` (the default codec, whose `exceedsItems` a `connect` bundle leaves
+   * out), with the JSON wire's scan.
+   */
+  exceedsItems(session: Session, data: string | Uint8Array, maxItems: number): boolean | undefined {
+    const codec = session.codec;
+    return codec.exceedsItems === undefined && codec.decode === jsonDecode
+      ? jsonExceedsItems(data, maxItems)
+      : codec.exceedsItems?.(data, maxItems);
   },
 
   /**

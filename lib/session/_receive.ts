@@ -52,6 +52,12 @@ export interface SessionPolicy {
   /** The most items the next message may hold. */
   maxItems(session: Receiver): number;
   /**
+   * True when `data` holds more than `maxItems` items, counted before decoding; undefined when
+   * it cannot count, and the decoded value is counted instead. Without a policy, the codec's
+   * `exceedsItems` counts.
+   */
+  exceedsItems(session: Receiver, data: string | Uint8Array, maxItems: number): boolean | undefined;
+  /**
    * An OPEN of the other side that passed the frame checks: refuses it, or hands it to
    * `session.accept()`.
    */
@@ -162,7 +168,9 @@ export class Receiver extends SessionStreams {
       return;
     }
     const maxItems = policy === undefined ? limits.maxMessageItems : policy.maxItems(this);
-    const over = this.exceedsItems(data, maxItems);
+    const over = policy === undefined
+      ? this.codec.exceedsItems?.(data, maxItems)
+      : policy.exceedsItems(this, data, maxItems);
     if (over === true) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;
@@ -243,15 +251,6 @@ export class Receiver extends SessionStreams {
         else policy.publish(this, frame[1], frame[2], frame[3], units);
         return;
     }
-  }
-
-  /**
-   * True when `data` holds more than `maxItems` items, counted before decoding by the codec's
-   * `exceedsItems`; undefined when the codec cannot count, and the decoded value is counted
-   * instead. The acceptor's {@linkcode Session} also counts the JSON wire of the default codec.
-   */
-  exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
-    return this.codec.exceedsItems?.(data, maxItems);
   }
 
   /** A message over the size or item limits: closes the connection (acceptor 1009, dialer 4009). */

@@ -43,7 +43,6 @@ import {
   PING,
 } from '../wire/frame.ts';
 import { Receiver, type SessionPolicy } from './_receive.ts';
-import { decode as jsonDecode, exceedsItems as jsonExceedsItems } from '../wire/json.ts';
 import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from '../wire/reserved.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from '../wire/codec.ts';
@@ -316,18 +315,6 @@ export class Session extends SessionCore {
   override end(code: number, reason: string, local: boolean): void {
     super.end(code, reason, local);
     this.#wakeIdle();
-  }
-
-  /**
-   * As {@linkcode SessionCore} counts, and for a codec decoding with the JSON wire's `decode`
-   * without `exceedsItems` (the default codec, whose `exceedsItems` a `connect` bundle leaves
-   * out), with the JSON wire's scan.
-   */
-  override exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
-    const codec = this.codec;
-    return codec.exceedsItems === undefined && codec.decode === jsonDecode
-      ? jsonExceedsItems(data, maxItems)
-      : super.exceedsItems(data, maxItems);
   }
 
   /**
