@@ -8,6 +8,7 @@
 import type { Codec, PublishMessage } from 'muxws';
 import { jsonCodec } from 'muxws';
 import { type GoAway, Session, type SessionOptions } from '../lib/session/session.ts';
+import { acceptorPolicy } from '../lib/acceptor/_policy.ts';
 import { type FakeSocket, socketPair } from './_socket_pair.ts';
 
 /** What one side recorded. */
@@ -81,7 +82,7 @@ function join(
       log.goAways.push(goAway);
       options?.onGoAway?.(goAway);
     },
-  });
+  }, acceptorPolicy);
   socket.addEventListener('message', (event) => {
     session.receive((event as unknown as { data: string | ArrayBuffer }).data);
   });
@@ -162,7 +163,7 @@ export function probe(
       log.goAways.push(goAway);
       options.onGoAway?.(goAway);
     },
-  });
+  }, acceptorPolicy);
   return {
     session,
     sent,

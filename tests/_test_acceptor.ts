@@ -11,6 +11,7 @@
  */
 import { type Codec, jsonCodec, type Stream } from 'muxws';
 import { Session } from '../lib/session/session.ts';
+import { acceptorPolicy } from '../lib/acceptor/_policy.ts';
 import type { FakeConnection, FakeServer } from './_socket_pair.ts';
 
 /** Decides what one peer's streams do. */
@@ -65,7 +66,7 @@ export class TestPeer {
         this.ended = info;
         resolveClosed(info);
       },
-    });
+    }, acceptorPolicy);
   }
 
   /** Closes the socket from the acceptor's side with `code`. */

@@ -21,7 +21,7 @@
 import type { Codec } from '../wire/codec.ts';
 import type { BroadcastAllOptions, Peer } from './acceptor_types.ts';
 import { type Backplane, BackplaneError, type BackplaneMessage } from '../broadcast/backplane.ts';
-import { encodePublish } from '../session/session.ts';
+import { encodePublish } from '../wire/publish.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
 import type { Recovery } from './_recovery.ts';

@@ -24,6 +24,7 @@ import type {
 import { StreamError } from '../errors.ts';
 import { control } from '../session/stream.ts';
 import { Session, type SessionOptions, type SessionSink } from '../session/session.ts';
+import { acceptorPolicy } from './_policy.ts';
 import { CloseCode, closeCodeOf, closingTerms, ResetCode } from '../wire/codes.ts';
 import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
@@ -181,7 +182,7 @@ class PeerSession extends Session {
   #waiting: Waiting | undefined;
 
   constructor(sink: SessionSink, options: SessionOptions, admission: 'open' | 'shut') {
-    super(sink, options);
+    super(sink, options, acceptorPolicy);
     this.#admission = admission;
   }
 

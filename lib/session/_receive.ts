@@ -40,6 +40,45 @@ import { SessionStreams } from './_session_streams.ts';
 import { control, Stream } from './stream.ts';
 
 /**
+ * The rules one side adds to what its session takes from the other side, handed to the session
+ * by its maker: the acceptor's (`lib/acceptor/_policy.ts`: refusals after a GOAWAY and before
+ * the hello, the hello's route, no PUBLISH from a dialer, the smaller limits while a hello is
+ * pending). A session without one (the dialer's) takes every OPEN and PUBLISH that passed the
+ * frame checks, within its limits.
+ */
+export interface SessionPolicy {
+  /** The most bytes the next message may take. */
+  maxBytes(session: Receiver): number;
+  /** The most items the next message may hold. */
+  maxItems(session: Receiver): number;
+  /**
+   * True when `data` holds more than `maxItems` items, counted before decoding; undefined when
+   * it cannot count, and the decoded value is counted instead. Without a policy, the codec's
+   * `exceedsItems` counts.
+   */
+  exceedsItems(session: Receiver, data: string | Uint8Array, maxItems: number): boolean | undefined;
+  /**
+   * An OPEN of the other side that passed the frame checks: refuses it, or hands it to
+   * `session.accept()`.
+   */
+  open(
+    session: Receiver,
+    id: number,
+    flags: number,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+  ): void;
+  /** A PUBLISH arrived: counts it as malformed, or hands it to `session.published()`. */
+  publish(
+    session: Receiver,
+    tag: string,
+    headers: Record<string, unknown> | null,
+    payload: unknown,
+    units: number,
+  ): void;
+}
+
+/**
  * The receiving half of one session, over its stream table ({@linkcode SessionStreams}, which it
  * extends): what arrived, and what it counts.
  */
@@ -55,14 +94,18 @@ export class Receiver extends SessionStreams {
   #lastReceivedAt: number;
   /** The highest id the other side opened, refused OPENs included (0 before any). */
   #highestRemote = 0;
+  /** The side's rules for what arrives; none on the dialer. */
+  readonly policy: SessionPolicy | undefined;
 
   constructor(
     sink: SessionSink,
     options: SessionOptions,
     limits: Readonly<Limits>,
     firstStreamId: number,
+    policy?: SessionPolicy,
   ) {
     super(sink, options, limits, firstStreamId);
+    this.policy = policy;
     this.#depthSkip = depthSkipOf(this.codec, limits.maxDepth);
     this.#unitPerItem = this.codec.decode === jsonDecode;
     this.#lastReceivedAt = this.now();
@@ -118,13 +161,16 @@ export class Receiver extends SessionStreams {
       );
       return;
     }
-    const maxBytes = this.maxBytes();
+    const policy = this.policy;
+    const maxBytes = policy === undefined ? limits.maxMessageBytes : policy.maxBytes(this);
     if (overLimit(data, maxBytes)) {
       this.#tooLarge(`larger than ${maxBytes} bytes`);
       return;
     }
-    const maxItems = this.maxItems();
-    const over = this.exceedsItems(data, maxItems);
+    const maxItems = policy === undefined ? limits.maxMessageItems : policy.maxItems(this);
+    const over = policy === undefined
+      ? this.codec.exceedsItems?.(data, maxItems)
+      : policy.exceedsItems(this, data, maxItems);
     if (over === true) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;
@@ -201,34 +247,10 @@ export class Receiver extends SessionStreams {
         return;
       }
       case PUBLISH:
-        this.published(frame[1], frame[2], frame[3], units);
+        if (policy === undefined) this.published(frame[1], frame[2], frame[3], units);
+        else policy.publish(this, frame[1], frame[2], frame[3], units);
         return;
     }
-  }
-
-  /**
-   * The most bytes the next message may take: `maxMessageBytes`. The acceptor's {@linkcode Session}
-   * lowers it while a required hello is pending.
-   */
-  maxBytes(): number {
-    return this.limits.maxMessageBytes;
-  }
-
-  /**
-   * The most items the next message may hold: `maxMessageItems`. The acceptor's
-   * {@linkcode Session} lowers it while a required hello is pending.
-   */
-  maxItems(): number {
-    return this.limits.maxMessageItems;
-  }
-
-  /**
-   * True when `data` holds more than `maxItems` items, counted before decoding by the codec's
-   * `exceedsItems`; undefined when the codec cannot count, and the decoded value is counted
-   * instead. The acceptor's {@linkcode Session} also counts the JSON wire of the default codec.
-   */
-  exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
-    return this.codec.exceedsItems?.(data, maxItems);
   }
 
   /** A message over the size or item limits: closes the connection (acceptor 1009, dialer 4009). */
@@ -238,7 +260,7 @@ export class Receiver extends SessionStreams {
 
   /**
    * A PUBLISH arrived (`units` long): handed to `onPublish` unless it nests too deep. The
-   * acceptor's {@linkcode Session} counts one as malformed first: only an acceptor publishes.
+   * acceptor's policy counts one as malformed instead: only an acceptor publishes.
    */
   published(
     tag: string,
@@ -308,14 +330,16 @@ export class Receiver extends SessionStreams {
       this.refuse(id, ResetCode.Decode, `The OPEN nests deeper than ${max}`);
       return;
     }
-    this.accept(id, flags, headers, payload, this.options.onStream, 0);
+    const policy = this.policy;
+    if (policy === undefined) this.accept(id, flags, headers, payload, this.options.onStream, 0);
+    else policy.open(this, id, flags, headers, payload);
   }
 
   /**
    * An OPEN of the other side that passed the frame checks: refused without a handler or over
    * `maxStreams` (less `exempt`, streams open that do not count), else a stream for `onStream`.
-   * The acceptor's {@linkcode Session} refuses more first (after its GOAWAY, before the hello)
-   * and hands the hello to `onHello`; a dialer is never sent a hello.
+   * The acceptor's policy refuses more first (after a GOAWAY, before the hello) and hands the
+   * hello to `onHello`; a dialer is never sent a hello.
    */
   accept(
     id: number,

@@ -29,26 +29,20 @@
  */
 import { NotConnectedError } from '../errors.ts';
 import { type Limits, resolveLimits } from './limits.ts';
-import { closeCodeOf, ResetCode } from '../wire/codes.ts';
+import { closeCodeOf } from '../wire/codes.ts';
 import { describe, mustBe } from '../util/describe.ts';
 import {
   FLAG_END,
   FLAG_HELLO,
-  FrameError,
   GOAWAY,
-  hasHello,
   isHeaders,
   isResetCode,
   isStreamId,
-  isTag,
   OPEN,
   overLimit,
   PING,
-  PUBLISH,
-  RESET,
 } from '../wire/frame.ts';
-import { Receiver } from './_receive.ts';
-import { decode as jsonDecode, exceedsItems as jsonExceedsItems } from '../wire/json.ts';
+import { Receiver, type SessionPolicy } from './_receive.ts';
 import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from '../wire/reserved.ts';
 import type { SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from '../wire/codec.ts';
@@ -56,19 +50,12 @@ import { control, type OpenOptions, type RequestOptions, Stream } from './stream
 import { encodeError } from '../util/value_path.ts';
 
 export type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
+export type { SessionPolicy } from './_receive.ts';
+export { encodePublish } from '../wire/publish.ts';
 export { SOCKET_POLL_MS } from './socket_wait.ts';
 export { WINDOW_BUDGET } from './_session_streams.ts';
 
 const EMPTY = Promise.resolve();
-/** The message of the `refused` RESET an OPEN draws after a GOAWAY. */
-const GOING_AWAY = 'The connection is going away';
-
-/**
- * Before a required hello is acknowledged, a message may hold one item per this many bytes of
- * `limits.maxHelloBytes` (4,096 items with the default 64 KiB).
- */
-const HELLO_BYTES_PER_ITEM = 16;
-
 /**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
  * checking nor copying it again. So the construction of a session (an acceptor's accept, a
@@ -261,20 +248,22 @@ export class SessionCore extends Receiver {
 
 /**
  * One connection's multiplexer as the acceptor (and a test) makes it: {@linkcode SessionCore}
- * with its options checked, and the acceptor's API: GOAWAY, `idle()`, a PUBLISH encoded once, and
- * the hello and GOAWAY refusals of an OPEN.
+ * with its options checked, and the acceptor's API: GOAWAY, `idle()` and a PUBLISH encoded once.
+ * What it refuses of what arrives beyond the frame checks and limits (after its GOAWAY, before
+ * the hello, a PUBLISH from a dialer) is the {@linkcode SessionPolicy} its maker hands it.
  */
 export class Session extends SessionCore {
-  /** True once this side sent GOAWAY: the other side's later OPENs are refused. */
+  /** True once this side sent GOAWAY. */
   #goingAway = false;
   #idle: (() => void)[] | undefined;
 
   /**
-   * Creates the session over an open transport.
+   * Creates the session over an open transport, with `policy`'s rules for what arrives (the
+   * acceptor's); without one, every OPEN and PUBLISH that passes the frame checks is taken.
    *
    * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
    */
-  constructor(sink: SessionSink, options: SessionOptions) {
+  constructor(sink: SessionSink, options: SessionOptions, policy?: SessionPolicy) {
     if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
       throw new TypeError(
         mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
@@ -304,7 +293,12 @@ export class Session extends SessionCore {
         ),
       );
     }
-    super(sink, options, limits, first);
+    super(sink, options, limits, first, policy);
+  }
+
+  /** True once this side sent GOAWAY: a policy refuses the other side's later OPENs. */
+  get goingAway(): boolean {
+    return this.#goingAway;
   }
 
   /** Resolves when no stream is open (at once when none is) or the session ends. */
@@ -323,100 +317,9 @@ export class Session extends SessionCore {
     this.#wakeIdle();
   }
 
-  /** `maxMessageBytes`, or `maxHelloBytes` when smaller while a required hello is pending. */
-  override maxBytes(): number {
-    const limits = this.limits;
-    return this.options.helloPending === true
-      ? Math.min(limits.maxMessageBytes, limits.maxHelloBytes)
-      : limits.maxMessageBytes;
-  }
-
   /**
-   * `maxMessageItems`, or while a required hello is pending one item per
-   * {@linkcode HELLO_BYTES_PER_ITEM} bytes of `maxHelloBytes` when fewer.
-   */
-  override maxItems(): number {
-    const limits = this.limits;
-    return this.options.helloPending === true
-      ? Math.min(limits.maxMessageItems, Math.floor(limits.maxHelloBytes / HELLO_BYTES_PER_ITEM))
-      : limits.maxMessageItems;
-  }
-
-  /**
-   * As {@linkcode SessionCore} counts, and for a codec decoding with the JSON wire's `decode`
-   * without `exceedsItems` (the default codec, whose `exceedsItems` a `connect` bundle leaves
-   * out), with the JSON wire's scan.
-   */
-  override exceedsItems(data: string | Uint8Array, maxItems: number): boolean | undefined {
-    const codec = this.codec;
-    return codec.exceedsItems === undefined && codec.decode === jsonDecode
-      ? jsonExceedsItems(data, maxItems)
-      : super.exceedsItems(data, maxItems);
-  }
-
-  /** A PUBLISH arrived: malformed when the other side is a dialer, else as `SessionCore` takes it. */
-  override published(
-    tag: string,
-    headers: Record<string, unknown> | null,
-    payload: unknown,
-    units: number,
-  ): void {
-    if (this.side === 'acceptor') {
-      this.malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
-    } else super.published(tag, headers, payload, units);
-  }
-
-  /**
-   * An OPEN of the other side that passed the frame checks, as {@linkcode SessionCore} takes it,
-   * with the acceptor's refusals first: `refused` once this side sent GOAWAY (not counted
-   * against the reset budget: these are the OPENs already in flight, and this side closes once
-   * its streams drained) or above the `lastId` of one received (counted, as every refusal the
-   * other side draws at will), `hello_required` before the hello is
-   * acknowledged; the hello goes to `onHello` (else `onStream`, marked `isHello`), and neither it
-   * nor the others while it is open count it against `maxStreams` (WSM-APP-001).
-   */
-  override accept(
-    id: number,
-    flags: number,
-    headers: Record<string, unknown> | null,
-    payload: unknown,
-  ): void {
-    const options = this.options;
-    // parseFrame let HELLO through on stream 1 only, and only a dialer opens odd ids.
-    const isHello = id === 1 && hasHello(flags);
-    const goAway = this.goAwayReceived;
-    if (this.#goingAway) {
-      // Not counted; a reply all the same, so a peer that never reads is closed at the cap.
-      this.reply(this.codec.encode([RESET, id, ResetCode.Refused, GOING_AWAY]));
-      return;
-    }
-    if (goAway !== undefined && this.side === 'acceptor' && id > goAway.lastId) {
-      this.refuse(id, ResetCode.Refused, GOING_AWAY);
-      return;
-    }
-    if (!isHello && options.helloPending === true) {
-      this.refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
-      return;
-    }
-    const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
-    super.accept(
-      id,
-      flags,
-      headers,
-      payload,
-      isHello && onStream !== undefined
-        ? (stream) => {
-          control.markHello(stream);
-          return onStream(stream);
-        }
-        : onStream,
-      isHello ? Infinity : this.get(1)?.isHello === true ? 1 : 0,
-    );
-  }
-
-  /**
-   * Sends GOAWAY with `lastId` = the highest id the other side opened, and refuses its later
-   * OPENs with `refused`.
+   * Sends GOAWAY with `lastId` = the highest id the other side opened; the policy refuses the
+   * other side's later OPENs with `refused`.
    *
    * @throws {TypeError} When `code` is not a reset code or `message` not a string.
    * @throws {RangeError} When `spreadMs` is not a non-negative integer.
@@ -460,47 +363,5 @@ export class Session extends SessionCore {
     if (this.isClosed || this.congested()) return false;
     this.send(data);
     return true;
-  }
-}
-
-/**
- * Encodes a PUBLISH frame once, for `sendEncoded()` to every peer.
- *
- * @param operation The operation an encode error names (`broadcast()`).
- * @throws {TypeError} When `tag` is not 1 to 256 characters, `headers` not a plain object or
- * null or with a reserved key, or the codec cannot encode the payload or headers (naming
- * `operation`, the tag and the value's path).
- */
-export function encodePublish(
-  codec: Codec,
-  tag: string,
-  payload: unknown,
-  headers?: Record<string, unknown> | null,
-  operation: string = 'broadcast()',
-): string | Uint8Array {
-  if (!isTag(tag)) {
-    throw new TypeError(
-      mustBe('publish', 'tag', 'a string of 1 to 256 characters', tag),
-    );
-  }
-  const h = headers ?? null;
-  if (!isHeaders(h)) {
-    throw new TypeError(
-      mustBe('publish', 'headers', 'a plain object or null', h),
-    );
-  }
-  if (h !== null) {
-    const reserved = reservedKeyOf(h);
-    if (reserved !== undefined) throw new TypeError(reservedKeyMessage('Cannot publish', reserved));
-  }
-  try {
-    return codec.encode([PUBLISH, tag, h, payload]);
-  } catch (error) {
-    throw encodeError(
-      (frame) => codec.encode(frame),
-      `of ${operation} to ${JSON.stringify(tag)}`,
-      [['headers', h], ['payload', payload]],
-      error,
-    );
   }
 }

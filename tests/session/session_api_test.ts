@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { jsonCodec, NotConnectedError, StreamResetError } from 'muxws';
 import type { Stream } from 'muxws';
 import { encodePublish, Session } from '../../lib/session/session.ts';
+import { acceptorPolicy } from '../../lib/acceptor/_policy.ts';
 import { MUXWS } from '../../lib/wire/reserved.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { codecs } from '../_codecs.ts';
@@ -262,7 +263,7 @@ for (const codec of codecs) {
         onClose: () => {
           throw new Error('onClose');
         },
-      });
+      }, acceptorPolicy);
       loud.receive(codec.encode([0]) as string);
       loud.close(1000, '');
       assert.equal(logged.length, 2);
@@ -489,7 +490,7 @@ test('WSM-STR-002 [json] write() resolves once handed to the socket even if the 
     codec: codecs[0],
     limits: { maxMessageBytes: 100 },
     onStream: () => new Promise(() => {}),
-  });
+  }, acceptorPolicy);
   const stream = dialer.open('x');
   await stream.write('y'.repeat(200)); // handed over: resolves
   assert.equal(acceptor.isClosed, true);

@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import type { Codec, Stream } from 'muxws';
 import { codecs } from '../_codecs.ts';
 import { Session } from '../../lib/session/session.ts';
+import { acceptorPolicy } from '../../lib/acceptor/_policy.ts';
 import { probe, sessionPair, settle } from '../_session_pair.ts';
 
 const SEED = Number(globalThis.process?.env?.MUXWS_FC_SEED ?? 0x5e55_1011);
@@ -130,7 +131,7 @@ test('property 1: arbitrary messages never make receive() throw', async () => {
           limits: { maxProtocolErrors: 1_000_000, maxResetRate: 1_000_000 },
           onStream: (s) => s.payload,
           onError: () => void errors++,
-        });
+        }, acceptorPolicy);
       let p = fresh();
       try {
         await check(

@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import { type Codec, jsonCodec, MuxwsError } from 'muxws';
 import { msgpackCodec } from 'muxws/msgpack';
 import { Session } from '../../lib/session/session.ts';
+import { acceptorPolicy } from '../../lib/acceptor/_policy.ts';
 import { parseFrame } from '../../lib/wire/frame.ts';
 
 const SEED = Number(process.env.MUXWS_FUZZ_SEED ?? 0x7a11_0007);
@@ -187,7 +188,7 @@ for (const codec of [jsonCodec, msgpackCodec]) {
             limits: { maxProtocolErrors: 1_000_000, maxResetRate: 1_000_000 },
             onStream: (stream) => stream.payload,
             onError: (error) => void reported.push(error),
-          });
+          }, acceptorPolicy);
           for (const [f, steps] of batch) {
             const message = damaged(codec, codec.encode(f), steps);
             session.receive(message);

@@ -1,0 +1,53 @@
+/**
+ * The PUBLISH frame encoded once for every peer a broadcast reaches: checked and encoded here,
+ * then sent as is by each peer's session. Stateless, so the broadcast path needs no session.
+ *
+ * @module
+ */
+import type { Codec } from './codec.ts';
+import { isHeaders, isTag, PUBLISH } from './frame.ts';
+import { reservedKeyMessage, reservedKeyOf } from './reserved.ts';
+import { mustBe } from '../util/describe.ts';
+import { encodeError } from '../util/value_path.ts';
+
+/**
+ * Encodes a PUBLISH frame once, for `sendEncoded()` to every peer.
+ *
+ * @param operation The operation an encode error names (`broadcast()`).
+ * @throws {TypeError} When `tag` is not 1 to 256 characters, `headers` not a plain object or
+ * null or with a reserved key, or the codec cannot encode the payload or headers (naming
+ * `operation`, the tag and the value's path).
+ */
+export function encodePublish(
+  codec: Codec,
+  tag: string,
+  payload: unknown,
+  headers?: Record<string, unknown> | null,
+  operation: string = 'broadcast()',
+): string | Uint8Array {
+  if (!isTag(tag)) {
+    throw new TypeError(
+      mustBe('publish', 'tag', 'a string of 1 to 256 characters', tag),
+    );
+  }
+  const h = headers ?? null;
+  if (!isHeaders(h)) {
+    throw new TypeError(
+      mustBe('publish', 'headers', 'a plain object or null', h),
+    );
+  }
+  if (h !== null) {
+    const reserved = reservedKeyOf(h);
+    if (reserved !== undefined) throw new TypeError(reservedKeyMessage('Cannot publish', reserved));
+  }
+  try {
+    return codec.encode([PUBLISH, tag, h, payload]);
+  } catch (error) {
+    throw encodeError(
+      (frame) => codec.encode(frame),
+      `of ${operation} to ${JSON.stringify(tag)}`,
+      [['headers', h], ['payload', payload]],
+      error,
+    );
+  }
+}
