@@ -9,13 +9,7 @@
  *
  * @module
  */
-import {
-  DEFAULT_MAX_AGE_MS,
-  DEFAULT_MAX_ENTRIES,
-  rangeGap,
-  retentionOption,
-  seqOrigin,
-} from './store_kit.ts';
+import { rangeGap, retention, seqOrigin } from './store_kit.ts';
 
 /** One logged broadcast. */
 export interface HistoryEntry {
@@ -139,18 +133,7 @@ interface TagLog {
  * ```
  */
 export function memoryHistory(options: MemoryHistoryOptions = {}): History {
-  const maxEntries = retentionOption(
-    'memoryHistory',
-    'maxEntries',
-    options.maxEntries,
-    DEFAULT_MAX_ENTRIES,
-  );
-  const maxAgeMs = retentionOption(
-    'memoryHistory',
-    'maxAgeMs',
-    options.maxAgeMs,
-    DEFAULT_MAX_AGE_MS,
-  );
+  const { maxEntries, maxAgeMs } = retention('memoryHistory', options);
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') {
     throw new TypeError(

@@ -8,7 +8,7 @@
  *   restarted without persistence, a new process, a Durable Object's storage lost) numbers on
  *   above every number it gave before, and a dialer never sees numbers go backwards. The Redis
  *   store's script has its own copy of the rule.
- * - The retention defaults and their check ({@linkcode retentionOption}).
+ * - The retention defaults and their check ({@linkcode retention}, {@linkcode retentionOption}).
  * - The rule that says whether a range has a gap ({@linkcode rangeGap}).
  * - The one tag check of the library ({@linkcode isTag}, from the wire).
  *
@@ -58,6 +58,17 @@ export function retentionOption(
     );
   }
   return value;
+}
+
+/** A store's checked retention: {@linkcode retentionOption} of each, with the defaults. */
+export function retention(
+  store: string,
+  options: { maxEntries?: number; maxAgeMs?: number },
+): { maxEntries: number; maxAgeMs: number } {
+  return {
+    maxEntries: retentionOption(store, 'maxEntries', options.maxEntries, DEFAULT_MAX_ENTRIES),
+    maxAgeMs: retentionOption(store, 'maxAgeMs', options.maxAgeMs, DEFAULT_MAX_AGE_MS),
+  };
 }
 
 /** How many numbers each millisecond of the clock leaves room for. */

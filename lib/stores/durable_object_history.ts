@@ -15,13 +15,7 @@ import type {
   HistoryRange,
   MemoryHistoryOptions,
 } from '../broadcast/history.ts';
-import {
-  DEFAULT_MAX_AGE_MS,
-  DEFAULT_MAX_ENTRIES,
-  rangeGap,
-  retentionOption,
-  seqOrigin,
-} from '../broadcast/store_kit.ts';
+import { rangeGap, retention, seqOrigin } from '../broadcast/store_kit.ts';
 
 /**
  * The part of a Durable Object's storage (`ctx.storage`) {@linkcode durableObjectHistory} uses:
@@ -108,18 +102,7 @@ export function durableObjectHistory(
       );
     }
   }
-  const maxEntries = retentionOption(
-    'durableObjectHistory',
-    'maxEntries',
-    options.maxEntries,
-    DEFAULT_MAX_ENTRIES,
-  );
-  const maxAgeMs = retentionOption(
-    'durableObjectHistory',
-    'maxAgeMs',
-    options.maxAgeMs,
-    DEFAULT_MAX_AGE_MS,
-  );
+  const { maxEntries, maxAgeMs } = retention('durableObjectHistory', options);
   const now = options.now ?? Date.now;
   const counters = new Map<string, Promise<TagCounter>>();
   // Keys: a tag's prefix holds its length, so no tag's keys start with another's prefix.
