@@ -103,7 +103,14 @@ function record(runtime, ok, junit) {
   tally.push({ runtime, ...counts, note: ok ? '' : 'runner exited non-zero' });
 }
 
-if (only.includes('deno')) {
+/** With --files, a runtime none of whose files matched runs nothing and counts nothing. */
+function nothingFor(runtime, files) {
+  if (!filesFilter || files.length > 0) return false;
+  console.log(`\n=== ${runtime}: no test file matches --files; nothing run`);
+  return true;
+}
+
+if (only.includes('deno') && !nothingFor('deno', [...shared, ...own('deno')])) {
   const junit = join(results, 'deno.xml');
   // `deno task ok` is a chain of `deno …` commands (deno.json is authoritative). It is run
   // here command by command with the npm-installed binary, since `deno task` resolves a nested
@@ -123,7 +130,7 @@ if (only.includes('deno')) {
   record('deno', ok, junit);
 }
 
-if (only.includes('bun')) {
+if (only.includes('bun') && !nothingFor('bun', [...shared, ...own('bun')])) {
   const junit = join(results, 'bun.xml');
   const files = [...shared, ...own('bun')].map((f) => `./${f}`);
   const ok = run('bun', bin('bun'), [
