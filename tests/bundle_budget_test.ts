@@ -12,10 +12,11 @@ import { repoRoot } from './_repo.ts';
 
 /**
  * The budget: the figure of docs/design/bundle-size.md after the limits (18,705 B) with a stated
- * margin of about 300 B (today's figure is 18,801 B). A change that grows `connect` past it wins
+ * margin of about 300 B, raised by 200 B for the hook features imported by name extend a connection
+ * through (docs/design/bundle-size.md). A change that grows `connect` past it wins
  * the bytes back, or raises the budget on purpose and says why in that document.
  */
-const CONNECT_BUDGET_BYTES = 19_000;
+const CONNECT_BUDGET_BYTES = 19_200;
 
 const root = repoRoot();
 const esbuild = join(root, 'node_modules', '.bin', 'esbuild');

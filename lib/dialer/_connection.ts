@@ -50,6 +50,7 @@ import { watchOnline } from './_online_hints.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
 import { Positions } from './_resume.ts';
+import { type Extension, type ExtensionHost, EXTENSIONS, runStep } from './_extensions.ts';
 import {
   callRoute,
   makerOf,
@@ -138,6 +139,10 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   readonly #linkHost: LinkHost;
   /** Per tag, the last broadcast delivered: at-most-once delivery and the redial's `:resume`. */
   readonly #positions: Positions;
+  /** The features imported by name that extend this connection (`lib/dialer/_extensions.ts`). */
+  readonly #extensions: Extension[] = [];
+  /** What those features reach this connection through. */
+  readonly [EXTENSIONS]: ExtensionHost;
 
   constructor(
     transport: Transport | undefined,
@@ -153,8 +158,13 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     // Route serving is reached only through what serve() returned: a bundle without it has none.
     const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
     const onStream = make(options.onStream, this as unknown as Connection);
+    const extensions = this.#extensions;
     const positions = this.#positions = new Positions(
-      (message) => callContained(this.#report, options.onPublish, message),
+      (message) => {
+        if (!runStep(extensions, 'publish', this.#report, message)) {
+          callContained(this.#report, options.onPublish, message);
+        }
+      },
       (info) => callContained(this.#report, options.onRecovered, info),
     );
     this.#linkHost = {
@@ -166,10 +176,22 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       report: this.#report,
       lost: (link, info) => this.#lost(link, info),
     };
+    const open = (payload: unknown, openOptions: OpenOptions) =>
+      usableLink(this.#state, this.#link)?.session.open(payload, openOptions);
+    this[EXTENSIONS] = {
+      extend: (extension) => {
+        extensions.push(extension);
+        return () => {
+          const at = extensions.indexOf(extension);
+          if (at !== -1) extensions.splice(at, 1);
+        };
+      },
+      open,
+      report: this.#report,
+    };
     this.#subscriptions = new Subscriptions({
       report: this.#report,
-      open: (payload, openOptions) =>
-        usableLink(this.#state, this.#link)?.session.open(payload, openOptions),
+      open,
     });
     if (this.#o.whileReconnecting === 'wait') {
       this.#waiting = new WaitingRequests(this.#o.maxWaiting, now);
@@ -350,6 +372,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
     this.#subscriptions.reopen();
     if (this.#link !== link) return;
+    runStep(this.#extensions, 'established', this.#report);
+    if (this.#link !== link) return;
     if (link.goAway === undefined) {
       const timeoutMs = o.requestTimeoutMs;
       this.#waiting?.send((payload, options) => sendRequest(link, timeoutMs, payload, options));
@@ -522,6 +546,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     }
     this.#cleanup();
     this.#subscriptions.clear();
+    runStep(this.#extensions.splice(0), 'closed', this.#report);
     this.#waiting?.fail(() =>
       new ClosedError('The request was never sent: the connection closed for good', {
         cause: info.error,
