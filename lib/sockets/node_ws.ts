@@ -1,6 +1,7 @@
 /**
- * The `ws` package's socket driver ({@linkcode wsDriver}), and the one place that asks whether a
- * socket is a `ws` one ({@linkcode socketDriver}). What the Node `ws` package's sockets need that
+ * The `ws` package's socket driver ({@linkcode wsDriver}; a dialer's, with its refusal:
+ * {@linkcode wsDialerDriver}), and the one place that asks whether an accepted socket is a `ws`
+ * one ({@linkcode socketDriver}). What the Node `ws` package's sockets need that
  * no web-standard socket does, in one Node-only file that still imports nothing from Node
  * (duck-typed, web-standard only):
  *
@@ -14,7 +15,9 @@
  *   without such a stream is left alone;
  * - listeners on a `ws` socket's EventEmitter side, shared by every `ws` socket, and an `error`
  *   listener that keeps `ws` from throwing;
- * - a dialer's refusal of its upgrade, with its `Retry-After` ({@linkcode onWsRefusal});
+ * - a dialer's refusal of its upgrade, with its `Retry-After` ({@linkcode onWsRefusal}), for the
+ *   dialers that name `ws` through `wsDialer()` (`adapters/node.ts`): the dialer itself never
+ *   imports this file, so a browser's bundle carries none of it;
  * - a broadcast's text encoded once ({@linkcode textBytes}): `ws` encodes a
  *   string to UTF-8 on every `send()`, once per peer of a broadcast, but sends bytes it is given
  *   as they are, as text when told `binary: false`.
@@ -199,24 +202,41 @@ function listenWs(socket: WsSocket, receiver: SocketReceiver): boolean {
   return true;
 }
 
+/** Sends on a `ws` socket: corked ({@linkcode cork}), {@linkcode TextBytes} as text. */
+function sendCorked(socket: DriverSocket, data: string | Uint8Array): void {
+  cork(socket);
+  sendWs(socket as WsSocket, data);
+}
+
 /**
- * The `ws` package's driver: sends corked ({@linkcode cork}) and {@linkcode TextBytes} as text;
- * listens on the EventEmitter side while the socket is open (the WHATWG side while it connects),
- * with an `error` listener so an error ends in the close that follows instead of being thrown
- * out of the process.
+ * Listens to a `ws` socket on its EventEmitter side while it is open (the WHATWG side while it
+ * connects), with an `error` listener so an error ends in the close that follows instead of
+ * being thrown out of the process.
  */
+function listenGuarded(socket: DriverSocket, receiver: SocketReceiver): void {
+  guardWsErrors(socket as WsSocket);
+  if (socket.readyState !== 1 || !listenWs(socket as WsSocket, receiver)) {
+    webSocketDriver.listen(socket, receiver);
+  }
+}
+
+/** The `ws` package's driver: {@linkcode sendCorked}, {@linkcode listenGuarded}. */
 export const wsDriver: SocketDriver = {
   takesTextBytes: true,
-  send(socket, data) {
-    cork(socket);
-    sendWs(socket as WsSocket, data);
-  },
-  listen(socket, receiver) {
-    guardWsErrors(socket as WsSocket);
-    if (socket.readyState !== 1 || !listenWs(socket as WsSocket, receiver)) {
-      webSocketDriver.listen(socket, receiver);
-    }
-  },
+  send: sendCorked,
+  listen: listenGuarded,
+};
+
+/**
+ * The driver of a dialer's `ws` sockets, which `wsDialer()` (`adapters/node.ts`) hands the
+ * dialer: {@linkcode wsDriver}'s, and a refusal of the upgrade with its `Retry-After`
+ * ({@linkcode onWsRefusal}). The acceptor's sockets never see a refusal, so its driver has none.
+ */
+export const wsDialerDriver: SocketDriver = {
+  takesTextBytes: true,
+  send: sendCorked,
+  listen: listenGuarded,
+  onRefusal: onWsRefusal,
 };
 
 /** The driver of `socket`: {@linkcode wsDriver} for a `ws` socket, else the WHATWG one. */
