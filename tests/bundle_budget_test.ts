@@ -44,6 +44,7 @@ test('the connect bundle leaves out the strict codec, route serving, the accepto
       ['GOAWAY sending', 'Cannot send GOAWAY'],
       ["the Session constructor's checks", 'create Session'],
       ["the ws refusal's Retry-After", 'unexpected-response'],
+      ['Retry-After parsing (an HTTP date)', 'Date.parse'],
       ['write corking for ws', 'uncork'],
     ]
   ) {

@@ -14,7 +14,6 @@ import type { DialerSocket, DialerSocketConstructor } from './dialer_types.ts';
 import { ProtocolError } from '../errors.ts';
 import { closeCodeOf } from '../wire/codes.ts';
 import { driverOf, type SocketDriver } from '../sockets/socket_driver.ts';
-import { retryAfterMs } from './_retry_after.ts';
 
 /** How a connection closed: its code (a missing or 0 code read as 1006), reason, cleanness. */
 export interface CloseFields {
@@ -120,8 +119,8 @@ export function webSocketTransport(
       socket.onerror = ignoreSocketError;
       // An HTTP refusal of the upgrade, where the driver sees one: its status and wait for the
       // redial policy.
-      driver?.onRefusal?.(socket, (status, retryAfter) => {
-        report.refusal = { status, retryAfterMs: retryAfterMs(retryAfter, now()) };
+      driver?.onRefusal?.(socket, now, (status, retryAfterMs) => {
+        report.refusal = { status, retryAfterMs };
         closeQuietly(socket);
       });
       return opened(socket, url, signal, report, driver);

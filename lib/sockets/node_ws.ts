@@ -83,16 +83,36 @@ export function cork(socket: unknown): void {
 }
 
 /**
- * Calls `refused` with the status and `Retry-After` header of an HTTP refusal of a dialer's
- * upgrade. The `ws` package (Node) reports one through an EventEmitter `unexpected-response`
- * event carrying the response, and abandons the handshake itself only when nobody listens, so
- * `refused` must close the socket; the `error` and `close` events that follow fail the attempt.
- * A WHATWG `WebSocket` (browsers, Deno, Bun) exposes nothing of a refusal: a socket without an
- * `on` method is left alone.
+ * How long a `Retry-After` header (RFC 9110 §10.2.3) asks the client to wait, in milliseconds:
+ * `delay-seconds` (digits only) times 1000, or an HTTP date minus `now` (0 when it has passed).
+ *
+ * @param value The header's value; `undefined` when there was none.
+ * @param now The current epoch ms, for an HTTP date.
+ * @returns The wait, or `undefined` for a missing or unparsable value.
+ */
+export function retryAfterMs(value: string | undefined, now: number): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // An HTTP date has a day or month name; digits alone were handled above.
+  if (!/[a-z]/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * Calls `refused` with the status of an HTTP refusal of a dialer's upgrade and the wait its
+ * `Retry-After` header asks for ({@linkcode retryAfterMs}; `now` dates an HTTP date). The `ws`
+ * package (Node) reports one through an EventEmitter `unexpected-response` event carrying the
+ * response, and abandons the handshake itself only when nobody listens, so `refused` must close
+ * the socket; the `error` and `close` events that follow fail the attempt. A WHATWG `WebSocket`
+ * (browsers, Deno, Bun) exposes nothing of a refusal: a socket without an `on` method is left
+ * alone.
  */
 export function onWsRefusal(
   socket: unknown,
-  refused: (status: number, retryAfter: string | undefined) => void,
+  now: () => number,
+  refused: (status: number, retryAfterMs: number | undefined) => void,
 ): void {
   const on = (socket as { on?: unknown }).on;
   if (typeof on !== 'function') return;
@@ -104,7 +124,7 @@ export function onWsRefusal(
     const header = headers?.['retry-after'];
     refused(
       typeof statusCode === 'number' ? statusCode : 0,
-      typeof header === 'string' ? header : undefined,
+      retryAfterMs(typeof header === 'string' ? header : undefined, now()),
     );
   });
 }

@@ -68,13 +68,15 @@ export interface SocketDriver {
    */
   listen(socket: DriverSocket, receiver: SocketReceiver): void;
   /**
-   * Calls `refused` with the status and `Retry-After` header of an HTTP refusal of a dialer's
-   * upgrade on `socket`, where the socket shows one (`sockets/node_ws.ts`); `refused` must close
-   * the socket. Absent where a refusal is only a failed dial, as on a WHATWG `WebSocket`.
+   * Calls `refused` with the status of an HTTP refusal of a dialer's upgrade on `socket` and the
+   * wait its `Retry-After` asks for (`now` dates an HTTP date), where the socket shows one
+   * (`sockets/node_ws.ts`); `refused` must close the socket. Absent where a refusal is only a
+   * failed dial, as on a WHATWG `WebSocket`.
    */
   readonly onRefusal?: (
     socket: DriverSocket,
-    refused: (status: number, retryAfter: string | undefined) => void,
+    now: () => number,
+    refused: (status: number, retryAfterMs: number | undefined) => void,
   ) => void;
 }
 

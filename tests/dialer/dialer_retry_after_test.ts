@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type ReconnectingInfo } from 'muxws';
 import { wsDialer } from 'muxws/node';
-import { retryAfterMs } from '../../lib/dialer/_retry_after.ts';
+import { retryAfterMs } from '../../lib/sockets/node_ws.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { type FakeConnection, FakeServer } from '../_socket_pair.ts';
 import { serveFake, TestAcceptor } from '../_test_acceptor.ts';

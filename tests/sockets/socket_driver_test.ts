@@ -101,18 +101,23 @@ test('socketDriver() picks the ws driver only for an EventEmitter socket with te
   assert.equal(wsDriver.takesTextBytes, true);
 });
 
-test('onWsRefusal() hands over the status and Retry-After of a ws refusal and leaves a WHATWG socket alone', () => {
+test('onWsRefusal() hands over the status and Retry-After wait of a ws refusal and leaves a WHATWG socket alone', () => {
   const listeners = new Map<string, (...args: unknown[]) => void>();
   const ws = {
     on: (type: string, listener: (...args: unknown[]) => void) => listeners.set(type, listener),
   };
   const seen: unknown[] = [];
-  onWsRefusal(ws, (status, retryAfter) => seen.push([status, retryAfter]));
-  listeners.get('unexpected-response')!({}, { statusCode: 503, headers: { 'retry-after': '7' } });
-  listeners.get('unexpected-response')!({}, undefined);
-  assert.deepEqual(seen, [[503, '7'], [0, undefined]]);
+  const now = () => 1_700_000_000_000;
+  const inTwo = new Date(now() + 2000).toUTCString();
+  onWsRefusal(ws, now, (status, retryAfterMs) => seen.push([status, retryAfterMs]));
+  const refuse = listeners.get('unexpected-response')!;
+  refuse({}, { statusCode: 503, headers: { 'retry-after': '7' } });
+  refuse({}, { statusCode: 429, headers: { 'retry-after': inTwo } });
+  refuse({}, { statusCode: 503, headers: { 'retry-after': 'soon' } });
+  refuse({}, undefined);
+  assert.deepEqual(seen, [[503, 7000], [429, 2000], [503, undefined], [0, undefined]]);
   let called = false;
-  assert.doesNotThrow(() => onWsRefusal(new MemorySocket(), () => called = true));
+  assert.doesNotThrow(() => onWsRefusal(new MemorySocket(), now, () => called = true));
   assert.equal(called, false);
 });
 
