@@ -1,13 +1,14 @@
 /**
  * One client API over the three subjects, so each scenario is written once: the runtime's raw
  * WebSocket (the global `WebSocket` on Deno and Bun, `ws` on Node), muxws `connect()` with a
- * hello, and socket.io-client on its websocket transport. Each talks to `bench/_server.ts`.
+ * hello (over `ws` through `wsDialer()` on Node), and socket.io-client on its websocket transport. Each talks to `bench/_server.ts`.
  *
  * @module
  */
 import WsWebSocket from 'ws';
 import { io as socketIoClient, type Socket } from 'socket.io-client';
 import { connect, type Connection, type DialerSocketConstructor } from 'muxws';
+import { wsDialer } from 'muxws/node';
 import { runtime } from './_common.ts';
 
 /**
@@ -60,6 +61,14 @@ export interface BenchClient {
 /** The `WebSocket` constructor of this runtime: the global one, or `ws` on Node. */
 export const WebSocketClass: DialerSocketConstructor =
   (runtime === 'node' ? WsWebSocket : globalThis.WebSocket) as unknown as DialerSocketConstructor;
+
+/**
+ * The `WebSocket` option of a muxws dialer on this runtime, as its guide writes it: the global
+ * one, or `ws` through `wsDialer()` on Node.
+ */
+export const DialerWebSocket: DialerSocketConstructor = runtime === 'node'
+  ? wsDialer(WebSocketClass)
+  : WebSocketClass;
 
 interface RawWebSocket {
   onopen: ((event: unknown) => void) | null;
@@ -172,7 +181,7 @@ async function openMuxws(
     {
       hello: hello ? { payload: { client: 'bench', id } } : undefined,
       reconnect: false,
-      WebSocket: WebSocketClass,
+      WebSocket: DialerWebSocket,
       onPublish: () => client.onBroadcast?.(),
       onError: (error) => console.error('muxws client error:', error),
     },

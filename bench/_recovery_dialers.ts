@@ -25,7 +25,7 @@ import process from 'node:process';
 import { io as socketIoClient, type Socket } from 'socket.io-client';
 import { connect, type Connection } from 'muxws';
 import { type FaultProxy, startFaultProxy } from '../tests/_fault_proxy.ts';
-import { WebSocketClass } from './_clients.ts';
+import { DialerWebSocket } from './_clients.ts';
 import { numberOption, option, readLines, sleep } from './_common.ts';
 
 const subject = option('subject', 'muxws');
@@ -100,7 +100,7 @@ async function openMuxws(port: number, side: Dialer['side'], id: number): Promis
   const state = blank(side);
   const connection: Connection = await connect(`ws://127.0.0.1:${port}/recovery?c=${id}`, {
     hello: { payload: { id } },
-    WebSocket: WebSocketClass,
+    WebSocket: DialerWebSocket,
     onPublish: (message) => record(dialer, message.payload),
     onRecovered: (info) => {
       if (info.gap) dialer.gaveUp = true;

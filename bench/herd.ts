@@ -22,7 +22,8 @@
  * (`bench/_herd_stats.ts` turns them into T50/T95/T100, the busiest 100 ms and lumpiness).
  *
  * Only `WebSocket` is set where a library needs a constructor (`ws` on Node, which has no global
- * one before v22; the runtime's global `WebSocket` on Bun and Deno); socket.io-client keeps its
+ * one before v22, given to muxws through `wsDialer()` as its guide says; the runtime's global
+ * `WebSocket` on Bun and Deno); socket.io-client keeps its
  * defaults (polling first, then the upgrade to websocket, with whatever transport implementation
  * its package resolves to on that runtime).
  *
@@ -34,6 +35,7 @@ import { io } from 'socket.io-client';
 import PartySocket from 'partysocket/ws';
 import ReconnectingWebSocket from 'reconnecting-websocket';
 import { connect, type DialerSocketConstructor } from 'muxws';
+import { wsDialer } from 'muxws/node';
 import { numberOption, option, readLines, runtime, within } from './_common.ts';
 import { watchStalls } from './_herd_stats.ts';
 
@@ -90,8 +92,9 @@ function dial(id: number): Promise<void> {
   const url = `ws://127.0.0.1:${port}/herd?c=${id}`;
   return new Promise((resolve, reject) => {
     if (subject === 'muxws') {
+      const Recording = recordingWebSocket(id) as DialerSocketConstructor;
       connect(url, {
-        WebSocket: recordingWebSocket(id) as DialerSocketConstructor,
+        WebSocket: runtime === 'node' ? wsDialer(Recording) : Recording,
         hello: { payload: { id } },
         onReconnecting: ({ delayMs }) => scheduled[id].push(Date.now() + delayMs),
         onError: () => {},

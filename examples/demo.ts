@@ -2,8 +2,9 @@
 // this file for Node with esbuild and runs it; `deno run -A examples/demo.ts` works too).
 //
 // An acceptor listens on 127.0.0.1 (an ephemeral port; `node:http` with `attach()` of muxws/node
-// and the `ws` package's dialer socket, so it runs on Node 20, which has no global WebSocket), and
-// a dialer calls its `echo` route every 200 ms (a request; the summary counts them as such).
+// and the `ws` package's dialer socket through `wsDialer()`, so it runs on Node 20, which has no
+// global WebSocket), and a dialer calls its `echo` route every 200 ms (a request; the summary
+// counts them as such).
 //   - at 4 s the acceptor restarts: a new acceptor takes over the port's upgrades and the old one
 //     runs `close()` (GOAWAY with a 1000 ms spread, drain, close 1012). The dialer redials on the
 //     fast path: no attempt consumed, `resumedFromServiceRestart` set on the redial's context;
@@ -32,7 +33,7 @@ import {
   seededDraw,
 } from '@muxws/core';
 import { Acceptor } from '@muxws/core/acceptor';
-import { attach, type Attachment } from '@muxws/core/node';
+import { attach, type Attachment, wsDialer } from '@muxws/core/node';
 
 const RESTART_AT_MS = 4000;
 const STOP_AT_MS = 9000;
@@ -181,7 +182,7 @@ const connection = await connect<Api>((ctx: DialContext) => {
   );
   return `ws://127.0.0.1:${port}/`;
 }, {
-  WebSocket,
+  WebSocket: wsDialer(WebSocket),
   hello: { payload: { client: 'demo' } },
   reconnect: schedule,
   draw: seededDraw('muxws-demo'),

@@ -35,7 +35,7 @@ test('the connect bundle stays within its min+gzip budget', {
   );
 });
 
-test('the connect bundle leaves out the strict codec, route serving and the acceptor-only session API', () => {
+test('the connect bundle leaves out the strict codec, route serving, the acceptor-only session API and the ws glue', () => {
   const code = new TextDecoder().decode(esbuildRun(esbuild, root, CONNECT));
   for (
     const [what, text] of [
@@ -44,6 +44,9 @@ test('the connect bundle leaves out the strict codec, route serving and the acce
       ['Standard Schema issue summaries', 'more issue'],
       ['GOAWAY sending', 'Cannot send GOAWAY'],
       ["the Session constructor's checks", 'create Session'],
+      ["the ws refusal's Retry-After", 'unexpected-response'],
+      ['Retry-After parsing (an HTTP date)', 'Date.parse'],
+      ['write corking for ws', 'uncork'],
     ]
   ) {
     assert.ok(!code.includes(text), `Expected ${what} out of the connect bundle: found ${text}`);

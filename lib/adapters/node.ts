@@ -9,6 +9,10 @@
  * `authorize` returned. Plain HTTP requests are never seen: the server's `request` handler keeps
  * them.
  *
+ * A Node dialer names `ws` through {@linkcode wsDialer}, so that its dials read the `Retry-After`
+ * of a refused upgrade and its sends are coalesced:
+ * `connect(url, { WebSocket: wsDialer(WebSocket) })`.
+ *
  * This is the one file of the library that imports a Node package; the rest is web-standard.
  *
  * @example Serve an acceptor on Node
@@ -32,6 +36,9 @@ import { WebSocketServer } from 'ws';
 import type { Acceptor } from '../acceptor/acceptor.ts';
 import { CloseCode } from '../wire/codes.ts';
 import { messageLimitOf, requestOf, upgradeCheckOf, type UpgradeHead } from '../acceptor/kit.ts';
+import { SOCKET_DRIVER } from '../sockets/socket_driver.ts';
+import { wsDialerDriver } from '../sockets/node_ws.ts';
+import { mustBe } from '../util/describe.ts';
 
 /**
  * The options of the `ws` package's `WebSocketServer` that {@linkcode attach} passes on; the
@@ -397,4 +404,70 @@ export function attach(
       wss.close();
     },
   };
+}
+
+/**
+ * The `ws` package's `WebSocket` class (or a subclass of it) as the dialer's `WebSocket` option,
+ * with what the class passed as it is leaves out:
+ *
+ * - a refusal of the upgrade is read: its `Retry-After` holds the next redial at least that long
+ *   (capped at the schedule's `maxDelayMs`), as an acceptor that is closing asks with 503 and
+ *   `Retry-After: 1`;
+ * - sends made in one tick (a burst of requests) leave in one write of the TCP socket: it is
+ *   corked from the second send of the tick until the microtask queue runs; a lone send per tick
+ *   is not corked.
+ *
+ * The class passed as it is (`connect(url, { WebSocket })`) still dials, without either: a refused
+ * upgrade is a failed dial like any other, redialled on the ordinary backoff, and every send is a
+ * write of its own. This glue is reached only through this function, so an application that never
+ * calls it (a browser's) carries none of it.
+ *
+ * @param WebSocket The `ws` package's default export, or a subclass of it (one that sends headers
+ * with every dial, say).
+ * @returns A subclass of `WebSocket`, for `connect()`'s `WebSocket` option.
+ * @throws {TypeError} When `WebSocket` is not a constructor.
+ *
+ * @example Dial from Node with `ws`
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import type { AddressInfo } from 'node:net';
+ * import WebSocket from 'ws';
+ * import { connect } from '@muxws/core';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { attach, wsDialer } from '@muxws/core/node';
+ * import assert from 'node:assert/strict';
+ *
+ * const acceptor = new Acceptor({ onStream: (stream) => ({ echo: stream.payload }) });
+ * const server = createServer((_request, response) => response.writeHead(404).end());
+ * attach(server, acceptor, { path: '/ws' });
+ * await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+ * const { port } = server.address() as AddressInfo;
+ * const connection = await connect(`ws://127.0.0.1:${port}/ws`, {
+ *   WebSocket: wsDialer(WebSocket),
+ *   heartbeat: false,
+ * });
+ * try {
+ *   assert.deepEqual(await connection.request('hi'), { echo: 'hi' });
+ * } finally {
+ *   await connection.close();
+ *   await acceptor.close({ drainMs: 0 });
+ *   await new Promise((resolve) => server.close(resolve));
+ * }
+ * ```
+ */
+export function wsDialer<T extends new (url: string, protocols?: string | string[]) => object>(
+  WebSocket: T,
+): T {
+  if (typeof WebSocket !== 'function') {
+    throw new TypeError(
+      mustBe('dial with ws', 'WebSocket', 'the "ws" package\'s WebSocket class', WebSocket),
+    );
+  }
+  // deno-lint-ignore no-explicit-any
+  const Base = WebSocket as unknown as new (...args: any[]) => object;
+  /** `WebSocket`, carrying the `ws` driver the dialer sends through and reads refusals with. */
+  class WsDialerSocket extends Base {
+    static readonly [SOCKET_DRIVER] = wsDialerDriver;
+  }
+  return WsDialerSocket as unknown as T;
 }

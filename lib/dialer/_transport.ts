@@ -3,17 +3,17 @@
  * what the connection then needs of it (send, close, buffered bytes, the selected subprotocol,
  * messages in order and the close). The WebSocket transport is the only built-in one and the
  * only dialer code that knows `WebSocket`: the WHATWG socket and the `ws` package's (its
- * refusal with `Retry-After` and its corkable stream, both through `sockets/node_ws.ts`; its
- * throwing `error` event), `binaryType`, and Blob messages decoded in order. Another carrier (`WebSocketStream`,
- * WebTransport) plugs in here by implementing {@linkcode Transport}. Internal.
+ * throwing `error` event; its refusal with `Retry-After` and its corked sends through the driver
+ * its constructor carries when `wsDialer()` made it, never imported here), `binaryType`, and
+ * Blob messages decoded in order. Another carrier (`WebSocketStream`, WebTransport) plugs in
+ * here by implementing {@linkcode Transport}. Internal.
  *
  * @module
  */
 import type { DialerSocket, DialerSocketConstructor } from './dialer_types.ts';
 import { ProtocolError } from '../errors.ts';
 import { closeCodeOf } from '../wire/codes.ts';
-import { cork, onWsRefusal } from '../sockets/node_ws.ts';
-import { retryAfterMs } from './_retry_after.ts';
+import { driverOf, type SocketDriver } from '../sockets/socket_driver.ts';
 
 /** How a connection closed: its code (a missing or 0 code read as 1006), reason, cleanness. */
 export interface CloseFields {
@@ -104,22 +104,26 @@ function closeQuietly(socket: DialerSocket, code?: number, reason?: string): voi
 
 /**
  * The WebSocket transport over `WebSocket` (a constructor with the WHATWG signature: the global
- * one, the `ws` package's, a test fake); `now` dates a `Retry-After` given as an HTTP date.
+ * one, the `ws` package's, a test fake); `now` dates a `Retry-After` given as an HTTP date. A
+ * constructor that carries a driver (`wsDialer()`'s) has its sockets sent on through it and
+ * their refusals read by it.
  */
 export function webSocketTransport(
   WebSocket: DialerSocketConstructor,
   now: () => number,
 ): Transport {
+  const driver = driverOf(WebSocket);
   return {
     open(url, protocols, signal, report) {
       const socket = new WebSocket(url, protocols as string[]);
       socket.onerror = ignoreSocketError;
-      // An HTTP refusal of the upgrade (`ws` only): its status and wait for the redial policy.
-      onWsRefusal(socket, (status, retryAfter) => {
-        report.refusal = { status, retryAfterMs: retryAfterMs(retryAfter, now()) };
+      // An HTTP refusal of the upgrade, where the driver sees one: its status and wait for the
+      // redial policy.
+      driver?.onRefusal?.(socket, now, (status, retryAfterMs) => {
+        report.refusal = { status, retryAfterMs };
         closeQuietly(socket);
       });
-      return opened(socket, url, signal, report);
+      return opened(socket, url, signal, report, driver);
     },
   };
 }
@@ -152,6 +156,7 @@ function opened(
   url: string,
   signal: AbortSignal,
   report: OpenReport,
+  driver: SocketDriver | undefined,
 ): Promise<Wire> {
   try {
     socket.binaryType = 'arraybuffer';
@@ -166,7 +171,7 @@ function opened(
     const listeners: [string, (event: Event) => void][] = [
       ['open', () => {
         detach();
-        resolve(socketWire(socket));
+        resolve(socketWire(socket, driver));
       }],
       ['error', (event) => {
         const why = failure(event, report);
@@ -195,18 +200,18 @@ function opened(
 }
 
 /**
- * An open socket as a {@linkcode Wire} (its subprotocol is settled once open); binary messages
- * are decoded in order, Blobs included.
+ * An open socket as a {@linkcode Wire} (its subprotocol is settled once open), sent on through
+ * `driver` when its constructor carries one; binary messages are decoded in order, Blobs included.
  */
-function socketWire(socket: DialerSocket): Wire {
+function socketWire(socket: DialerSocket, driver: SocketDriver | undefined): Wire {
   return {
     protocol: socket.protocol,
     get bufferedAmount(): number {
       return socket.bufferedAmount;
     },
     send(data) {
-      cork(socket);
-      socket.send(data);
+      if (driver === undefined) socket.send(data);
+      else driver.send(socket, data);
     },
     close: (code, reason) => closeQuietly(socket, code, reason),
     listen(events) {

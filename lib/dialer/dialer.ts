@@ -58,8 +58,9 @@ function frozenCopy(codes: readonly number[]): readonly number[] {
  * (with the defaults about 250, 500, 1000, … capped at 30000 ms, each ±30 %), after
  * `serviceRestartDelayMs` for a service restart (1012) or a GOAWAY, and never for a terminal
  * code (a socket closed with one during a redial's handshake or hello stops too). A refusal at
- * upgrade whose `Retry-After` the runtime exposes (the Node `ws` package does; browsers, Deno and
- * Bun do not) holds the next redial at least that long, capped at the schedule's `maxDelayMs`.
+ * upgrade whose `Retry-After` the runtime exposes (the Node `ws` package does, given as
+ * `wsDialer(WebSocket)` of `@muxws/core/node`; browsers, Deno and Bun do not) holds the next
+ * redial at least that long, capped at the schedule's `maxDelayMs`.
  *
  * @param target A URL (`string` or `URL`), a {@linkcode DialTarget} (`{ url, protocols }`), or a
  * function returning one of them, called before every attempt.

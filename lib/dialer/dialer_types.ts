@@ -242,7 +242,8 @@ export interface DialerSocket {
 
 /**
  * A constructor with the `WebSocket` signature: `globalThis.WebSocket` (browsers, Deno, Bun,
- * Node 22 and later) or the `ws` package's default export, passed as they are.
+ * Node 22 and later), or the `ws` package's default export, as `wsDialer(WebSocket)` of
+ * `@muxws/core/node` returns it or as it is.
  */
 export type DialerSocketConstructor = new (
   url: string,
@@ -464,7 +465,12 @@ export interface ConnectOptions<Api = ApiSpec> {
   /** Per-connection limits. */
   limits?: Partial<Limits>;
   /**
-   * The WebSocket constructor.
+   * The WebSocket constructor; on Node, `wsDialer(WebSocket)` of `@muxws/core/node` with the `ws`
+   * package's class.
+   *
+   * The `ws` class passed as it is also dials, without what `wsDialer()` adds: the `Retry-After`
+   * of a refused upgrade (a refusal is then a failed dial on the ordinary backoff) and sends made
+   * in one tick coalesced into one write.
    *
    * @default {globalThis.WebSocket}
    */

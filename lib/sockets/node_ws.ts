@@ -1,6 +1,7 @@
 /**
- * The `ws` package's socket driver ({@linkcode wsDriver}), and the one place that asks whether a
- * socket is a `ws` one ({@linkcode socketDriver}). What the Node `ws` package's sockets need that
+ * The `ws` package's socket driver ({@linkcode wsDriver}; a dialer's, with its refusal:
+ * {@linkcode wsDialerDriver}), and the one place that asks whether an accepted socket is a `ws`
+ * one ({@linkcode socketDriver}). What the Node `ws` package's sockets need that
  * no web-standard socket does, in one Node-only file that still imports nothing from Node
  * (duck-typed, web-standard only):
  *
@@ -14,7 +15,9 @@
  *   without such a stream is left alone;
  * - listeners on a `ws` socket's EventEmitter side, shared by every `ws` socket, and an `error`
  *   listener that keeps `ws` from throwing;
- * - a dialer's refusal of its upgrade, with its `Retry-After` ({@linkcode onWsRefusal});
+ * - a dialer's refusal of its upgrade, with its `Retry-After` ({@linkcode onWsRefusal}), for the
+ *   dialers that name `ws` through `wsDialer()` (`adapters/node.ts`): the dialer itself never
+ *   imports this file, so a browser's bundle carries none of it;
  * - a broadcast's text encoded once ({@linkcode textBytes}): `ws` encodes a
  *   string to UTF-8 on every `send()`, once per peer of a broadcast, but sends bytes it is given
  *   as they are, as text when told `binary: false`.
@@ -80,16 +83,36 @@ export function cork(socket: unknown): void {
 }
 
 /**
- * Calls `refused` with the status and `Retry-After` header of an HTTP refusal of a dialer's
- * upgrade. The `ws` package (Node) reports one through an EventEmitter `unexpected-response`
- * event carrying the response, and abandons the handshake itself only when nobody listens, so
- * `refused` must close the socket; the `error` and `close` events that follow fail the attempt.
- * A WHATWG `WebSocket` (browsers, Deno, Bun) exposes nothing of a refusal: a socket without an
- * `on` method is left alone.
+ * How long a `Retry-After` header (RFC 9110 §10.2.3) asks the client to wait, in milliseconds:
+ * `delay-seconds` (digits only) times 1000, or an HTTP date minus `now` (0 when it has passed).
+ *
+ * @param value The header's value; `undefined` when there was none.
+ * @param now The current epoch ms, for an HTTP date.
+ * @returns The wait, or `undefined` for a missing or unparsable value.
+ */
+export function retryAfterMs(value: string | undefined, now: number): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // An HTTP date has a day or month name; digits alone were handled above.
+  if (!/[a-z]/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * Calls `refused` with the status of an HTTP refusal of a dialer's upgrade and the wait its
+ * `Retry-After` header asks for ({@linkcode retryAfterMs}; `now` dates an HTTP date). The `ws`
+ * package (Node) reports one through an EventEmitter `unexpected-response` event carrying the
+ * response, and abandons the handshake itself only when nobody listens, so `refused` must close
+ * the socket; the `error` and `close` events that follow fail the attempt. A WHATWG `WebSocket`
+ * (browsers, Deno, Bun) exposes nothing of a refusal: a socket without an `on` method is left
+ * alone.
  */
 export function onWsRefusal(
   socket: unknown,
-  refused: (status: number, retryAfter: string | undefined) => void,
+  now: () => number,
+  refused: (status: number, retryAfterMs: number | undefined) => void,
 ): void {
   const on = (socket as { on?: unknown }).on;
   if (typeof on !== 'function') return;
@@ -101,7 +124,7 @@ export function onWsRefusal(
     const header = headers?.['retry-after'];
     refused(
       typeof statusCode === 'number' ? statusCode : 0,
-      typeof header === 'string' ? header : undefined,
+      retryAfterMs(typeof header === 'string' ? header : undefined, now()),
     );
   });
 }
@@ -199,24 +222,41 @@ function listenWs(socket: WsSocket, receiver: SocketReceiver): boolean {
   return true;
 }
 
+/** Sends on a `ws` socket: corked ({@linkcode cork}), {@linkcode TextBytes} as text. */
+function sendCorked(socket: DriverSocket, data: string | Uint8Array): void {
+  cork(socket);
+  sendWs(socket as WsSocket, data);
+}
+
 /**
- * The `ws` package's driver: sends corked ({@linkcode cork}) and {@linkcode TextBytes} as text;
- * listens on the EventEmitter side while the socket is open (the WHATWG side while it connects),
- * with an `error` listener so an error ends in the close that follows instead of being thrown
- * out of the process.
+ * Listens to a `ws` socket on its EventEmitter side while it is open (the WHATWG side while it
+ * connects), with an `error` listener so an error ends in the close that follows instead of
+ * being thrown out of the process.
  */
+function listenGuarded(socket: DriverSocket, receiver: SocketReceiver): void {
+  guardWsErrors(socket as WsSocket);
+  if (socket.readyState !== 1 || !listenWs(socket as WsSocket, receiver)) {
+    webSocketDriver.listen(socket, receiver);
+  }
+}
+
+/** The `ws` package's driver: {@linkcode sendCorked}, {@linkcode listenGuarded}. */
 export const wsDriver: SocketDriver = {
   takesTextBytes: true,
-  send(socket, data) {
-    cork(socket);
-    sendWs(socket as WsSocket, data);
-  },
-  listen(socket, receiver) {
-    guardWsErrors(socket as WsSocket);
-    if (socket.readyState !== 1 || !listenWs(socket as WsSocket, receiver)) {
-      webSocketDriver.listen(socket, receiver);
-    }
-  },
+  send: sendCorked,
+  listen: listenGuarded,
+};
+
+/**
+ * The driver of a dialer's `ws` sockets, which `wsDialer()` (`adapters/node.ts`) hands the
+ * dialer: {@linkcode wsDriver}'s, and a refusal of the upgrade with its `Retry-After`
+ * ({@linkcode onWsRefusal}). The acceptor's sockets never see a refusal, so its driver has none.
+ */
+export const wsDialerDriver: SocketDriver = {
+  takesTextBytes: true,
+  send: sendCorked,
+  listen: listenGuarded,
+  onRefusal: onWsRefusal,
 };
 
 /** The driver of `socket`: {@linkcode wsDriver} for a `ws` socket, else the WHATWG one. */

@@ -2,8 +2,10 @@
  * What a socket is, once, for both sides: the socket surface muxws uses
  * ({@linkcode DriverSocket}), what takes its events ({@linkcode SocketReceiver}), and the driver
  * that sends on it and listens to it ({@linkcode SocketDriver}). This file holds the WHATWG
- * `WebSocket`'s driver ({@linkcode webSocketDriver}); the `ws` package's lives in
- * `sockets/node_ws.ts`, which also chooses between the two. Nothing here imports a side.
+ * `WebSocket`'s driver ({@linkcode webSocketDriver}) and how a dialer's socket constructor carries
+ * a driver of its own ({@linkcode driverOf}); the `ws` package's driver lives in
+ * `sockets/node_ws.ts`, which also chooses between the two for the acceptor. Nothing here imports
+ * a side.
  *
  * Internal: imported from `lib/` only, never re-exported.
  *
@@ -65,6 +67,32 @@ export interface SocketDriver {
    * closes; a socket already closing or closed is reported closed with 1006 at once.
    */
   listen(socket: DriverSocket, receiver: SocketReceiver): void;
+  /**
+   * Calls `refused` with the status of an HTTP refusal of a dialer's upgrade on `socket` and the
+   * wait its `Retry-After` asks for (`now` dates an HTTP date), where the socket shows one
+   * (`sockets/node_ws.ts`); `refused` must close the socket. Absent where a refusal is only a
+   * failed dial, as on a WHATWG `WebSocket`.
+   */
+  readonly onRefusal?: (
+    socket: DriverSocket,
+    now: () => number,
+    refused: (status: number, retryAfterMs: number | undefined) => void,
+  ) => void;
+}
+
+/**
+ * The static property through which a dialer's socket constructor names the driver of its
+ * sockets: the class `wsDialer()` (`adapters/node.ts`) returns carries the `ws` one. The dialer
+ * reads it ({@linkcode driverOf}) and so never imports the `ws` driver itself.
+ */
+export const SOCKET_DRIVER: unique symbol = /* @__PURE__ */ Symbol('muxws.socketDriver');
+
+/**
+ * The driver a dialer's socket constructor carries under {@linkcode SOCKET_DRIVER}; undefined for
+ * any other constructor, whose sockets are WHATWG ones to send on as they are.
+ */
+export function driverOf(WebSocket: unknown): SocketDriver | undefined {
+  return (WebSocket as { [SOCKET_DRIVER]?: SocketDriver } | undefined)?.[SOCKET_DRIVER];
 }
 
 /** The WHATWG `WebSocket`'s driver: `send()` as it is, listeners through `addEventListener`. */

@@ -1,10 +1,12 @@
 // Retry-After on a refused upgrade: the header's parsing, and the redial wait on fake time with
 // an in-memory socket shaped like the `ws` package's (an EventEmitter `on` that reports the
-// refusal through `unexpected-response`).
+// refusal through `unexpected-response`), given to the dialer through wsDialer(); given as it is,
+// its refusals are not listened to.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type ReconnectingInfo } from 'muxws';
-import { retryAfterMs } from '../../lib/dialer/_retry_after.ts';
+import { wsDialer } from 'muxws/node';
+import { retryAfterMs } from '../../lib/sockets/node_ws.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { type FakeConnection, FakeServer } from '../_socket_pair.ts';
 import { serveFake, TestAcceptor } from '../_test_acceptor.ts';
@@ -49,12 +51,13 @@ function wsShapedServer() {
       return this;
     }
   }
+  const listenersOf = (c: FakeConnection, type: string) => emitters.get(c.client)?.get(type) ?? [];
   const refuse = (c: FakeConnection, response: unknown) => {
-    const listeners = emitters.get(c.client)?.get('unexpected-response') ?? [];
+    const listeners = listenersOf(c, 'unexpected-response');
     assert.equal(listeners.length, 1, 'the dialer listens for unexpected-response');
     for (const listener of listeners) listener({}, response);
   };
-  return { server, WebSocket: WsShaped, refuse };
+  return { server, WebSocket: WsShaped, refuse, listenersOf };
 }
 
 /** Connects, loses the connection, and refuses redials with `responses` in turn. */
@@ -71,7 +74,7 @@ async function redialAgainst(responses: unknown[], maxDelayMs?: number) {
   });
   const reconnecting: ReconnectingInfo[] = [];
   const connection = await connect(URL_, {
-    WebSocket,
+    WebSocket: wsDialer(WebSocket),
     heartbeat: false,
     draw: () => 0,
     reconnect: { initialDelayMs: 100, maxDelayMs: maxDelayMs ?? 30_000 },
@@ -132,4 +135,30 @@ test('a Retry-After shorter than the backoff delay, or none, leaves the backoff 
   await r.connection.opened();
   await r.connection.close();
   assert.equal(clock.countTimers(), 0);
+});
+
+test('a ws-shaped class given as it is, not through wsDialer(), is not listened to for refusals', async () => {
+  const { server, WebSocket, listenersOf } = wsShapedServer();
+  const acceptor = new TestAcceptor();
+  serveFake(server, acceptor);
+  const connection = await connect(URL_, { WebSocket, heartbeat: false, reconnect: false });
+  assert.equal(connection.state, 'open');
+  assert.deepEqual(listenersOf(server.connections[0], 'unexpected-response'), []);
+  await connection.close();
+});
+
+test('wsDialer() returns a subclass of the class it is given and refuses anything but a constructor', () => {
+  const { WebSocket } = wsShapedServer();
+  const Dialer = wsDialer(WebSocket);
+  assert.ok(Dialer.prototype instanceof WebSocket);
+  const socket = new Dialer(URL_);
+  assert.ok(socket instanceof WebSocket);
+  socket.close();
+  for (const value of [undefined, null, 'ws', {}]) {
+    assert.throws(() => wsDialer(value as never), {
+      name: 'TypeError',
+      message:
+        /^Cannot dial with ws as "WebSocket" must be the "ws" package's WebSocket class: current value is /,
+    });
+  }
 });

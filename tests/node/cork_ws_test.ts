@@ -1,11 +1,12 @@
-// On Node with `ws`, the dialer and the acceptor write a burst of sends made in one tick with one
-// write of the TCP socket (lib/sockets/node_ws.ts), and every message still arrives, in order. Runs against
-// dist/ on real sockets on 127.0.0.1.
+// On Node with `ws` (the dialer's through wsDialer()), the dialer and the acceptor write a burst of
+// sends made in one tick with one write of the TCP socket (lib/sockets/node_ws.ts), and every
+// message still arrives, in order. Runs against dist/ on real sockets on 127.0.0.1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { Acceptor } from 'muxws/acceptor';
-import { connect, type DialerSocketConstructor } from 'muxws';
+import { connect } from 'muxws';
+import { wsDialer } from 'muxws/node';
 import { serveWs } from './_serve.ts';
 
 /** Counts the writes `socket` (a net.Socket) hands to the kernel. */
@@ -33,7 +34,7 @@ test('WSM-STR-005 64 requests made in one tick leave in a few socket writes and 
   }
   const connection = await connect(`ws://127.0.0.1:${port}/`, {
     reconnect: false,
-    WebSocket: Counted as unknown as DialerSocketConstructor,
+    WebSocket: wsDialer(Counted),
   });
   try {
     const client = countWrites(

@@ -1,10 +1,10 @@
 // The dialer on real sockets on Node 20 (which has no global WebSocket), against dist/: the `ws`
 // package's server on 127.0.0.1:0 feeding `acceptor.accept()`, and the `ws` package's WebSocket
-// passed as the dialer's `WebSocket` option.
+// given to the dialer's `WebSocket` option through wsDialer(), as the guide shows.
 import WebSocket from 'ws';
+import { wsDialer } from 'muxws/node';
 import { dialerRealSuite } from '../_dialer_real.ts';
 import { serveWs } from './_serve.ts';
-import type { DialerSocketConstructor } from 'muxws';
 
 dialerRealSuite('ws on Node', async (acceptor) => {
   const { server, wss, port } = await serveWs(acceptor);
@@ -24,4 +24,4 @@ dialerRealSuite('ws on Node', async (acceptor) => {
       return stop();
     },
   };
-}, { WebSocket: WebSocket as unknown as DialerSocketConstructor });
+}, { WebSocket: wsDialer(WebSocket) });

@@ -1,6 +1,7 @@
 // The dialer over the `ws` package against a real server whose acceptor is closing: the redial
-// is refused with 503 and `Retry-After: 1` (Acceptor.checkUpgrade), and the dialer waits that
-// second instead of its short backoff. Real time on 127.0.0.1, every wait bounded.
+// is refused with 503 and `Retry-After: 1` (Acceptor.checkUpgrade), and a dialer given the class
+// through wsDialer() waits that second instead of its short backoff; given the class as it is, it
+// redials on the backoff. Real time on 127.0.0.1, every wait bounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, STATUS_CODES } from 'node:http';
@@ -8,9 +9,15 @@ import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { connect, type Connection, type DialerSocketConstructor } from 'muxws';
 import { Acceptor } from 'muxws/acceptor';
+import { wsDialer } from 'muxws/node';
 import { until } from '../_dialer_real.ts';
 
-test('a redial refused with 503 and Retry-After over ws waits that long before the next dial', async () => {
+/**
+ * Connects over `Dialer`, closes the acceptor so that the redial is refused with 503 and
+ * `Retry-After: 1`, and resolves with how long after the refusal the next dial came, once the
+ * connection is established again on the second acceptor.
+ */
+async function redialAfterRefusal(Dialer: DialerSocketConstructor): Promise<number> {
   const first = new Acceptor({ onStream: (stream) => stream.payload });
   const second = new Acceptor({ onStream: (stream) => stream.payload });
   let current = first;
@@ -50,7 +57,7 @@ test('a redial refused with 503 and Retry-After over ws waits that long before t
   let connection: Connection | undefined;
   try {
     connection = await connect(`ws://127.0.0.1:${port}/`, {
-      WebSocket: WebSocket as unknown as DialerSocketConstructor,
+      WebSocket: Dialer,
       heartbeat: false,
       draw: () => 0,
       serviceRestartDelayMs: 10,
@@ -64,13 +71,11 @@ test('a redial refused with 503 and Retry-After over ws waits that long before t
       refusals.map((r) => [r.status, r.retryAfter]),
       [[503, '1']],
     );
-    await until(() => upgradesAt.length === 3, 3000, 'the redial after Retry-After');
+    await until(() => upgradesAt.length >= 3, 3000, 'the redial after the refusal');
     const waited = upgradesAt[2] - refusals[0].at;
-    // without Retry-After the next dial would come after backoffDelay(1) = 40 ms
-    assert(waited >= 990, `redialled ${waited} ms after the 503, before its Retry-After of 1 s`);
-    assert(waited < 2500, `redialled ${waited} ms after the 503`);
     await connection.opened({ signal: AbortSignal.timeout(3000) });
     assert.deepEqual(await connection.request('ping'), 'ping');
+    return waited;
   } finally {
     await connection?.close();
     await second.close({ drainMs: 0 });
@@ -78,4 +83,17 @@ test('a redial refused with 503 and Retry-After over ws waits that long before t
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+test('a redial refused with 503 and Retry-After over wsDialer(ws) waits that long before the next dial', async () => {
+  const waited = await redialAfterRefusal(wsDialer(WebSocket));
+  // without Retry-After the next dial would come after backoffDelay(1) = 40 ms
+  assert(waited >= 990, `redialled ${waited} ms after the 503, before its Retry-After of 1 s`);
+  assert(waited < 2500, `redialled ${waited} ms after the 503`);
+});
+
+test('a redial refused with 503 over the ws class as it is redials on the backoff, its Retry-After unseen', async () => {
+  const waited = await redialAfterRefusal(WebSocket);
+  // backoffDelay(1) = 40 ms with these options, far short of the Retry-After of 1 s
+  assert(waited < 900, `redialled ${waited} ms after the 503, as if its Retry-After were seen`);
 });

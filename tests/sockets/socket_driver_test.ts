@@ -1,16 +1,25 @@
 // lib/sockets/: the WHATWG driver and the `ws` driver send on a socket and feed its open, messages
-// and close to a receiver, and socketDriver() picks the `ws` one only for a `ws` socket. The
+// and close to a receiver, socketDriver() picks the `ws` one only for a `ws` socket, and a
+// dialer's socket constructor names its driver through driverOf(). The
 // WHATWG driver runs on a real socket on Deno and Bun (their own servers on 127.0.0.1:0), the
 // `ws` driver on Node with a real `ws` server; the in-memory cases run everywhere.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  driverOf,
   type DriverSocket,
+  SOCKET_DRIVER,
   type SocketData,
   type SocketReceiver,
   webSocketDriver,
 } from '../../lib/sockets/socket_driver.ts';
-import { onWsRefusal, socketDriver, textBytes, wsDriver } from '../../lib/sockets/node_ws.ts';
+import {
+  onWsRefusal,
+  socketDriver,
+  textBytes,
+  wsDialerDriver,
+  wsDriver,
+} from '../../lib/sockets/node_ws.ts';
 
 const runtime = 'Deno' in globalThis ? 'deno' : 'Bun' in globalThis ? 'bun' : 'node';
 
@@ -92,19 +101,46 @@ test('socketDriver() picks the ws driver only for an EventEmitter socket with te
   assert.equal(wsDriver.takesTextBytes, true);
 });
 
-test('onWsRefusal() hands over the status and Retry-After of a ws refusal and leaves a WHATWG socket alone', () => {
+test('onWsRefusal() hands over the status and Retry-After wait of a ws refusal and leaves a WHATWG socket alone', () => {
   const listeners = new Map<string, (...args: unknown[]) => void>();
   const ws = {
     on: (type: string, listener: (...args: unknown[]) => void) => listeners.set(type, listener),
   };
   const seen: unknown[] = [];
-  onWsRefusal(ws, (status, retryAfter) => seen.push([status, retryAfter]));
-  listeners.get('unexpected-response')!({}, { statusCode: 503, headers: { 'retry-after': '7' } });
-  listeners.get('unexpected-response')!({}, undefined);
-  assert.deepEqual(seen, [[503, '7'], [0, undefined]]);
+  const now = () => 1_700_000_000_000;
+  const inTwo = new Date(now() + 2000).toUTCString();
+  onWsRefusal(ws, now, (status, retryAfterMs) => seen.push([status, retryAfterMs]));
+  const refuse = listeners.get('unexpected-response')!;
+  refuse({}, { statusCode: 503, headers: { 'retry-after': '7' } });
+  refuse({}, { statusCode: 429, headers: { 'retry-after': inTwo } });
+  refuse({}, { statusCode: 503, headers: { 'retry-after': 'soon' } });
+  refuse({}, undefined);
+  assert.deepEqual(seen, [[503, 7000], [429, 2000], [503, undefined], [0, undefined]]);
   let called = false;
-  assert.doesNotThrow(() => onWsRefusal(new MemorySocket(), () => called = true));
+  assert.doesNotThrow(() => onWsRefusal(new MemorySocket(), now, () => called = true));
   assert.equal(called, false);
+});
+
+test('driverOf() reads the driver a socket constructor carries, and nothing of any other', () => {
+  class Plain {}
+  class Carrying {
+    static [SOCKET_DRIVER] = wsDialerDriver;
+  }
+  class Sub extends Carrying {}
+  assert.equal(driverOf(Carrying), wsDialerDriver);
+  assert.equal(driverOf(Sub), wsDialerDriver, 'a subclass inherits it');
+  for (const value of [Plain, undefined, null, {}, () => {}]) {
+    assert.equal(driverOf(value), undefined);
+  }
+});
+
+test("the ws dialer's driver reads refusals and sends as the ws driver does; the acceptor's reads none", () => {
+  assert.equal(wsDialerDriver.onRefusal, onWsRefusal);
+  assert.equal(wsDriver.onRefusal, undefined);
+  assert.equal(webSocketDriver.onRefusal, undefined);
+  assert.equal(wsDialerDriver.send, wsDriver.send);
+  assert.equal(wsDialerDriver.listen, wsDriver.listen);
+  assert.equal(wsDialerDriver.takesTextBytes, true);
 });
 
 /** A real echo server of this runtime on 127.0.0.1:0 (Deno or Bun). */
