@@ -184,8 +184,8 @@ export class Receiver extends SessionStreams {
       return;
     }
     if (
-      over === undefined && (units > maxItems || !this.#unitPerItem) &&
-      itemsOver(value, maxItems)
+      (over === undefined && (units > maxItems || !this.#unitPerItem) ||
+        this.codec.transforms === true) && itemsOver(value, maxItems)
     ) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;
