@@ -281,3 +281,26 @@ test('with strict, the transformed output is what is checked (WSM-API-007)', () 
     message: 'Cannot encode the frame as strict JSON: Date at [3].json.at',
   });
 });
+
+test('the depth limit walks into the Maps and Sets a transformer restored (WSM-API-007, WSM-LIM-001)', async () => {
+  const codec = jsonCodec({ transformer: superjson });
+  let connection: Connection | undefined;
+  let acceptor: Acceptor | undefined;
+  try {
+    ({ acceptor, connection } = await pair(codec, {
+      limits: { maxDepth: 8 },
+      onError: () => {},
+      onStream: () => 'taken',
+    }));
+    /** `depth` Maps, each the only value of the one outside it, a Set at the bottom. */
+    const nested = (depth: number): unknown =>
+      depth === 1 ? new Set([1]) : new Map([['inner', nested(depth - 1)]]);
+    assert.equal(await connection.request(nested(6)), 'taken');
+    const refused = await connection.request(nested(12)).catch((e) => e);
+    assert.ok(refused instanceof StreamResetError, String(refused));
+    assert.equal(refused.code, 'decode');
+  } finally {
+    await connection?.close();
+    await acceptor?.close({ drainMs: 0 });
+  }
+});
