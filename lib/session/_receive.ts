@@ -1,6 +1,6 @@
 /**
  * Receiving for one session: decoding an incoming message (size first, then its items, then the
- * codec, then the frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING,
+ * codec, then the items again for a codec that transforms payloads, then the frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING,
  * PONG, GOAWAY, PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
  * `maxStreams`; the acceptor's `Session` adds its own through `accept()`, and refuses a PUBLISH
  * through `published()`); the undecodable message (a `decode` reset of the stream its prefix
