@@ -304,3 +304,17 @@ test('the depth limit walks into the Maps and Sets a transformer restored (WSM-A
     await acceptor?.close({ drainMs: 0 });
   }
 });
+
+test('a Transformer is typed by its shape: superjson fits as it is, an object missing a method or returning no { json } does not (WSM-API-007)', () => {
+  const fits: Transformer = superjson;
+  // @ts-expect-error deserialize is missing
+  const missing: Transformer = { serialize: (value: unknown) => ({ json: value }) };
+  const bare: Transformer = {
+    // @ts-expect-error serialize returns { json, meta }, not the value
+    serialize: (value: unknown) => value,
+    deserialize: (payload) => payload.json,
+  };
+  assert.equal(typeof fits.serialize, 'function');
+  assert.equal(typeof missing.serialize, 'function');
+  assert.equal(typeof bare.deserialize, 'function');
+});
