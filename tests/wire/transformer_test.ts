@@ -236,6 +236,13 @@ test('a transformer that throws fails the write naming the value path, and a pay
     const refused = await connection.request({ user: { key: new Secret('k') } }).catch((e) => e);
     assert.ok(refused instanceof TypeError, String(refused));
     assert.match(refused.message, /the transformer cannot serialize Secret at \.user\.key/);
+    const stream = connection.open(null);
+    await assert.rejects(stream.write({ list: [1, new Secret('k')] }), {
+      name: 'TypeError',
+      message:
+        /^Cannot encode the frame of write\(\) on stream \d+: the transformer cannot serialize Secret at \.list\[1\]$/,
+    });
+    stream.reset('cancel');
     await assert.rejects(acceptor.broadcastAll([new Secret('k')]), {
       message: /the transformer cannot serialize Secret at \[0\]/,
     });
