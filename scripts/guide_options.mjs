@@ -56,6 +56,7 @@ export const TABLES = [
     entry: 'lib/broadcast/backplane.ts',
     name: 'BroadcastChannelBackplaneOptions',
   },
+  { key: 'json-codec', entry: 'mod.ts', name: 'JsonCodecOptions' },
 ];
 
 const docCache = new Map();

@@ -131,7 +131,11 @@ export function admissionRealSuite(
         onOpen: () => events.push('open'),
         onPublish: ({ payload }) => events.push(`publish ${payload}`),
       });
-      void pending.then(() => events.push('resolved'), () => {});
+      // What follows `await connect()` in an application runs before the first onPublish.
+      void (async () => {
+        await pending;
+        events.push('connect resolved');
+      })().catch(() => {});
       await within(helloStarted, 5000, 'the late hello');
       for (const said of [1, 2, 3]) {
         assert.equal(await within(speaker.request(said), 5000, `say ${said}`), 2);
@@ -140,7 +144,13 @@ export function admissionRealSuite(
       release();
       late = await within(pending, 5000, 'the late connection');
       await waitFor(() => events.length >= 5, 5000, 'the three broadcasts');
-      assert.deepEqual(events, ['open', 'resolved', 'publish 1', 'publish 2', 'publish 3']);
+      assert.deepEqual(events, [
+        'open',
+        'connect resolved',
+        'publish 1',
+        'publish 2',
+        'publish 3',
+      ]);
       // On the wire: the welcome (DATA with END on stream 1) first, then the broadcasts.
       assert.deepEqual(received.slice(0, 4), [
         '[2,1,1,"welcome late"]',
@@ -155,6 +165,75 @@ export function admissionRealSuite(
       release();
       await pending?.catch(() => {});
       await late?.close();
+      await speaker?.close();
+      await acceptor.close({ drainMs: 0 });
+      await server.close();
+    }
+  });
+
+  test(`on a redial, broadcasts sent while the new hello is handled reach the dialer after its onOpen, in order (${name}, WSM-API-004)`, async () => {
+    let started!: () => void;
+    const helloStarted = new Promise<void>((resolve) => started = resolve);
+    let release!: () => void;
+    const lookup = new Promise<void>((resolve) => release = resolve);
+    const acceptor: Acceptor = new Acceptor({
+      idleTimeoutMs: 60_000,
+      onHello: async ({ payload }, peer) => {
+        peer.tags.add('room');
+        if (payload === 'again') {
+          started();
+          await lookup;
+        }
+        return `welcome ${payload}`;
+      },
+      onStream: (stream) => acceptor.broadcast('room', stream.payload),
+    });
+    const server = await serve(acceptor);
+    const events: string[] = [];
+    const hellos = ['first', 'again'];
+    let dialled = 0;
+    let speaker: Connection | undefined;
+    let redialler: Connection | undefined;
+    try {
+      speaker = await within(
+        connect(server.url, { ...extra, heartbeat: false, hello: { payload: 'speaker' } }),
+        5000,
+        'the speaker',
+      );
+      redialler = await within(
+        connect(server.url, {
+          ...extra,
+          heartbeat: false,
+          draw: () => 0,
+          reconnect: { initialDelayMs: 10, maxDelayMs: 10 },
+          hello: () => ({ payload: hellos[Math.min(dialled++, hellos.length - 1)] }),
+          onOpen: (info) => events.push(`open ${info.welcome} reconnected=${info.reconnected}`),
+          onPublish: ({ payload }) => events.push(`publish ${payload}`),
+        }),
+        5000,
+        'the first connection',
+      );
+      events.push('connect resolved');
+      const first = [...acceptor.peers()].find((peer) => peer.hello?.payload === 'first')!;
+      first.close(1000, 'bye');
+      await within(helloStarted, 5000, 'the hello of the redial');
+      for (const said of [1, 2, 3]) {
+        await within(speaker.request(said), 5000, `say ${said}`);
+      }
+      assert.deepEqual(events, ['open welcome first reconnected=false', 'connect resolved']);
+      release();
+      await waitFor(() => events.length >= 6, 5000, 'the three broadcasts after the redial');
+      assert.deepEqual(events, [
+        'open welcome first reconnected=false',
+        'connect resolved',
+        'open welcome again reconnected=true',
+        'publish 1',
+        'publish 2',
+        'publish 3',
+      ]);
+    } finally {
+      release();
+      await redialler?.close();
       await speaker?.close();
       await acceptor.close({ drainMs: 0 });
       await server.close();

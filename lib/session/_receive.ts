@@ -1,6 +1,6 @@
 /**
  * Receiving for one session: decoding an incoming message (size first, then its items, then the
- * codec, then the frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING,
+ * codec, then the items again for a codec that transforms payloads, then the frame's shape) and dispatching its frame (OPEN, DATA, END, RESET, CREDIT, PING,
  * PONG, GOAWAY, PUBLISH) to the streams; the OPEN's refusals (parity, reused id, depth, no handler,
  * `maxStreams`; the acceptor's `Session` adds its own through `accept()`, and refuses a PUBLISH
  * through `published()`); the undecodable message (a `decode` reset of the stream its prefix
@@ -184,8 +184,8 @@ export class Receiver extends SessionStreams {
       return;
     }
     if (
-      over === undefined && (units > maxItems || !this.#unitPerItem) &&
-      itemsOver(value, maxItems)
+      (over === undefined && (units > maxItems || !this.#unitPerItem) ||
+        this.codec.transforms === true) && itemsOver(value, maxItems)
     ) {
       this.#tooLarge(`holding more than ${maxItems} items`);
       return;

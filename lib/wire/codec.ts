@@ -10,6 +10,12 @@
 import { mustBe } from '../util/describe.ts';
 import { failsWith, unencodable } from '../util/value_path.ts';
 import { decode, encode, exceedsItems, identify } from './json.ts';
+import { transformed } from './_transform.ts';
+
+/** A codec's name: what follows `muxws.v1.` in its subprotocol. */
+const CODEC_NAME = /^[a-z0-9-]{1,32}$/;
+/** {@linkcode CODEC_NAME} in words, for errors. */
+const CODEC_NAME_RULE = '1 to 32 of a-z, 0-9 and -';
 
 /**
  * How frames become WebSocket messages. The session decodes every message with `decode`, then
@@ -57,15 +63,81 @@ export interface Codec {
    * instead, after it was built.
    */
   exceedsItems?(data: string | Uint8Array, maxItems: number): boolean;
+  /**
+   * Optional. True when `decode` may build more than the message shows, as a codec whose
+   * payloads pass through a {@linkcode Transformer} does: the session then counts the items of
+   * every decoded frame (`Map` and `Set` entries included) after `decode` too, whatever
+   * `exceedsItems` answered before it, and checks the depth of every payload.
+   */
+  readonly transforms?: boolean;
+}
+
+/**
+ * What turns a payload into JSON and back, in superjson's shape: `serialize(value)` returns
+ * `{ json, meta }`, where `json` is plain JSON and `meta` (optional) says how to restore what
+ * JSON cannot hold, and `deserialize({ json, meta })` restores the value. superjson's default
+ * export has this shape as it is; another library (devalue, say) fits through a small adapter
+ * object. muxws depends on none of them.
+ *
+ * The transformer decodes what the other side sends, so it must be safe on hostile input: it
+ * must not assign through `__proto__` or build values far larger than its input.
+ *
+ * @example An adapter for a library that turns a value into one string
+ * ```ts
+ * import { jsonCodec, type Transformer } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * // Dates as tagged strings: enough to show the shape.
+ * const dates: Transformer = {
+ *   serialize: (value) => ({
+ *     json: JSON.stringify(value, function (this: Record<string, unknown>, key, part) {
+ *       const original = this[key];
+ *       return original instanceof Date ? { $date: original.toISOString() } : part;
+ *     }),
+ *   }),
+ *   deserialize: ({ json }) =>
+ *     JSON.parse(json as string, (_key, part) => part?.$date ? new Date(part.$date) : part),
+ * };
+ * const codec = jsonCodec({ transformer: dates });
+ * const when = new Date(0);
+ * assert.deepEqual(codec.decode(codec.encode([9, 'room', null, { when }])), [9, 'room', null, { when }]);
+ * ```
+ */
+export interface Transformer {
+  /** Turns a payload into `{ json, meta }`; `json` must be plain JSON. Throws on what it refuses. */
+  serialize(value: unknown): { json: unknown; meta?: unknown };
+  /** Restores a payload from what `serialize` gave. Throws on input it cannot restore. */
+  deserialize(payload: { json: unknown; meta?: unknown }): unknown;
 }
 
 /** The options of {@linkcode jsonCodec} called as a function. */
 export interface JsonCodecOptions {
   /**
    * `true`: `encode` refuses every value JSON would silently change, so what the other side
-   * decodes equals what was sent. Default `false`.
+   * decodes equals what was sent.
+   *
+   * @default {false}
    */
   strict?: boolean;
+  /**
+   * Passes every payload (of requests, responses, streams, hellos and broadcasts; not headers)
+   * through this transformer, e.g. superjson, so values such as `Date`, `Map`, `Set` and `BigInt`
+   * arrive as they were sent. A payload travels as the transformer's `{ json, meta }` object
+   * (`null` and `undefined` as `null`), inside an ordinary frame. Both sides need the same
+   * transformer: the codec has a name of its own ({@linkcode JsonCodecOptions.name}), so a side
+   * without it refuses the connection at the handshake. With `strict`, the transformer's output
+   * is what is checked.
+   */
+  transformer?: Transformer;
+  /**
+   * The name of a codec with a `transformer`, hence its subprotocol `muxws.v1.<name>`: 1 to 32
+   * lower-case letters, digits or `-`. Name the transformer (`json-superjson`) when sides with
+   * different transformers could meet, so that they refuse each other at the handshake. Only with
+   * `transformer`.
+   *
+   * @default {'json-transformer'}
+   */
+  name?: string;
 }
 
 /**
@@ -74,10 +146,13 @@ export interface JsonCodecOptions {
  */
 export interface JsonCodec extends Codec {
   /**
-   * The JSON codec with `options`: the strict one for `{ strict: true }`, else
-   * {@linkcode jsonCodec} itself.
+   * The JSON codec with `options`: the strict one for `{ strict: true }`, one whose payloads
+   * pass through a {@linkcode Transformer} for `{ transformer }`, else {@linkcode jsonCodec}
+   * itself.
    *
-   * @throws {TypeError} When `strict` is neither a boolean nor absent.
+   * @throws {TypeError} When `strict` is neither a boolean nor absent, `transformer` is not an
+   * object with `serialize` and `deserialize` functions, or `name` is given without a
+   * `transformer` or is not 1 to 32 of a-z, 0-9 and `-`.
    */
   (options?: JsonCodecOptions): Codec;
 }
@@ -141,6 +216,13 @@ function strictEncode(frame: readonly unknown[]): string {
  * `toJSON` method (its class and methods do not travel: send a plain object).
  * `jsonCodec({})` and `jsonCodec({ strict: false })` return `jsonCodec` itself.
  *
+ * `jsonCodec({ transformer })` passes every payload through a {@linkcode Transformer} (superjson,
+ * or an adapter of that shape), so `Date`, `Map`, `Set` and `BigInt` arrive as they were sent:
+ * a payload travels as the transformer's `{ json, meta }` inside an ordinary JSON frame (`null`
+ * and `undefined` as `null`), headers untransformed. Its subprotocol is
+ * `muxws.v1.json-transformer` (or `muxws.v1.<name>`), so both sides must be given it. It counts a
+ * message's items before the transform and the session counts them again after it.
+ *
  * `exceedsItems` counts the items of a text without parsing it: one per `,` outside a string and
  * one per `[` or `{` that does not close at once, which is exact for valid JSON.
  *
@@ -182,7 +264,39 @@ export const jsonCodec: JsonCodec = /* @__PURE__ */ Object.freeze(
       if (on !== undefined && typeof on !== 'boolean') {
         throw new TypeError(mustBe('create a JSON codec', 'strict', 'a boolean', on));
       }
-      return on ? strict : jsonCodec;
+      const base = on ? strict : jsonCodec;
+      const transformer = options?.transformer;
+      const name = options?.name;
+      if (transformer === undefined) {
+        if (name !== undefined) {
+          throw new TypeError(
+            mustBe('create a JSON codec', 'name', 'absent without a transformer', name),
+          );
+        }
+        return base;
+      }
+      if (
+        (typeof transformer !== 'object' && typeof transformer !== 'function') ||
+        transformer === null ||
+        typeof transformer.serialize !== 'function' || typeof transformer.deserialize !== 'function'
+      ) {
+        throw new TypeError(
+          mustBe(
+            'create a JSON codec',
+            'transformer',
+            'an object with serialize and deserialize functions',
+            transformer,
+          ),
+        );
+      }
+      if (name !== undefined && (typeof name !== 'string' || !CODEC_NAME.test(name))) {
+        throw new TypeError(mustBe('create a JSON codec', 'name', CODEC_NAME_RULE, name));
+      }
+      return transformed(
+        { binary: false, encode: base.encode, decode, identify, exceedsItems },
+        name ?? 'json-transformer',
+        transformer,
+      );
     }, {
       binary: false,
       encode,
@@ -229,10 +343,8 @@ const strict: Codec = /* @__PURE__ */ Object.freeze({
  */
 export function subprotocol(codec: Codec): string {
   const name = codec?.name;
-  if (typeof name !== 'string' || !/^[a-z0-9-]{1,32}$/.test(name)) {
-    throw new TypeError(
-      mustBe('name a subprotocol', 'codec.name', '1 to 32 of a-z, 0-9 and -', name),
-    );
+  if (typeof name !== 'string' || !CODEC_NAME.test(name)) {
+    throw new TypeError(mustBe('name a subprotocol', 'codec.name', CODEC_NAME_RULE, name));
   }
   return 'muxws.v1.' + name;
 }

@@ -297,7 +297,8 @@ const stackDepths: number[] = [];
 /**
  * True when `value` nests deeper than `maxDepth` (`{}` and `[]` are depth 1; a scalar is 0).
  * Iterative, so no input can overflow the call stack; stops at the first level too deep.
- * Typed arrays and other views are leaves (depth 0, like a string). Never throws: a value that cannot be walked counts as
+ * Typed arrays and other views are leaves (depth 0, like a string); a `Map` or `Set` is one
+ * level, holding its keys and values. Never throws: a value that cannot be walked counts as
  * too deep.
  */
 export function tooDeep(value: unknown, maxDepth: number): boolean {
@@ -310,9 +311,11 @@ export function tooDeep(value: unknown, maxDepth: number): boolean {
       const node = stackValues.pop() as object;
       const depth = stackDepths.pop()!;
       if (depth > maxDepth) return true;
-      if (Array.isArray(node)) {
-        for (let i = 0; i < node.length; i++) {
-          const child = node[i];
+      // A Map's keys and values and a Set's values: what a transformer restored.
+      const children = Array.isArray(node) ? node : collected(node);
+      if (children !== undefined) {
+        for (let i = 0; i < children.length; i++) {
+          const child = children[i];
           if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
             stackValues.push(child);
             stackDepths.push(depth + 1);
@@ -342,8 +345,9 @@ export function tooDeep(value: unknown, maxDepth: number): boolean {
 }
 
 /**
- * True when `value` holds more than `maxItems` items (array elements and own enumerable keys of
- * objects, at any depth), for a codec that cannot count before decoding. Iterative; typed arrays
+ * True when `value` holds more than `maxItems` items (array elements, own enumerable keys of
+ * objects, the keys and values of a `Map` and the values of a `Set`, at any depth), for a codec that cannot count
+ * before decoding or whose payloads pass through a transformer. Iterative; typed arrays
  * and other views are leaves. Never throws: a value that cannot be walked counts as over.
  */
 export function itemsOver(value: unknown, maxItems: number): boolean {
@@ -353,7 +357,7 @@ export function itemsOver(value: unknown, maxItems: number): boolean {
     while (stackValues.length > 0) {
       const node = stackValues.pop();
       if (typeof node !== 'object' || node === null || ArrayBuffer.isView(node)) continue;
-      const children = Array.isArray(node) ? node : Object.values(node);
+      const children = Array.isArray(node) ? node : collected(node) ?? Object.values(node);
       items += children.length;
       if (items > maxItems) return true;
       for (let i = 0; i < children.length; i++) stackValues.push(children[i]);
@@ -364,6 +368,15 @@ export function itemsOver(value: unknown, maxItems: number): boolean {
   } finally {
     if (stackValues.length !== 0) stackValues.length = 0;
   }
+}
+
+/**
+ * The keys and values of a `Map` (`[k1, v1, k2, v2, …]`), the values of a `Set`, undefined for any
+ * other object: what a transformer restored, walked by {@linkcode tooDeep} and
+ * {@linkcode itemsOver}.
+ */
+function collected(node: object): unknown[] | undefined {
+  return node instanceof Map ? [...node].flat() : node instanceof Set ? [...node] : undefined;
 }
 
 /** The UTF-8 byte length of a string, without allocating (lone surrogates count 3, as encoded). */

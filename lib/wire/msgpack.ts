@@ -7,7 +7,8 @@
  * and arrives as a `Uint8Array` of the same bytes, with no base64 detour; a `Date` travels as the
  * MessagePack timestamp extension and arrives as a `Date`. Everything else maps as it does in
  * JSON: `undefined` object members are dropped, `undefined` array items arrive as `null`, an
- * `ArrayBuffer` or a `Map` is an object without own keys.
+ * `ArrayBuffer` or a `Map` is an object without own keys. It takes no transformer: for `Map`,
+ * `Set` and `BigInt`, use `jsonCodec({ transformer })` from `@muxws/core`.
  *
  * Decoding is safe against hostile peers:
  * - every message is checked structurally before it is decoded: truncated or trailing bytes,
