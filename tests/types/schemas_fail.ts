@@ -61,3 +61,10 @@ export const e = route({ input: { parse: (x: unknown) => x } }, () => 1);
 // The acceptor takes the routes of its Api only.
 // @ts-expect-error no route is called todo.remove in Api
 export const f = new Acceptor<Api>({ routes: { 'todo.remove': route({}, () => 1) } });
+
+// A route() in a hand-written Api's routes must fit it.
+type HandApi = { 'chat.say': { input: { text: string }; output: { delivered: number } } };
+// @ts-expect-error the schema takes `text` as a number where the Api sends a string
+export const g = new Acceptor<HandApi>({ routes: { 'chat.say': route({ input: z.object({ text: z.number() }) }, () => ({ delivered: 1 })) } });
+// @ts-expect-error the output schema gives a string where the Api answers { delivered: number }
+export const h = new Acceptor<HandApi>({ routes: { 'chat.say': route({ output: z.string() }, () => 'sent') } });

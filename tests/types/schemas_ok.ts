@@ -160,3 +160,23 @@ export const whoami = new Acceptor<ApiOf<typeof withPeer>, PeerData>({ routes: w
 export async function noHello(): Promise<Connection<ZodApi>> {
   return await connect<ZodApi>('wss://example.com/ws');
 }
+
+// route() serves a hand-written Api too, on either side.
+type HandApi = {
+  'chat.say': { input: { text: string }; output: { delivered: number } };
+  'client.locale': { input: { fallback: string }; output: string };
+};
+export const handWritten = new Acceptor<HandApi>({
+  routes: {
+    'chat.say': route({ input: z.object({ text: z.string() }) }, ({ text }) => ({
+      delivered: text.length,
+    })),
+  },
+});
+export async function handWrittenDialer(): Promise<void> {
+  await connect<HandApi>('wss://example.com/ws', {
+    routes: serve({
+      'client.locale': route({ output: v.string() }, () => 'en-GB'),
+    }),
+  });
+}
