@@ -6,7 +6,8 @@
  * at run time.
  *
  * Input validation needs no dependency: a route may give any {@linkcode StandardSchemaV1} (zod,
- * valibot and arktype implement it), declared here structurally.
+ * valibot and arktype implement it), declared here structurally. The Api is written by hand, or
+ * read from a routes object by {@linkcode ApiOf} (routes declared with `route()` and schemas).
  *
  * @module
  */
