@@ -15,6 +15,8 @@ const routes = {
   'todo.import': route({ upload: z.string(), output: z.number() }, () => 0),
   'log.since': route({ input: v.pipe(v.string(), v.transform((text) => new Date(text))) }, (since) => since.getTime()),
   'shape.move': route({ input: type({ x: 'number', y: 'number' }) }, ({ x }) => x),
+  'shape.trace': route({ upload: type({ x: 'number' }), message: type({ length: 'number' }) }, async function* () { yield { length: 1 }; }),
+  'log.write': route({ upload: v.object({ line: v.string() }), output: v.number() }, () => 0),
 };
 type Api = ApiOf<typeof routes>;
 type HelloApi = Api & { ':hello': { input: { token: string } } };
@@ -35,6 +37,16 @@ export async function caller(): Promise<void> {
   for await (const todo of connection.stream('todo.feed', undefined)) todo.title;
   // @ts-expect-error todo.import uploads strings
   await connection.stream('todo.import', undefined).write(5);
+  // @ts-expect-error valibot: log.write uploads { line: string }
+  await connection.stream('log.write', undefined).write({ line: 1 });
+  // @ts-expect-error valibot: the output of log.write is a number
+  (await connection.call('log.write', undefined)).length;
+  // @ts-expect-error arktype: shape.trace uploads { x: number }
+  await connection.stream('shape.trace', undefined).write({ y: 1 });
+  // @ts-expect-error arktype: a shape.trace message has no `width`
+  for await (const trace of connection.stream('shape.trace', undefined)) trace.width;
+  // @ts-expect-error arktype: the output of shape.move is a number
+  (await connection.call('shape.move', { x: 1, y: 2 })).x;
   // @ts-expect-error no route is called todo.remove
   await connection.call('todo.remove', { id: 1 });
 }
