@@ -40,14 +40,24 @@ test("a routed stream reads the route's replies and writes its uploads, on both 
   assert.equal(status, 0, output);
 });
 
+test('route() types its handler from zod, valibot and arktype schemas, and ApiOf gives the Api both sides use (WSM-API-002)', () => {
+  const { status, output } = denoCheck('tests/types/schemas_ok.ts', 'tests/types/schemas_fail.ts');
+  assert.equal(status, 0, output);
+});
+
 for (
-  const [name, rules] of [
-    ['routes', 'the route types'],
-    ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>'],
-    ['uploads', 'the types of a routed stream'],
+  const [name, rules, rule] of [
+    ['routes', 'the route types', 'WSM-APP-003'],
+    ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>', 'WSM-APP-003'],
+    ['uploads', 'the types of a routed stream', 'WSM-APP-003'],
+    [
+      'schemas',
+      "the types route() and ApiOf read from schemas, and connect<Api>() of an Api declaring ':hello' without its hello,",
+      'WSM-API-002, WSM-API-003',
+    ],
   ] as const
 ) {
-  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)`, () => {
+  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (${rule})`, () => {
     const source = readFileSync(join(root, 'tests', 'types', `${name}_fail.ts`), 'utf8');
     const lines = source.split('\n');
     const marked: number[] = [];

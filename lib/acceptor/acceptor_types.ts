@@ -161,10 +161,11 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
   ) => AuthorizeResult<PeerData> | Promise<AuthorizeResult<PeerData>>;
   /**
    * The routes this acceptor serves: each route name maps to a handler `(input,
-   * ctx) => output`, an async generator of messages, or `{ input?, upload?, handler }` with
-   * Standard Schemas; `ctx` holds `peer`, `stream`, `headers` and `signal`. A stream whose OPEN
-   * header `:route` names one is served by it; one naming no route is reset with `not_found`, an
-   * input or upload its schema refuses with `invalid`. Checked at construction (`TypeError`).
+   * ctx) => output`, an async generator of messages, or a route with Standard Schemas (as
+   * `route()` makes it, or `{ input?, upload?, handler }`); `ctx` holds `peer`, `stream`,
+   * `headers` and `signal`. A stream whose OPEN header `:route` names one is served by it; one
+   * naming no route is reset with `not_found`, an input or upload its schema refuses with
+   * `invalid`. Checked at construction (`TypeError`).
    */
   routes?: Routes<Api, RouteContext<Peer<Api, PeerData>>>;
   /** A socket opened: the peer exists, before any of its streams. */

@@ -6,7 +6,8 @@
  * at run time.
  *
  * Input validation needs no dependency: a route may give any {@linkcode StandardSchemaV1} (zod,
- * valibot and arktype implement it), declared here structurally.
+ * valibot and arktype implement it), declared here structurally. The Api is written by hand, or
+ * read from a routes object by {@linkcode ApiOf} (routes declared with `route()` and schemas).
  *
  * @module
  */
@@ -404,8 +405,11 @@ export type RouteDefinition<
     readonly input?: StandardSchemaV1<unknown, Input>;
     /** Validates each message the caller writes after the OPEN, as the handler reads it. */
     readonly upload?: StandardSchemaV1<unknown, Upload>;
-    /** Called with the input (the `input` schema's output when there is one). */
-    readonly handler: RouteHandler<Input, Result, Ctx>;
+    /**
+     * Called with the input (the `input` schema's output when there is one). A method, so a
+     * route made by `route()` for one input fits wherever routes of any input are taken.
+     */
+    handler(input: Input, ctx: Ctx): Result;
   };
 
 /**
@@ -443,6 +447,135 @@ export type Routes<Api, Ctx = RouteContext> = {
     Ctx extends RouteContext<infer Peer> ? RouteContext<Peer, UploadOf<Api, R>, ReplyOf<Api, R>>
       : Ctx,
     UploadOf<Api, R>
+  >;
+};
+
+/**
+ * What a {@linkcode StandardSchemaV1} accepts (its `~standard.types.input`): what a caller sends
+ * to a route whose `input` it is. `unknown` for anything else.
+ *
+ * @example
+ * ```ts
+ * import type { SchemaInput, StandardSchemaV1 } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Trimmed = StandardSchemaV1<string | number, string>;
+ * const sent: SchemaInput<Trimmed> = 42;
+ * assert.equal(sent, 42);
+ * ```
+ */
+export type SchemaInput<Schema> = Schema extends StandardSchemaV1
+  ? NonNullable<Schema['~standard']['types']>['input']
+  : unknown;
+
+/**
+ * What a {@linkcode StandardSchemaV1} gives back once it accepted a value (its
+ * `~standard.types.output`, after defaults and transforms): what a handler receives, or what a
+ * caller receives from a route whose `output` or `message` it is. `unknown` for anything else.
+ *
+ * @example
+ * ```ts
+ * import type { SchemaOutput, StandardSchemaV1 } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Trimmed = StandardSchemaV1<string | number, string>;
+ * const received: SchemaOutput<Trimmed> = '42';
+ * assert.equal(received.length, 2);
+ * ```
+ */
+export type SchemaOutput<Schema> = Schema extends StandardSchemaV1
+  ? NonNullable<Schema['~standard']['types']>['output']
+  : unknown;
+
+/**
+ * The {@linkcode RouteSpec} of one entry of a routes object, as {@linkcode ApiOf} reads it:
+ *
+ * - a handler `(input: I, ctx) => result`: `input` is `I`; an async iterable of `M` (an async
+ *   generator) gives `message: M`, anything else `output` (awaited);
+ * - a route made by `route()`: the types it declares (its `~types`);
+ * - an object `{ input?, upload?, handler }`: `input` and `upload` are
+ *   what their schemas accept ({@linkcode SchemaInput}), `output` and `message` what their
+ *   schemas give ({@linkcode SchemaOutput}); a part without a schema is read from the handler as
+ *   above.
+ *
+ * @example
+ * ```ts
+ * import type { RouteSpecOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const add = (input: { a: number; b: number }) => input.a + input.b;
+ * const spec: RouteSpecOf<typeof add> = { input: { a: 1, b: 2 }, output: 3 };
+ * assert.equal(add(spec.input), spec.output);
+ * ```
+ */
+export type RouteSpecOf<Definition> = (
+  Definition extends (input: infer I, ctx: never) => infer Result
+    ? { input: I } & ResultSpecOf<Result>
+    : Definition extends { readonly '~types'?: infer Spec extends RouteSpec } ? Spec
+    : Definition extends { handler(input: infer I, ctx: never): infer Result } ?
+        & { input: Definition extends { readonly input: infer S } ? SchemaInput<S> : I }
+        & (Definition extends { readonly upload: infer S } ? { upload: SchemaInput<S> } : unknown)
+        & (Definition extends { readonly message: infer S } ? { message: SchemaOutput<S> }
+          : Definition extends { readonly output: infer S } ? { output: SchemaOutput<S> }
+          : ResultSpecOf<Result>)
+    : RouteSpec
+) extends infer Spec ? { [K in keyof Spec]: Spec[K] } : never;
+
+/**
+ * The reply part of a {@linkcode RouteSpec} a handler's result gives: `{ message: M }` for an
+ * async iterable of `M` (an async generator, or a promise of one), else `{ output }` with the
+ * result awaited.
+ *
+ * @example
+ * ```ts
+ * import type { ResultSpecOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const feed: ResultSpecOf<AsyncGenerator<number>> = { message: 1 };
+ * const answer: ResultSpecOf<Promise<string>> = { output: 'done' };
+ * assert.equal(feed.message + answer.output.length, 5);
+ * ```
+ */
+export type ResultSpecOf<Result> = [Awaited<Result>] extends [AsyncIterable<infer M>]
+  ? { message: M }
+  : { output: Awaited<Result> };
+
+/**
+ * The Api of a routes object, so a project need not write it by hand: each route name (less
+ * the reserved ones starting with `:`) maps to its {@linkcode RouteSpecOf}. The side that serves
+ * the routes exports `type Api = ApiOf<typeof routes>`, and the other side imports it as a type
+ * only (`import type`), so none of the server's code reaches the client's bundle. What the
+ * routes object cannot say (the hello, and the routes the other side serves) joins by an
+ * intersection: `ApiOf<typeof routes> & { ':hello': { input: { token: string } } }`.
+ *
+ * @example The Api of routes made with `route()` and a schema
+ * ```ts
+ * import { type ApiOf, type InputOf, type OutputOf, route, type StandardSchemaV1 } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const Text: StandardSchemaV1<{ text: string }> = {
+ *   '~standard': {
+ *     version: 1,
+ *     vendor: 'example',
+ *     validate: (value) =>
+ *       typeof (value as { text?: unknown })?.text === 'string'
+ *         ? { value: value as { text: string } }
+ *         : { issues: [{ message: 'Expected a string', path: ['text'] }] },
+ *   },
+ * };
+ * const routes = {
+ *   'chat.say': route({ input: Text }, ({ text }) => ({ delivered: text.length })),
+ *   ping: () => 'pong' as const,
+ * };
+ * type Api = ApiOf<typeof routes>;
+ * const input: InputOf<Api, 'chat.say'> = { text: 'hi' };
+ * const output: OutputOf<Api, 'ping'> = 'pong';
+ * assert.equal(input.text + output, 'hipong');
+ * ```
+ */
+export type ApiOf<Routes> = {
+  -readonly [R in keyof Routes & string as R extends `:${string}` ? never : R]: RouteSpecOf<
+    Routes[R]
   >;
 };
 

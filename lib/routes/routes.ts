@@ -324,7 +324,8 @@ function checkUploads(stream: Stream, schema: StandardSchemaV1<unknown, unknown>
   });
 }
 
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+/** True for a value `for await` can iterate: one with a `Symbol.asyncIterator` method. */
+export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') &&
     typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
 }
