@@ -203,15 +203,9 @@ export class FrameError extends ProtocolError {}
 /**
  * The elements every frame of each kind must have (WSM-API-008): a receiver ignores the elements
  * after the last one it knows, so a later version can add one without a new subprotocol. DATA and
- * RESET know one more, their optional trailing headers ({@linkcode HEADERS_AT}).
+ * RESET know one more, their optional trailing headers (index 4).
  */
 const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
-
-/**
- * Where each kind carries headers: OPEN at 3 and PUBLISH at 2, always; DATA and RESET at 4, as
- * their optional trailing element; 0 for none.
- */
-const HEADERS_AT = [0, 3, 4, 0, 4, 0, 0, 0, 0, 2];
 
 /**
  * True for a stream id (WSM-WIRE-004): a positive safe integer. The one check of an id's form,
@@ -275,14 +269,14 @@ export function parseFrame(value: unknown): Frame {
     if (kind <= DATA && !isCount(value[2])) {
       fail('expected flags as a non-negative integer', value[2]);
     }
-    // Headers are checked where the kind has them; DATA's and RESET's only when present.
-    const at = HEADERS_AT[kind];
-    if (at > 0 && at < value.length && !isHeaders(value[at])) {
-      fail('expected headers as an object or null', value[at]);
+    // DATA's and RESET's trailing headers are optional: checked when present.
+    if ((kind === DATA || kind === RESET) && value.length > 4 && !isHeaders(value[4])) {
+      fail('expected headers as an object or null', value[4]);
     }
     switch (kind) {
       case OPEN:
         if (value[1] !== 1 && hasHello(value[2])) fail('expected HELLO on stream 1 only', value[1]);
+        if (!isHeaders(value[3])) fail('expected headers as an object or null', value[3]);
         break;
       case DATA:
         if (hasHello(value[2])) fail('expected no HELLO flag on DATA', value[2]);
@@ -304,6 +298,7 @@ export function parseFrame(value: unknown): Frame {
         break;
       case PUBLISH:
         if (!isTag(value[1])) fail('expected a tag of 1 to 256 characters', value[1]);
+        if (!isHeaders(value[2])) fail('expected headers as an object or null', value[2]);
         break;
     }
     return value as Frame;
