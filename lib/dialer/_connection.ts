@@ -170,8 +170,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       report: this.#report,
       lost: (link, info) => this.#lost(link, info),
     };
-    const open = (payload: unknown, openOptions: OpenOptions) =>
-      usableLink(this.#state, this.#link)?.session.open(payload, openOptions);
     this[EXTENSIONS] = {
       extend: (extension) => {
         extensions.push(extension);
@@ -180,7 +178,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
           if (at !== -1) extensions.splice(at, 1);
         };
       },
-      open,
+      open: (payload, openOptions) =>
+        usableLink(this.#state, this.#link)?.session.open(payload, openOptions),
       report: this.#report,
     };
     this.#waiting = this.#o.waiting?.(now);
