@@ -46,3 +46,7 @@ export * from './lib/session/limits.ts';
 export * from './lib/dialer/schedule.ts';
 export { Stream } from './lib/session/stream.ts';
 export type { OpenOptions, PublishMessage, RequestOptions } from './lib/session/stream.ts';
+export * from './lib/dialer/subscribe.ts';
+export * from './lib/dialer/recovery.ts';
+export * from './lib/dialer/wait_while_reconnecting.ts';
+export * from './lib/dialer/online_hints.ts';

@@ -23,7 +23,7 @@
  */
 import process from 'node:process';
 import { io as socketIoClient, type Socket } from 'socket.io-client';
-import { connect, type Connection } from 'muxws';
+import { connect, type Connection, recovery } from 'muxws';
 import { type FaultProxy, startFaultProxy } from '../tests/_fault_proxy.ts';
 import { DialerWebSocket } from './_clients.ts';
 import { numberOption, option, readLines, sleep } from './_common.ts';
@@ -102,10 +102,12 @@ async function openMuxws(port: number, side: Dialer['side'], id: number): Promis
     hello: { payload: { id } },
     WebSocket: DialerWebSocket,
     onPublish: (message) => record(dialer, message.payload),
-    onRecovered: (info) => {
-      if (info.gap) dialer.gaveUp = true;
-      else dialer.recovered = true;
-    },
+    recovery: recovery({
+      onRecovered: (info) => {
+        if (info.gap) dialer.gaveUp = true;
+        else dialer.recovered = true;
+      },
+    }),
     onOpen: () => {
       if (cut) dialer.backAt = Date.now();
     },

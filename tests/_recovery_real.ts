@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Acceptor, memoryHistory } from 'muxws/acceptor';
-import { connect, type PublishMessage, type RecoveredInfo } from 'muxws';
+import { connect, type PublishMessage, type RecoveredInfo, recovery } from 'muxws';
 import { startFaultProxy } from './_fault_proxy.ts';
 import { until } from './_dialer_real.ts';
 
@@ -36,7 +36,7 @@ export function recoveryRealSuite(
       heartbeat: false,
       reconnect: { initialDelayMs: 300, jitter: 0 },
       onPublish: (message) => void seen.push(message),
-      onRecovered: (info) => void recovered.push(info),
+      recovery: recovery({ onRecovered: (info) => void recovered.push(info) }),
     });
     try {
       await until(() => [...acceptor.peers('room:a')].length === 1, 2000, 'the tag');

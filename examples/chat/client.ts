@@ -7,6 +7,8 @@ import {
   type DialerSocketConstructor,
   type PublishMessage,
   StreamResetError,
+  subscribe,
+  waitWhileReconnecting,
 } from '@muxws/core';
 import type { Api, Price } from './api.ts';
 
@@ -25,7 +27,7 @@ export function join(url: string, options: JoinOptions): Promise<Connection<Api>
   return connect<Api>(url, {
     hello: { payload: { room: options.room } },
     // A call made while a redial is under way is sent once the connection is back.
-    whileReconnecting: 'wait',
+    whileReconnecting: waitWhileReconnecting(),
     requestTimeoutMs: 5000,
     onPublish: options.onPublish,
     WebSocket: options.WebSocket,
@@ -64,7 +66,7 @@ async function follow(
   const prices: Price[] = [];
   let enough = (): void => {};
   const done = new Promise<void>((resolve) => enough = resolve);
-  const feed = connection.subscribe('ticker', { symbol }, {
+  const feed = subscribe(connection, 'ticker', { symbol }, {
     onMessage(price) {
       prices.push(price);
       if (prices.length === count) enough();
@@ -81,7 +83,7 @@ async function follow(
 
 /** The reset code the acceptor refused a `ticker` subscription to `symbol` with. */
 async function refusal(connection: Connection<Api>, symbol: string): Promise<string> {
-  const feed = connection.subscribe('ticker', { symbol }, { onMessage() {} });
+  const feed = subscribe(connection, 'ticker', { symbol }, { onMessage() {} });
   try {
     await feed.ready;
   } catch (error) {

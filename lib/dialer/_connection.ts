@@ -3,16 +3,16 @@
  * `closed`. It composes the parts: an attempt (`lib/dialer/_attempt.ts`) over a transport
  * (`lib/dialer/_transport.ts`), a `Session` per established wire with its link (`lib/dialer/_link.ts`: the
  * heartbeat of `lib/dialer/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/dialer/_redial.ts`),
- * the subscriptions (`lib/dialer/_subscriptions.ts`), where a request or stream goes
- * (`lib/dialer/_dial_requests.ts`), the requests waiting for a connection (`lib/dialer/_waiting.ts`) and the
- * online hints (`lib/dialer/_online_hints.ts`), and owns what is left: the states, establishment and
- * loss, the redial wait, and closing for good.
+ * where a request or stream goes (`lib/dialer/_dial_requests.ts`), and owns what is left: the
+ * states, establishment and loss, the redial wait, and closing for good. The features an
+ * application imports by name reach it only through their option values
+ * (`lib/dialer/_features.ts`: recovery, waiting while reconnecting, online hints) or the hook of
+ * `lib/dialer/_extensions.ts` (standing subscriptions), so it imports none of them.
  * User callbacks go through `lib/util/contain.ts`. {@linkcode connectOver} is how `connect()`, and a
  * test with a transport of its own, start one. Internal.
  *
  * @module
  */
-import { MUXWS, type WithMuxws } from '../wire/reserved.ts';
 import type {
   CloseInfo,
   Connection,
@@ -21,14 +21,17 @@ import type {
   DialContext,
   DialTargetInput,
   OpenedOptions,
-  RouteSubscribeOptions,
-  SubscribeOptions,
-  Subscription,
 } from './dialer_types.ts';
 import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from '../errors.ts';
 import type { Limits } from '../session/limits.ts';
-import { NO_HELLO, type OpenOptions, type RequestOptions, type Stream } from '../session/stream.ts';
+import {
+  NO_HELLO,
+  type OpenOptions,
+  type PublishMessage,
+  type RequestOptions,
+  type Stream,
+} from '../session/stream.ts';
 import {
   drain,
   type Link,
@@ -43,21 +46,13 @@ import { callContained, reportTo } from '../util/contain.ts';
 import { timerDelay } from '../util/delay.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
-import { checkSubscribeOptions, Subscriptions } from './_subscriptions.ts';
-import { closedNow, request, requireOpen, sendRequest, usableLink } from './_dial_requests.ts';
-import { WaitingRequests } from './_waiting.ts';
-import { watchOnline } from './_online_hints.ts';
+import { request, requireOpen, sendRequest, usableLink } from './_dial_requests.ts';
 import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
-import { Positions } from './_resume.ts';
 import { type Extension, type ExtensionHost, EXTENSIONS, runStep } from './_extensions.ts';
-import {
-  callRoute,
-  makerOf,
-  openRoute,
-  routeSubscribeOptions,
-  unroutedHandler,
-} from '../routes/route_streams.ts';
+import type { BroadcastReceiver, RequestWaiter } from './_features.ts';
+import { receiveAsIs } from './_broadcasts.ts';
+import { callRoute, makerOf, openRoute, unroutedHandler } from '../routes/route_streams.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
 
@@ -125,17 +120,16 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   #lastError: unknown = undefined;
   /** Settles one `opened()` promise: resolves it without an error, rejects it with one. */
   readonly #openedWaiters = new Set<(error?: unknown) => void>();
-  readonly #subscriptions: Subscriptions;
-  /** Requests waiting for a connection; only with `whileReconnecting: 'wait'`. */
-  readonly #waiting: WaitingRequests | undefined;
+  /** Requests waiting for a connection; only with the `whileReconnecting` option. */
+  readonly #waiting: RequestWaiter | undefined;
   readonly #closed: Promise<CloseInfo>;
   #resolveClosed!: (info: CloseInfo) => void;
   #removeHints: (() => void) | undefined;
   #removeSignal: (() => void) | undefined;
   readonly #report = (error: unknown): void => reportTo(this.#options.onError, error);
   readonly #linkHost: LinkHost;
-  /** Per tag, the last broadcast delivered: at-most-once delivery and the redial's `:resume`. */
-  readonly #positions: Positions;
+  /** The dialer's side of recovery; only with the `recovery` option. */
+  readonly #recovery: BroadcastReceiver | undefined;
   /** The features imported by name that extend this connection (`lib/dialer/_extensions.ts`). */
   readonly #extensions: Extension[] = [];
   /** What those features reach this connection through. */
@@ -156,25 +150,23 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
     const onStream = make(options.onStream, this as unknown as Connection);
     const extensions = this.#extensions;
-    const positions = this.#positions = new Positions(
-      (message) => {
-        if (!runStep(extensions, 'publish', this.#report, message)) {
-          callContained(this.#report, options.onPublish, message);
-        }
-      },
-      (info) => callContained(this.#report, options.onRecovered, info),
-    );
+    const deliver = (message: PublishMessage) => {
+      if (!runStep(extensions, 'publish', this.#report, message)) {
+        callContained(this.#report, options.onPublish, message);
+      }
+    };
+    const recovery = this.#recovery = this.#o.recovery?.(deliver, this.#report);
     this.#linkHost = {
       codec: this.#o.codec,
       limits: () => this.#limits,
       now,
       onStream,
-      publish: (message) => positions.receive(message),
+      publish: recovery === undefined
+        ? receiveAsIs(deliver)
+        : (message) => recovery.receive(message),
       report: this.#report,
       lost: (link, info) => this.#lost(link, info),
     };
-    const open = (payload: unknown, openOptions: OpenOptions) =>
-      usableLink(this.#state, this.#link)?.session.open(payload, openOptions);
     this[EXTENSIONS] = {
       extend: (extension) => {
         extensions.push(extension);
@@ -183,16 +175,11 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
           if (at !== -1) extensions.splice(at, 1);
         };
       },
-      open,
+      open: (payload, openOptions) =>
+        usableLink(this.#state, this.#link)?.session.open(payload, openOptions),
       report: this.#report,
     };
-    this.#subscriptions = new Subscriptions({
-      report: this.#report,
-      open,
-    });
-    if (this.#o.whileReconnecting === 'wait') {
-      this.#waiting = new WaitingRequests(this.#o.maxWaiting, now);
-    }
+    this.#waiting = this.#o.waiting?.(now);
     this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
   }
 
@@ -223,7 +210,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       signal.addEventListener('abort', onAbort, { once: true });
       this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
     }
-    this.#removeHints = watchOnline(() => this.#online(), () => this.#offline());
+    this.#removeHints = o.hints?.(() => this.#online(), () => this.#offline());
     let link: Link;
     let attempt: Attempt<Link> | undefined;
     try {
@@ -288,14 +275,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     return request(this.#state, this.#link, this.#waiting, timeoutMs, payload, options);
   }
 
-  subscribe(payload: unknown, options: SubscribeOptions): Subscription {
-    checkSubscribeOptions(options);
-    if (this.#state === 'closed') throw closedNow('subscribe');
-    if (options.signal?.aborted) throw options.signal.reason;
-    const muxws = (options as WithMuxws<SubscribeOptions>)[MUXWS];
-    return this.#subscriptions.add({ payload, headers: options.headers ?? null, muxws }, options);
-  }
-
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
     checkClose(code, reason);
     this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
@@ -320,8 +299,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       },
       closeRequest: () => this.#closeRequest,
       welcome: (value) => this.#welcome = value,
-      // Nothing is known before the first connection, so only a redial resumes.
-      resume: () => this.#positions.resume(true),
+      resume: () => this.#recovery?.resume(),
     });
   }
 
@@ -367,8 +345,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       }, timerDelay(o.stableAfterMs));
     }
     if (o.heartbeat !== false) startHeartbeat(link, o.heartbeat, this.#now);
-    this.#subscriptions.reopen();
-    if (this.#link !== link) return;
     runStep(this.#extensions, 'established', this.#report);
     if (this.#link !== link) return;
     if (link.goAway === undefined) {
@@ -542,7 +518,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       if (wait.cancel !== undefined) wait.cancel(why());
     }
     this.#cleanup();
-    this.#subscriptions.clear();
     runStep(this.#extensions.splice(0), 'closed', this.#report);
     this.#waiting?.fail(() =>
       new ClosedError('The request was never sent: the connection closed for good', {
@@ -568,8 +543,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
 }
 
 /**
- * A {@linkcode DialerConnection} with the route methods (WSM-APP-003): `call()`, `stream()`,
- * and the three-argument `subscribe()`, each the unrouted form with `:route` in its headers.
+ * A {@linkcode DialerConnection} with the route methods (WSM-APP-003): `call()` and `stream()`,
+ * each the unrouted form with `:route` in its headers.
  */
 class RoutedConnection extends DialerConnection implements Connection {
   call<R extends string>(
@@ -589,14 +564,6 @@ class RoutedConnection extends DialerConnection implements Connection {
       ReplyOf<ApiSpec, R>,
       UploadOf<ApiSpec, R>
     >;
-  }
-
-  override subscribe(payload: unknown, options: SubscribeOptions): Subscription;
-  override subscribe(route: string, input: unknown, options: RouteSubscribeOptions): Subscription;
-  override subscribe(first: unknown, second: unknown, third?: RouteSubscribeOptions): Subscription {
-    // Three arguments: a routed subscription, the unrouted one with `:route` set by muxws.
-    if (arguments.length !== 3) return super.subscribe(first, second as SubscribeOptions);
-    return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
   }
 }
 

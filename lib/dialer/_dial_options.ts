@@ -27,6 +27,13 @@ import {
 } from '../wire/codes.ts';
 import { FLAG_END, OPEN, utf8Length } from '../wire/frame.ts';
 import { mustBe } from '../util/describe.ts';
+import {
+  factoryOf,
+  type HintsFactory,
+  movedOption,
+  type RecoveryFactory,
+  type WaitingFactory,
+} from './_features.ts';
 
 /** A target checked and copied: the URL as a string, the extra subprotocols. */
 export interface FixedTarget {
@@ -60,8 +67,10 @@ export interface DialOptions extends RedialPolicy {
   heartbeat: { intervalMs: number; timeoutMs: number } | false;
   /** The timeout of a request that sets none; undefined for none (the option's 0). */
   requestTimeoutMs: number | undefined;
-  whileReconnecting: 'reject' | 'wait';
-  maxWaiting: number;
+  /** The features given as option values (`lib/dialer/_features.ts`); undefined without. */
+  recovery: RecoveryFactory | undefined;
+  waiting: WaitingFactory | undefined;
+  hints: HintsFactory | undefined;
   limits: Partial<Limits> | undefined;
   /** The WebSocket constructor; undefined when the caller brings its own transport. */
   WebSocket: DialerSocketConstructor | undefined;
@@ -182,15 +191,14 @@ export function resolveOptions(
       timeoutMs: duration('heartbeat.timeoutMs', h.timeoutMs, 10_000, true),
     };
   } else throw optionError('heartbeat', 'an object or false', options.heartbeat);
-  const whileReconnecting = options.whileReconnecting ?? 'reject';
-  if (whileReconnecting !== 'reject' && whileReconnecting !== 'wait') {
-    throw optionError('whileReconnecting', '"reject" or "wait"', whileReconnecting);
+  // The options that moved into the features' functions say where they went.
+  const old = options as { onRecovered?: unknown; maxWaiting?: unknown };
+  if (old.onRecovered !== undefined) {
+    throw new TypeError(movedOption('onRecovered', 'recovery({ onRecovered })', 'recovery'));
   }
-  const maxWaiting = options.maxWaiting ?? 1000;
-  if (typeof maxWaiting !== 'number') throw optionError('maxWaiting', 'a number', maxWaiting);
-  if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 0) {
-    throw new RangeError(
-      mustBe('connect', 'maxWaiting', 'a safe integer of at least 0', maxWaiting),
+  if (old.maxWaiting !== undefined) {
+    throw new TypeError(
+      movedOption('maxWaiting', 'waitWhileReconnecting({ maxWaiting })', 'whileReconnecting'),
     );
   }
   const WebSocketCtor = options.WebSocket ??
@@ -209,7 +217,6 @@ export function resolveOptions(
     const name of [
       'onStream',
       'onPublish',
-      'onRecovered',
       'onOpen',
       'onClose',
       'onReconnecting',
@@ -237,8 +244,13 @@ export function resolveOptions(
     handshakeTimeoutMs: duration('handshakeTimeoutMs', options.handshakeTimeoutMs, 15_000, true),
     heartbeat,
     requestTimeoutMs: duration('requestTimeoutMs', options.requestTimeoutMs, 30_000) || undefined,
-    whileReconnecting,
-    maxWaiting,
+    recovery: factoryOf(options.recovery, 'recovery', 'recovery({ onRecovered })'),
+    waiting: factoryOf(
+      options.whileReconnecting,
+      'whileReconnecting',
+      'waitWhileReconnecting({ maxWaiting })',
+    ),
+    hints: factoryOf(options.onlineHints, 'onlineHints', 'onlineHints()'),
     limits: options.limits,
     WebSocket: WebSocketCtor,
     signal: options.signal,

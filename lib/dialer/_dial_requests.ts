@@ -4,7 +4,7 @@
  * and the error when none is ({@linkcode requireOpen}); a `request()` sent at once on it with
  * `requestTimeoutMs` when it sets no timeout ({@linkcode sendRequest}), which, lost with its
  * connection, says the acceptor may have processed it; else refused, or with
- * `whileReconnecting: 'wait'` held by the waiting requests (`lib/dialer/_waiting.ts`, which the
+ * `waitWhileReconnecting()` held by the waiting requests (`lib/dialer/_waiting.ts`, which the
  * connection owns and sends on each establishment). Plain functions over what they are handed, so
  * they know nothing of the state machine. Internal.
  *
@@ -15,7 +15,7 @@ import { ClosedError, NotConnectedError, StreamResetError } from '../errors.ts';
 import type { RequestOptions } from '../session/stream.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { type Link, track } from './_link.ts';
-import type { WaitingRequests } from './_waiting.ts';
+import type { RequestWaiter } from './_features.ts';
 import { MUXWS, type WithMuxws } from '../wire/reserved.ts';
 
 /** The established link new streams may open on: none while not open or after a GOAWAY. */
@@ -47,18 +47,17 @@ export function closedNow(what: string): ClosedError {
 
 /**
  * A request: sent now when a connection is usable, else rejected at once or, with
- * `whileReconnecting: 'wait'`, held by `waiting` until the next establishment.
+ * `waitWhileReconnecting()`, held by `waiting` until the next establishment.
  *
  * @param state The connection's state.
  * @param link Its current link, if any.
- * @param waiting The requests waiting for a connection; undefined unless `whileReconnecting` is
- * `'wait'`.
+ * @param waiting The requests waiting for a connection; undefined without `whileReconnecting`.
  * @param timeoutMs `requestTimeoutMs`: a request's timeout when it sets none.
  */
 export function request(
   state: ConnectionState,
   link: Link | undefined,
-  waiting: WaitingRequests | undefined,
+  waiting: RequestWaiter | undefined,
   timeoutMs: number | undefined,
   payload: unknown,
   options: RequestOptions | undefined,

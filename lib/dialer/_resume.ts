@@ -8,16 +8,8 @@
  */
 import type { RecoveredInfo } from './dialer_types.ts';
 import type { PublishMessage } from '../session/stream.ts';
-import { DIALER, MAX_RESUMED_TAGS, POSITION, RECOVERED, RESUME, SEQ } from '../wire/reserved.ts';
-
-/** The headers of a PUBLISH without the reserved ones; null when none is left. */
-function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> | null {
-  let own: Record<string, unknown> | null = null;
-  for (const key in headers) {
-    if (key.charCodeAt(0) !== 58 /* ':' */) (own ??= {})[key] = headers[key];
-  }
-  return own;
-}
+import { DIALER, MAX_RESUMED_TAGS, POSITION, RECOVERED, RESUME } from '../wire/reserved.ts';
+import { seqOf, sequenced } from './_broadcasts.ts';
 
 /** The positions of one connection, for its lifetime across redials. */
 export class Positions {
@@ -65,9 +57,8 @@ export class Positions {
   /** A PUBLISH arrived: hand it on, or drop it as seen, or keep it for its turn. */
   receive(message: PublishMessage): void {
     const headers = message.headers;
-    // Anything but a non-negative safe integer (a number or not) is no sequence number.
-    const seq = headers?.[SEQ] as number;
-    if (!Number.isSafeInteger(seq) || seq < 0) {
+    const seq = seqOf(message);
+    if (seq === undefined) {
       this.#deliver(message);
       return;
     }
@@ -101,12 +92,7 @@ export class Positions {
       }
       return;
     }
-    const delivered: PublishMessage = {
-      tag,
-      headers: ownHeaders(headers!),
-      payload: message.payload,
-      seq,
-    };
+    const delivered = sequenced(message, seq);
     if (early === undefined) {
       this.#take(delivered);
       return;

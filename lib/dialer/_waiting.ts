@@ -1,5 +1,5 @@
 /**
- * Requests that wait for the connection (WSM-APP-006, `whileReconnecting: 'wait'`): a request
+ * Requests that wait for the connection (WSM-APP-006, `waitWhileReconnecting()`): a request
  * made while no connection is established (or one drains after a GOAWAY) is held here, at most
  * `maxWaiting` at once, until the next establishment sends it, each with what is left of its
  * timeout. Its timer, its signal and the connection's close remove it unsent. It sends through
@@ -13,9 +13,7 @@ import type { RequestOptions } from '../session/stream.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { timerDelay } from '../util/delay.ts';
 import { mustBe } from '../util/describe.ts';
-
-/** Sends a request on the connection just established. */
-type SendRequest = (payload: unknown, options: RequestOptions) => Promise<unknown>;
+import type { RequestWaiter, SendRequest } from './_features.ts';
 
 /** One request held until the next establishment. */
 interface Held {
@@ -32,7 +30,7 @@ interface Held {
 }
 
 /** The requests waiting for a connection, in the order they were made. */
-export class WaitingRequests {
+export class WaitingRequests implements RequestWaiter {
   readonly #held = new Set<Held>();
   readonly #max: number;
   readonly #now: () => number;

@@ -12,17 +12,7 @@ import type { Limits } from '../session/limits.ts';
 import type { RandomDraw, Reconnect, ReconnectOptions } from './schedule.ts';
 import type { StreamResetError } from '../errors.ts';
 import type { PublishMessage, Stream } from '../session/stream.ts';
-import type {
-  ApiSpec,
-  Caller,
-  HelloOf,
-  InputOf,
-  MessageOf,
-  RouteContext,
-  RouteName,
-  Routes,
-  WelcomeOf,
-} from '../routes/api.ts';
+import type { ApiSpec, Caller, HelloOf, RouteContext, Routes, WelcomeOf } from '../routes/api.ts';
 
 /**
  * The routes a dialer serves, as {@linkcode serve} returns them: the value of `connect()`'s
@@ -136,7 +126,7 @@ export interface HeartbeatOptions {
 }
 
 /**
- * What {@linkcode ConnectOptions.onRecovered} receives for each tag a redial resumed, once the
+ * What {@linkcode DialerRecoveryOptions.onRecovered} receives for each tag a redial resumed, once the
  * acceptor replayed what the dialer missed of it.
  *
  * @example
@@ -268,7 +258,7 @@ export interface ReopenInfo {
   resubscribed: true;
 }
 
-/** Options of {@linkcode Connection.subscribe}. */
+/** Options of {@linkcode subscribe}. */
 export interface SubscribeOptions {
   /** Headers of the subscription's OPEN, captured by value. */
   headers?: Record<string, unknown> | null;
@@ -291,8 +281,8 @@ export interface SubscribeOptions {
 }
 
 /**
- * Options of a routed {@linkcode Connection.subscribe} (three arguments): those of the unrouted
- * form, with `onMessage` typed by the route's messages; `headers` must not use a reserved key.
+ * Options of a routed {@linkcode subscribe} (a route and its input): those of the unrouted form,
+ * with `onMessage` typed by the route's messages; `headers` must not use a reserved key.
  */
 export interface RouteSubscribeOptions<Message = unknown>
   extends Omit<SubscribeOptions, 'onMessage'> {
@@ -315,14 +305,14 @@ export interface RouteSubscribeOptions<Message = unknown>
 export type SubscriptionState = 'pending' | 'active' | 'refused' | 'closed';
 
 /**
- * A standing interest registered by {@linkcode Connection.subscribe}.
+ * A standing interest registered by {@linkcode subscribe}.
  *
  * @example Wait until the acceptor took it, or learn why it refused
  * ```ts ignore
- * import { connect, StreamResetError } from '@muxws/core';
+ * import { connect, StreamResetError, subscribe } from '@muxws/core';
  *
  * await using connection = await connect('wss://example.com/ws');
- * const feed = connection.subscribe({ ticker: 'ACME' }, {
+ * const feed = subscribe(connection, { ticker: 'ACME' }, {
  *   onMessage: (price) => console.log(price),
  *   onError: (error) => console.warn('feed reset', error.code),
  * });
@@ -350,6 +340,48 @@ export interface Subscription {
   readonly ready: Promise<void>;
   /** Resets the live stream with `cancel`, removes the interest, clears the dedupe window. */
   unsubscribe(): void;
+}
+
+/** Options of {@linkcode recovery}. */
+export interface DialerRecoveryOptions {
+  /**
+   * After a redial, once per tag it resumed, when the acceptor has replayed what this dialer
+   * missed of it: how many, and whether some were lost (`gap`). Only with an acceptor that
+   * keeps a `history`.
+   */
+  onRecovered?: (info: RecoveredInfo) => unknown;
+}
+
+/** What {@linkcode recovery} returns: the value of `connect()`'s `recovery` option. */
+export interface DialerRecovery {
+  /** The option it is the value of. */
+  readonly feature: 'recovery';
+}
+
+/** Options of {@linkcode waitWhileReconnecting}. */
+export interface WaitWhileReconnectingOptions {
+  /**
+   * How many requests may wait for the connection at once; one more rejects at once with
+   * `NotConnectedError`.
+   *
+   * @default {1000}
+   */
+  maxWaiting?: number;
+}
+
+/**
+ * What {@linkcode waitWhileReconnecting} returns: the value of `connect()`'s `whileReconnecting`
+ * option.
+ */
+export interface WaitWhileReconnecting {
+  /** The option it is the value of. */
+  readonly feature: 'whileReconnecting';
+}
+
+/** What {@linkcode onlineHints} returns: the value of `connect()`'s `onlineHints` option. */
+export interface OnlineHints {
+  /** The option it is the value of. */
+  readonly feature: 'onlineHints';
 }
 
 /** Options of {@linkcode Connection.opened}. */
@@ -438,30 +470,30 @@ export interface ConnectOptions<Api = ApiSpec> {
   /**
    * How long a `request()` that sets no `timeoutMs` waits for its answer, in milliseconds; `0`
    * waits as long as its stream lives. A request that waits for the connection
-   * (`whileReconnecting: 'wait'`) counts that wait toward it.
+   * (`whileReconnecting`) counts that wait toward it.
    *
    * @default {30000}
    */
   requestTimeoutMs?: number;
   /**
    * What a `request()` does while the connection is `connecting` or `reconnecting`, or drains
-   * after a GOAWAY: `reject` rejects it at once with `NotConnectedError`; `wait`
-   * holds it until the next establishment and sends it then, bounded by its timeout (on expiry
-   * it rejects with `TimeoutError` and nothing is sent) and by `maxWaiting`; aborting its signal
-   * removes it. A request already sent is never sent again: lost with its connection, it rejects
-   * with `StreamResetError` `connection_lost` (the acceptor may have processed it). `open()` is
-   * synchronous, so a stream cannot wait: it throws `NotConnectedError` in either mode.
-   *
-   * @default {'reject'}
+   * after a GOAWAY: without this option it rejects at once with `NotConnectedError`; with
+   * {@linkcode waitWhileReconnecting}'s value it waits for the next establishment.
    */
-  whileReconnecting?: 'reject' | 'wait';
+  whileReconnecting?: WaitWhileReconnecting;
   /**
-   * With `whileReconnecting: 'wait'`, how many requests may wait for the connection at once; one
-   * more rejects at once with `NotConnectedError`.
-   *
-   * @default {1000}
+   * The dialer's side of recovery, as {@linkcode recovery} makes it: each broadcast handed over
+   * at most once across reconnects, what was missed while reconnecting first (from an acceptor
+   * that keeps a `history`), and `onRecovered`. Without it, every broadcast goes to `onPublish`
+   * as it arrives and a redial resumes nothing.
    */
-  maxWaiting?: number;
+  recovery?: DialerRecovery;
+  /**
+   * Online and offline hints, as {@linkcode onlineHints} makes them: where the runtime has
+   * `navigator.onLine`, an `online` event shortens a redial wait and an `offline` event probes
+   * the heartbeat. Without it nothing is listened to.
+   */
+  onlineHints?: OnlineHints;
   /** Per-connection limits. */
   limits?: Partial<Limits>;
   /**
@@ -492,17 +524,12 @@ export interface ConnectOptions<Api = ApiSpec> {
    */
   routes?: DialerRoutes<Api>;
   /**
-   * PUBLISH frames. With an acceptor that keeps a `history`, each broadcast is handed over at
-   * most once across reconnects, and what was missed while reconnecting first. Never called for a
-   * connection before its `onOpen`, nor before the `connect()` that made it resolved.
+   * PUBLISH frames. With `recovery` and an acceptor that keeps a `history`, each broadcast is
+   * handed over at most once across reconnects, and what was missed while reconnecting first.
+   * Never called for a connection before its `onOpen`, nor before the `connect()` that made it
+   * resolved.
    */
   onPublish?: (message: PublishMessage) => unknown;
-  /**
-   * After a redial, once per tag it resumed, when the acceptor has replayed what this dialer
-   * missed of it: how many, and whether some were lost (`gap`). Only with an acceptor that
-   * keeps a `history`.
-   */
-  onRecovered?: (info: RecoveredInfo) => unknown;
   /** Every establishment. */
   onOpen?: (info: OpenInfo<WelcomeOf<Api>>) => unknown;
   /** The loss of an established connection, giving up, and `close()`. */
@@ -553,15 +580,15 @@ export type ConnectArgs<Api> = DeclaresHello<Api> extends true
 
 /**
  * A dialled connection that redials lost sockets. As a {@linkcode Caller} it opens streams,
- * sends requests and calls routes on the acceptor; it adds the standing subscriptions, the
- * state and `close()`.
+ * sends requests and calls routes on the acceptor; it adds the state and `close()`. Standing
+ * subscriptions are {@linkcode subscribe}'s, which takes the connection first.
  *
  * Callback order on a loss: every stream of the lost socket fails with `connection_lost`, then
  * `onClose`, then (when a redial is scheduled) `onReconnecting`. On establishment: standing
  * subscriptions are re-opened in registration order (each `onReopen`), then `onOpen`. The state
  * is always updated before a callback runs.
  *
- * @example Requests, a stream, and a standing subscription
+ * @example Requests and a stream
  * ```ts ignore
  * import { connect } from '@muxws/core';
  *
@@ -570,13 +597,6 @@ export type ConnectArgs<Api> = DeclaresHello<Api> extends true
  * const stream = connection.open({ op: 'upload' });
  * await stream.write('chunk');
  * await stream.end();
- * const subscription = connection.subscribe({ room: 'lobby' }, {
- *   onMessage: (message) => console.log(message),
- *   onReopen: () => console.log('resubscribed: messages may have been missed'),
- *   dedupe: { key: (message) => (message as { id: string }).id },
- * });
- * await subscription.ready;
- * subscription.unsubscribe();
  * console.log(answer, connection.state);
  * ```
  */
@@ -592,43 +612,6 @@ export interface Connection<Api = ApiSpec> extends Caller<Api>, AsyncDisposable 
    * connection closes for good, or with the signal's reason.
    */
   opened(options?: OpenedOptions): Promise<void>;
-  /**
-   * Registers a standing subscription and returns it at once, in
-   * any state but `closed`: while open its stream is opened now, otherwise at the next
-   * establishment. It is not a promise, so awaiting it gives the same subscription.
-   *
-   * @throws {TypeError} When an option has the wrong type.
-   * @throws {RangeError} When `dedupe.window` is not an integer of at least 1.
-   * @throws {ClosedError} When the connection is closed.
-   */
-  subscribe(payload: unknown, options: SubscribeOptions): Subscription;
-  /**
-   * Registers a standing subscription to a route the acceptor serves: the subscription's OPEN carries `:route`, and is re-opened on every new
-   * connection like the unrouted form's. Told apart from it by its three arguments.
-   *
-   * @example A typed feed
-   * ```ts ignore
-   * import { connect } from '@muxws/core';
-   *
-   * type Api = { ticker: { input: { symbol: string }; message: { price: number } } };
-   * await using connection = await connect<Api>('wss://example.com/ws');
-   * const feed = connection.subscribe('ticker', { symbol: 'ACME' }, {
-   *   onMessage: (tick) => console.log(tick.price),
-   * });
-   * feed.unsubscribe();
-   * ```
-   *
-   * @param route A route name: 1 to 256 characters, not starting with `:`.
-   * @param input The route's input, the OPEN's payload (captured by value).
-   * @param options As the unrouted form's, `onMessage` typed; `headers` with no reserved key.
-   * @throws {TypeError} For a bad route name or a reserved header, before anything is sent;
-   * otherwise as the unrouted form.
-   */
-  subscribe<R extends RouteName<Api>>(
-    route: R,
-    input: InputOf<Api, R>,
-    options: RouteSubscribeOptions<MessageOf<Api, R>>,
-  ): Subscription;
   /**
    * Closes for good; idempotent.
    *

@@ -647,8 +647,8 @@ export interface Caller<Api = ApiSpec> {
    * Sends a request, unrouted, and resolves with the first message of the answer. A
    * `Connection` uses its `requestTimeoutMs` when `options` sets no `timeoutMs`; while not open
    * (or after a GOAWAY) it rejects at once with `NotConnectedError`, or with
-   * `whileReconnecting: 'wait'` waits for the next establishment; once closed it rejects with
-   * `ClosedError`.
+   * `whileReconnecting: waitWhileReconnecting()` waits for the next establishment; once closed it
+   * rejects with `ClosedError`.
    *
    * @param payload The OPEN's payload.
    * @param options `headers`, `timeoutMs`, `signal`.

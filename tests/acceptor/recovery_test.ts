@@ -12,7 +12,13 @@ import {
   type History,
   memoryHistory,
 } from 'muxws/acceptor';
-import { connect, type ConnectOptions, type PublishMessage, type RecoveredInfo } from 'muxws';
+import {
+  connect,
+  type ConnectOptions,
+  type PublishMessage,
+  type RecoveredInfo,
+  recovery,
+} from 'muxws';
 import { Positions } from '../../lib/dialer/_resume.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer, type FakeSocket } from '../_socket_pair.ts';
@@ -354,7 +360,7 @@ function recording(WebSocket: never, extra: ConnectOptions = {}) {
     heartbeat: false,
     reconnect: { initialDelayMs: 100, jitter: 0 },
     onPublish: (message) => void seen.push(message),
-    onRecovered: (info) => void recovered.push(info),
+    recovery: recovery({ onRecovered: (info) => void recovered.push(info) }),
     ...extra,
   };
   return { seen, recovered, options };
@@ -392,6 +398,51 @@ test('a redialled dialer gets what it missed once, in order, then live ones, and
   assert.deepEqual(seen[0].headers, { from: 'x' }, 'reserved headers are left out');
   assert.equal(seen[1].headers, null);
   assert.deepEqual(recovered, [{ tag: 'room:a', replayed: 2, gap: false }]);
+  await connection.close();
+  await acceptor.close({ drainMs: 0 });
+});
+
+test('without recovery() a dialer resumes nothing and hands each broadcast on as it arrives, its seq shown and its reserved headers left out (WSM-API-006)', async () => {
+  using clock = fakeTime();
+  const { acceptor, sockets, server, WebSocket } = served({
+    history: memoryHistory({ now: () => 0 }),
+    onHello: (hello, peer) =>
+      void peer.tags.add(`room:${(hello.payload as { room: string }).room}`),
+  });
+  const { seen, options } = recording(WebSocket, { hello: { payload: { room: 'a' } } });
+  delete options.recovery;
+  const connecting = connect('ws://test/ws', options);
+  await clock.tickAsync(10);
+  const connection = await connecting;
+  await clock.tickAsync(10);
+  await acceptor.broadcast('room:a', 1, { headers: { from: 'x' } });
+  await clock.tickAsync(10);
+  sockets[0].close(1011, 'cut');
+  await clock.tickAsync(10);
+  await acceptor.broadcast('room:a', 2);
+  await clock.tickAsync(110);
+  assert.equal(connection.state, 'open');
+  assert.ok(!String(server.connections[1].client.sent[0]).includes(':resume'));
+  await acceptor.broadcast('room:a', 3);
+  await clock.tickAsync(10);
+  assert.deepEqual(seen.map((m) => [m.payload, m.seq]), [[1, 1], [3, 3]]);
+  assert.deepEqual(seen[0].headers, { from: 'x' }, 'reserved headers are left out');
+  const end = server.connections[1].server;
+  for (
+    const frame of [
+      [9, 't', { ':seq': 1 }, 'a'],
+      [9, 't', { ':seq': 1 }, 'a again'],
+      [9, 't', { ':seq': 9, ':position': true }, 'position'],
+      [9, 't', { ':seq': 9, ':recovered': null }, 'marker'],
+      [9, 't', { ':seq': 'x' }, 'no seq'],
+    ]
+  ) end.send(JSON.stringify(frame));
+  await clock.tickAsync(10);
+  assert.deepEqual(seen.slice(2).map((m) => [m.payload, m.seq]), [
+    ['a', 1],
+    ['a again', 1],
+    ['no seq', undefined],
+  ]);
   await connection.close();
   await acceptor.close({ drainMs: 0 });
 });
@@ -519,6 +570,7 @@ test('the dialer hands a sequence number on at most once (WSM-REC-004)', async (
     WebSocket: server.WebSocket as never,
     heartbeat: false,
     reconnect: false,
+    recovery: recovery(),
     onPublish: (message) => void seen.push(message),
   });
   const end = server.connections[0].server;

@@ -38,7 +38,7 @@ async function runBlock(code: string, name: string): Promise<string> {
 
 test('the README feed example subscribes to a route, waits for ready, and is refused an unknown symbol with not_found (WSM-APP-003 WSM-APP-004)', async () => {
   const code = await blockAfter('### A feed');
-  assert.match(code, /\.subscribe\('ticker'/);
+  assert.match(code, /subscribe\(connection, 'ticker'/);
   const stdout = await runBlock(code, 'feed');
   assert.equal(stdout.trim(), 'active 100 refused not_found');
 });

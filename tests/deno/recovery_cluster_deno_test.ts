@@ -5,7 +5,7 @@
 // while node b broadcasts, then forwards to node b, where the dialer resumes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Connection } from 'muxws';
+import { connect, type Connection, recovery } from 'muxws';
 import { type FaultProxy, startFaultProxy } from '../_fault_proxy.ts';
 import { type RedisServer, startRedis } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
@@ -168,9 +168,11 @@ async function cluster(retention: Record<string, number> = {}) {
           seq: message.seq,
         });
       },
-      onRecovered: (info) => {
-        d.recovered.push({ ...info, after: d.ns(info.tag).length });
-      },
+      recovery: recovery({
+        onRecovered: (info) => {
+          d.recovered.push({ ...info, after: d.ns(info.tag).length });
+        },
+      }),
       onClose: () => void d.closes++,
     });
     dialers.push(d);

@@ -13,6 +13,7 @@ import {
   ProtocolError,
   StreamError,
   StreamResetError,
+  subscribe,
   TimeoutError,
 } from 'muxws';
 import { encodePublish } from '../../lib/session/session.ts';
@@ -499,7 +500,7 @@ test('open() throws, request() rejects and subscribe() throws with ClosedError o
     name: 'ClosedError',
     message: 'Cannot send a request: the connection is closed',
   });
-  assert.throws(() => connection.subscribe('x', { onMessage: () => {} }), { name: 'ClosedError' });
+  assert.throws(() => subscribe(connection, 'x', { onMessage: () => {} }), { name: 'ClosedError' });
   await assert.rejects(connection.opened(), { name: 'ClosedError' });
   assert.equal(clock.countTimers(), 0);
 });

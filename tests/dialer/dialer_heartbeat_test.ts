@@ -2,7 +2,14 @@
 // socket pair (WSM-DIAL-009, WSM-DIAL-010).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type CloseInfo, connect, type ConnectOptions, jsonCodec, TimeoutError } from 'muxws';
+import {
+  type CloseInfo,
+  connect,
+  type ConnectOptions,
+  jsonCodec,
+  onlineHints,
+  TimeoutError,
+} from 'muxws';
 import { encodePublish } from '../../lib/session/session.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
@@ -200,6 +207,7 @@ test('WSM-DIAL-010 an online event while reconnecting replaces the wait with a s
   const connection = await connect(
     URL_,
     h.options({
+      onlineHints: onlineHints(),
       heartbeat: false,
       reconnect: { initialDelayMs: 10_000, maxDelayMs: 100_000 },
       serviceRestartDelayMs: 400,
@@ -229,6 +237,7 @@ test('WSM-DIAL-010 an offline event while open starts the heartbeat probe at onc
   const connection = await connect(
     URL_,
     h.options({
+      onlineHints: onlineHints(),
       heartbeat: { intervalMs: 20_000, timeoutMs: 500 },
     }),
   );
@@ -247,8 +256,23 @@ test('WSM-DIAL-010 without navigator.onLine no listener is added', async () => {
   using clock = fakeTime();
   using scope = browserScope(false);
   const h = harness();
+  const connection = await connect(
+    URL_,
+    h.options({ onlineHints: onlineHints(), heartbeat: false }),
+  );
+  assert.equal(scope.listeners, 0);
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('without the onlineHints option no listener is added, even where navigator.onLine is (WSM-API-006)', async () => {
+  using clock = fakeTime();
+  using scope = browserScope();
+  const h = harness();
   const connection = await connect(URL_, h.options({ heartbeat: false }));
   assert.equal(scope.listeners, 0);
+  scope.dispatch('offline');
+  assert.equal(h.pings(0), 0);
   await connection.close();
   assert.equal(clock.countTimers(), 0);
 });

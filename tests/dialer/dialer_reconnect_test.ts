@@ -15,6 +15,7 @@ import {
   type ReconnectingInfo,
   StreamError,
   StreamResetError,
+  subscribe,
 } from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 import { CLOSED, type FakeConnection, FakeServer } from '../_socket_pair.ts';
@@ -420,7 +421,7 @@ test('WSM-DIAL-006 WSM-STR-006 during an outage calls reject at once, streams fa
   assert.equal(connection.state, 'reconnecting');
   assert.throws(() => connection.open('x'), NotConnectedError);
   await assert.rejects(connection.request('x'), NotConnectedError);
-  const sub = connection.subscribe('x', { onMessage: () => {} });
+  const sub = subscribe(connection, 'x', { onMessage: () => {} });
   assert.equal(sub.state, 'pending');
   await clock.tickAsync(250);
   await connection.opened();

@@ -2,7 +2,14 @@
 // (WSM-SUB-001..003).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClosedError, connect, type ConnectOptions, type Stream, StreamResetError } from 'muxws';
+import {
+  ClosedError,
+  connect,
+  type ConnectOptions,
+  type Stream,
+  StreamResetError,
+  subscribe,
+} from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';
 import { FakeServer } from '../_socket_pair.ts';
@@ -42,12 +49,12 @@ test('WSM-SUB-001 subscriptions are re-opened in registration order before onOpe
   const h = harness();
   const connection = await connect(URL_, h.options());
   const got: string[] = [];
-  const subA = connection.subscribe({ room: 'a' }, {
+  const subA = subscribe(connection, { room: 'a' }, {
     headers: { v: 1 },
     onMessage: (m) => got.push(`a:${m}`),
     onReopen: (info) => h.events.push(`reopen:a:${info.resubscribed}`),
   });
-  connection.subscribe({ room: 'b' }, {
+  subscribe(connection, { room: 'b' }, {
     onMessage: (m) => got.push(`b:${m}`),
     onReopen: (info) => h.events.push(`reopen:b:${info.resubscribed}`),
   });
@@ -88,7 +95,7 @@ test('WSM-SUB-002 after a re-establishment onMessage receives nothing from the o
   const h = harness();
   const connection = await connect(URL_, h.options());
   const got: unknown[] = [];
-  connection.subscribe('feed', { onMessage: (m) => got.push(m) });
+  subscribe(connection, 'feed', { onMessage: (m) => got.push(m) });
   await clock.tickAsync(0);
   const old = h.feeds[0][0];
   // a message in flight when the connection drops is never delivered
@@ -108,7 +115,7 @@ test('WSM-SUB-003 dedupe drops keys among the last window, across reconnects', a
   const h = harness();
   const connection = await connect(URL_, h.options());
   const got: string[] = [];
-  connection.subscribe('feed', {
+  subscribe(connection, 'feed', {
     onMessage: (m) => got.push((m as { id: string }).id),
     dedupe: { key: (m) => (m as { id: string }).id, window: 2 },
   });
@@ -130,12 +137,12 @@ test('WSM-SUB-001 unsubscribe() resets the live stream with cancel and the inter
   const h = harness();
   const connection = await connect(URL_, h.options());
   const got: unknown[] = [];
-  const sub = connection.subscribe('feed', {
+  const sub = subscribe(connection, 'feed', {
     onMessage: (m) => got.push(m),
     dedupe: { key: String },
   });
   const controller = new AbortController();
-  connection.subscribe('other', { onMessage: () => {}, signal: controller.signal });
+  subscribe(connection, 'other', { onMessage: () => {}, signal: controller.signal });
   await clock.tickAsync(0);
   await h.feeds[0][0].write('x');
   await clock.tickAsync(0);
@@ -155,7 +162,7 @@ test('WSM-SUB-001 unsubscribe() resets the live stream with cancel and the inter
   assert.equal(connection.state, 'open');
   assert.equal(h.feeds[1].length, 0);
   // a fresh subscription starts with an empty window
-  connection.subscribe('feed', { onMessage: (m) => got.push(m), dedupe: { key: String } });
+  subscribe(connection, 'feed', { onMessage: (m) => got.push(m), dedupe: { key: String } });
   await clock.tickAsync(0);
   await h.feeds[1][0].write('x');
   await clock.tickAsync(0);
@@ -169,18 +176,18 @@ test('subscribe() throws TypeError or RangeError at once for bad options (WSM-SU
   const h = harness();
   const connection = await connect(URL_, h.options());
   assert.throws(
-    () => connection.subscribe('x', {} as unknown as { onMessage: () => void }),
+    () => subscribe(connection, 'x', {} as unknown as { onMessage: () => void }),
     TypeError,
   );
   assert.throws(
-    () => connection.subscribe('x', { onMessage: () => {}, onError: 1 as never }),
+    () => subscribe(connection, 'x', { onMessage: () => {}, onError: 1 as never }),
     {
       name: 'TypeError',
       message: 'Cannot subscribe as "onError" must be a function: current value is 1',
     },
   );
   assert.throws(
-    () => connection.subscribe('x', { onMessage: () => {}, dedupe: { key: String, window: 0 } }),
+    () => subscribe(connection, 'x', { onMessage: () => {}, dedupe: { key: String, window: 0 } }),
     RangeError,
   );
   await clock.tickAsync(0);
@@ -198,7 +205,7 @@ test('subscribe() while reconnecting returns a pending subscription opened at th
   assert.equal(connection.state, 'reconnecting');
   const got: unknown[] = [];
   const reopens: unknown[] = [];
-  const sub = connection.subscribe('x', {
+  const sub = subscribe(connection, 'x', {
     onMessage: (m) => got.push(m),
     onReopen: (info) => reopens.push(info),
   });
@@ -228,7 +235,7 @@ test('subscribe() after close() throws ClosedError (WSM-APP-004)', async () => {
   const h = harness();
   const connection = await connect(URL_, h.options());
   await connection.close();
-  assert.throws(() => connection.subscribe('x', { onMessage: () => {} }), ClosedError);
+  assert.throws(() => subscribe(connection, 'x', { onMessage: () => {} }), ClosedError);
   assert.equal(clock.countTimers(), 0);
 });
 
@@ -238,7 +245,7 @@ test('a subscription made after a GOAWAY waits for the redial and opens there (W
   const connection = await connect(URL_, h.options());
   h.acceptor.last.session.goAway('restart', 'deploy', 0);
   await clock.tickAsync(0);
-  const sub = connection.subscribe('late', { onMessage: () => {} });
+  const sub = subscribe(connection, 'late', { onMessage: () => {} });
   assert.equal(sub.state, 'pending');
   await clock.tickAsync(250);
   assert.equal(connection.state, 'open');
@@ -255,7 +262,7 @@ for (const code of ['not_found', 'invalid', 'unauthorized', 'forbidden']) {
     const errors: unknown[] = [];
     const connection = await connect(URL_, h.options({ onError: (e) => errors.push(e) }));
     const onErrors: unknown[] = [];
-    const sub = connection.subscribe('feed', {
+    const sub = subscribe(connection, 'feed', {
       onMessage: () => {},
       onError: (e) => onErrors.push(e),
     });
@@ -285,7 +292,7 @@ test('a reset after the first open goes to onError; another code re-opens at the
   const connection = await connect(URL_, h.options());
   const onErrors: StreamResetError[] = [];
   const reopens: unknown[] = [];
-  const sub = connection.subscribe('feed', {
+  const sub = subscribe(connection, 'feed', {
     onMessage: () => {},
     onError: (e) => onErrors.push(e),
     onReopen: (info) => reopens.push(info),
@@ -318,7 +325,7 @@ test('a loss before the first message keeps ready waiting and re-opens the subsc
   const h = harness();
   const connection = await connect(URL_, h.options());
   const onErrors: unknown[] = [];
-  const sub = connection.subscribe('feed', {
+  const sub = subscribe(connection, 'feed', {
     onMessage: () => {},
     onError: (e) => onErrors.push(e),
   });
@@ -343,9 +350,9 @@ test('ready rejects with ClosedError when unsubscribe() or close() comes first, 
   using clock = fakeTime();
   const h = harness();
   const connection = await connect(URL_, h.options());
-  const a = connection.subscribe('a', { onMessage: () => {} });
-  const b = connection.subscribe('b', { onMessage: () => {} });
-  connection.subscribe('ignored', { onMessage: () => {} });
+  const a = subscribe(connection, 'a', { onMessage: () => {} });
+  const b = subscribe(connection, 'b', { onMessage: () => {} });
+  subscribe(connection, 'ignored', { onMessage: () => {} });
   using unhandled = watchUnhandled();
   a.unsubscribe();
   assert.equal(a.state, 'closed');
@@ -365,7 +372,7 @@ test('WSM-DIAL-008 an onMessage that throws is reported to onError and later mes
   const errors: unknown[] = [];
   const connection = await connect(URL_, h.options({ onError: (e) => errors.push(e) }));
   const got: unknown[] = [];
-  connection.subscribe('feed', {
+  subscribe(connection, 'feed', {
     onMessage: (m) => {
       got.push(m);
       if (m === 1) throw new Error('bad listener');

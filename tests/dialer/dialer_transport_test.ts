@@ -19,7 +19,9 @@ import {
   type Stream,
   StreamError,
   StreamResetError,
+  subscribe,
   TimeoutError,
+  waitWhileReconnecting,
 } from 'muxws';
 import { connectOver } from '../../lib/dialer/_connection.ts';
 import { fakeTime } from '../_fake_time.ts';
@@ -400,7 +402,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const connection = await rig.connect(r.target, r.options());
       const got: string[] = [];
       for (const room of ['a', 'b']) {
-        connection.subscribe({ room }, {
+        subscribe(connection, { room }, {
           onMessage: (m) => got.push(`${room}:${m}`),
           onReopen: () => r.events.push(`reopen:${room}`),
         });
@@ -415,11 +417,14 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       await connection.close();
     });
 
-    test('with whileReconnecting wait, a request made while reconnecting is sent at the next establishment (WSM-APP-006)', async () => {
+    test('with waitWhileReconnecting(), a request made while reconnecting is sent at the next establishment (WSM-APP-006)', async () => {
       using clock = fakeTime();
       const rig = makeRig();
       const r = recorder();
-      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      const connection = await rig.connect(
+        r.target,
+        r.options({ whileReconnecting: waitWhileReconnecting() }),
+      );
       rig.drop();
       await clock.tickAsync(0);
       assert.equal(connection.state, 'reconnecting');
@@ -437,7 +442,10 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       using clock = fakeTime();
       const rig = makeRig();
       const r = recorder();
-      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      const connection = await rig.connect(
+        r.target,
+        r.options({ whileReconnecting: waitWhileReconnecting() }),
+      );
       rig.decide(() => ({ kind: 'hang' }));
       rig.drop();
       await clock.tickAsync(0);
@@ -479,7 +487,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const r = recorder();
       const connection = await rig.connect(
         r.target,
-        r.options({ whileReconnecting: 'wait', maxWaiting: 2 }),
+        r.options({ whileReconnecting: waitWhileReconnecting({ maxWaiting: 2 }) }),
       );
       rig.drop();
       await clock.tickAsync(0);
@@ -510,7 +518,10 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const rig = makeRig();
       rig.acceptor.options = { onStream: () => never() };
       const r = recorder();
-      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      const connection = await rig.connect(
+        r.target,
+        r.options({ whileReconnecting: waitWhileReconnecting() }),
+      );
       const pending = connection.request('once').catch((e) => e);
       await clock.tickAsync(0);
       rig.drop();
@@ -531,7 +542,10 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       using clock = fakeTime();
       const rig = makeRig();
       const r = recorder();
-      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      const connection = await rig.connect(
+        r.target,
+        r.options({ whileReconnecting: waitWhileReconnecting() }),
+      );
       rig.acceptor.last.session.goAway('restart', 'deploy', 0);
       await clock.tickAsync(0);
       const answer = connection.request('after');
@@ -546,7 +560,10 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       using clock = fakeTime();
       const rig = makeRig();
       const r = recorder();
-      const connection = await rig.connect(r.target, r.options({ whileReconnecting: 'wait' }));
+      const connection = await rig.connect(
+        r.target,
+        r.options({ whileReconnecting: waitWhileReconnecting() }),
+      );
       rig.drop();
       await clock.tickAsync(0);
       const waiting = connection.request('x').catch((e) => e);
@@ -600,7 +617,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       rig.drop();
       await clock.tickAsync(0);
       const got: unknown[] = [];
-      const sub = connection.subscribe('ticker', { onMessage: (m) => got.push(m) });
+      const sub = subscribe(connection, 'ticker', { onMessage: (m) => got.push(m) });
       assert.equal(sub.state, 'pending');
       await clock.tickAsync(250);
       assert.deepEqual(feeds.map((f) => f.payload), ['ticker']);

@@ -10,6 +10,7 @@ import {
   serve,
   type StandardSchemaV1,
   StreamResetError,
+  subscribe,
 } from 'muxws';
 import { Acceptor, type AcceptorOptions, type Peer } from 'muxws/acceptor';
 import { FakeServer } from '../_socket_pair.ts';
@@ -180,7 +181,7 @@ test('a routed subscribe() receives the messages of the route it names (WSM-APP-
   const p = await pair({ routes: { ticker: ticker(2) } });
   try {
     const got: number[] = [];
-    const subscription = p.connection.subscribe('ticker', { symbol: 'ACME' }, {
+    const subscription = subscribe(p.connection, 'ticker', { symbol: 'ACME' }, {
       onMessage: (message) => got.push(message.n),
     });
     await subscription.ready;
@@ -218,7 +219,7 @@ test('a routed subscribe() naming a route with no handler is refused with not_fo
   const p = await pair({ routes: { ticker: ticker(1) } });
   try {
     const got: unknown[] = [];
-    const subscription = p.connection.subscribe('missing', { symbol: 'ACME' }, {
+    const subscription = subscribe(p.connection, 'missing', { symbol: 'ACME' }, {
       onMessage: (message) => got.push(message),
     });
     const refusal = await subscription.ready.then(() => undefined, (error: unknown) => error);
@@ -303,7 +304,7 @@ test('a reserved header or a bad route name passed by the application is a TypeE
     });
     assert.throws(() => p.connection.stream('chat.say', { text: 'x' }, reserved), TypeError);
     assert.throws(
-      () => p.connection.subscribe('ticker', { symbol: 'ACME' }, { onMessage() {}, ...reserved }),
+      () => subscribe(p.connection, 'ticker', { symbol: 'ACME' }, { onMessage() {}, ...reserved }),
       TypeError,
     );
     await assert.rejects(p.peers[0].call('client.locale', { fallback: 'x' }, reserved), TypeError);

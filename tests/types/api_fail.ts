@@ -2,7 +2,7 @@
 // What must NOT type-check, end to end: each wrong use sits on the line after a
 // `@ts-expect-error`, so this file checks only while every one of them is an error.
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
-import { connect, serve, type Caller } from 'muxws';
+import { type Caller, connect, onlineHints, serve, subscribe } from 'muxws';
 import { Acceptor, type Peer } from 'muxws/acceptor';
 
 type Api = {
@@ -24,7 +24,7 @@ export async function dialer(): Promise<void> {
   // @ts-expect-error the reserved hello key is not a route
   await connection.call(':hello', { room: 'lobby' });
   // @ts-expect-error a ticker message has no `symbol`
-  connection.subscribe('ticker', { symbol: 'A' }, { onMessage: (tick) => tick.symbol });
+  subscribe(connection, 'ticker', { symbol: 'A' }, { onMessage: (tick) => tick.symbol });
   // @ts-expect-error the input of ticker has a `symbol`
   connection.stream('ticker', { sym: 'A' });
   // @ts-expect-error a ticker message read from its stream has no `symbol`
@@ -37,6 +37,16 @@ export async function dialer(): Promise<void> {
   await connect<Api>('wss://example.com/ws', { routes: serve({ 'client.locale': () => 1 }) });
   // @ts-expect-error routes are what serve() returns, not a plain object
   await connect<Api>('wss://example.com/ws', { routes: { 'client.locale': () => 'en' } });
+  // @ts-expect-error a standing subscription is subscribe(connection, …), imported by name
+  connection.subscribe('ticker', { symbol: 'A' }, { onMessage: () => {} });
+  // @ts-expect-error a routed subscription's input is typed: ticker has a `symbol`
+  subscribe(connection, 'ticker', { sym: 'A' }, { onMessage: () => {} });
+  // @ts-expect-error waiting while reconnecting is waitWhileReconnecting(), imported by name
+  await connect('wss://example.com/ws', { whileReconnecting: 'wait' });
+  // @ts-expect-error onRecovered is an option of recovery(), imported by name
+  await connect('wss://example.com/ws', { onRecovered: () => {} });
+  // @ts-expect-error the recovery option is what recovery() returns
+  await connect('wss://example.com/ws', { recovery: onlineHints() });
 }
 
 export const wrongOutput = new Acceptor<Api, PeerData>({

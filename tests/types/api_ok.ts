@@ -1,7 +1,17 @@
 // What must type-check: both sides typed end to end from one Api, through `connect<Api>()` and
 // `new Acceptor<Api, PeerData>()`. Checked by tests/types_test.ts with `deno check`; nothing
 // here runs.
-import { type Caller, connect, type Connection, serve, type Stream } from 'muxws';
+import {
+  type Caller,
+  connect,
+  type Connection,
+  onlineHints,
+  recovery,
+  serve,
+  type Stream,
+  subscribe,
+  waitWhileReconnecting,
+} from 'muxws';
 import { Acceptor, type Peer } from 'muxws/acceptor';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
@@ -35,14 +45,21 @@ export async function dialer(): Promise<void> {
   expectType<Equal<typeof feed, Stream<Price>>>();
   for await (const tick of feed) tick.price.toFixed(2);
   feed.reset('cancel');
-  const subscription = await connection.subscribe('ticker', { symbol: 'ACME' }, {
+  const subscription = await subscribe(connection, 'ticker', { symbol: 'ACME' }, {
     onMessage: (tick) => tick.price.toFixed(2),
   });
   subscription.unsubscribe();
   // The unrouted forms keep working, untyped.
   const answer = await connection.request({ op: 'time' });
   expectType<Equal<typeof answer, unknown>>();
-  await connection.subscribe({ room: 'lobby' }, { onMessage: (message) => message });
+  await subscribe(connection, { room: 'lobby' }, { onMessage: (message) => message });
+  // The features imported by name are option values.
+  await connect<Api>('wss://example.com/ws', {
+    hello: { payload: { room: 'lobby' } },
+    recovery: recovery({ onRecovered: ({ tag, replayed, gap }) => `${tag} ${replayed} ${gap}` }),
+    whileReconnecting: waitWhileReconnecting({ maxWaiting: 100 }),
+    onlineHints: onlineHints(),
+  });
 
   // Untyped code is unchanged: every part unknown.
   const plain = await connect('wss://example.com/ws');
