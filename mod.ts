@@ -37,6 +37,7 @@
  * @module
  */
 export type * from './lib/routes/api.ts';
+export { type Tracked, tracked } from './lib/routes/tracked.ts';
 export * from './lib/wire/codec.ts';
 export * from './lib/dialer/dialer.ts';
 export * from './lib/errors.ts';

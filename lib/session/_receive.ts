@@ -208,7 +208,7 @@ export class Receiver extends SessionStreams {
           this.#decodeReset(stream, `its payload nests deeper than ${limits.maxDepth}`);
           return;
         }
-        if (!control.data(stream, frame[3], units, hasEnd(frame[2]))) {
+        if (!control.data(stream, frame[3], units, hasEnd(frame[2]), frame[4])) {
           this.malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
         }
         return;

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Codec } from '../wire/codec.ts';
+import { EVENT_ID, isEventId } from '../wire/reserved.ts';
 import { StreamError, StreamResetError, type TimeoutError } from '../errors.ts';
 import { type ProvokedResetCode, ResetCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
@@ -154,8 +155,17 @@ export interface StreamHost {
  * @internal
  */
 interface StreamControl {
-  /** DATA arrived; false when it breaks the protocol (after END). */
-  data(stream: Stream, value: unknown, size: number, end: boolean): boolean;
+  /**
+   * DATA arrived, with its optional trailing headers; false when it breaks the protocol (after
+   * END).
+   */
+  data(
+    stream: Stream,
+    value: unknown,
+    size: number,
+    end: boolean,
+    headers?: Record<string, unknown> | null,
+  ): boolean;
   /** END arrived; false when it breaks the protocol (a second END). */
   end(stream: Stream): boolean;
   /** RESET arrived. */
@@ -183,6 +193,24 @@ interface StreamControl {
   cancelUnsent(stream: Stream): void;
   /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
   markHello(stream: Stream): void;
+  /**
+   * Sends one message as `write()` does, with `headers` as its DATA's trailing headers (a
+   * tracked message's `:id`).
+   */
+  write(stream: Stream, value: unknown, headers: Record<string, unknown>): Promise<void>;
+  /**
+   * From now on each message the stream's reader takes is a {@linkcode Received}: for a reader
+   * muxws owns (a standing subscription), which needs each message's `:id`.
+   */
+  readIds(stream: Stream): void;
+}
+
+/** A message with the id its DATA carried, as a stream given to `control.readIds()` reads it. */
+export interface Received {
+  /** The message. */
+  readonly value: unknown;
+  /** Its DATA's `:id` header when that is an event id; else undefined. */
+  readonly id: string | undefined;
 }
 
 /** Filled in by the static block of {@linkcode Stream}. @internal */
@@ -279,6 +307,8 @@ export class Stream<R = unknown, W = unknown> {
   /** The request's timeout, when that is what failed the stream: the reason `signal` gives. */
   #timeout: TimeoutError | undefined;
   #isHello = false;
+  /** Each message read is a {@linkcode Received}: see `control.readIds()`. */
+  #readIds = false;
 
   /**
    * Made by the session; applications get streams from `open()` and `onStream`.
@@ -365,6 +395,10 @@ export class Stream<R = unknown, W = unknown> {
    * {@linkcode StreamResetError} once the stream is reset or lost.
    */
   write(value: W): Promise<void> {
+    return this.#write(value, undefined);
+  }
+
+  #write(value: unknown, headers: Record<string, unknown> | undefined): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#sendEnded) {
       return Promise.reject(
@@ -373,7 +407,7 @@ export class Stream<R = unknown, W = unknown> {
     }
     let data: string | Uint8Array;
     try {
-      data = encodeData(this.#host, this.id, 0, value, 'of write()');
+      data = encodeData(this.#host, this.id, 0, value, 'of write()', headers);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -544,7 +578,12 @@ export class Stream<R = unknown, W = unknown> {
     this.#window = INITIAL_WINDOW;
   }
 
-  #onData(value: unknown, units: number, end: boolean): boolean {
+  #onData(
+    value: unknown,
+    units: number,
+    end: boolean,
+    headers: Record<string, unknown> | null | undefined,
+  ): boolean {
     if (this.#recvEnded) return false;
     if (this.#recvAllowed <= 0) {
       const message = "More data arrived than the stream's credit allows";
@@ -560,6 +599,10 @@ export class Stream<R = unknown, W = unknown> {
     }
     this.#recvAllowed -= units;
     if (end) this.#recvEnded = true;
+    if (this.#readIds) {
+      const id = headers?.[EVENT_ID];
+      value = { value, id: isEventId(id) ? id : undefined } satisfies Received;
+    }
     if (!this.#discard) this.#readQueue().put(value, units);
     else {
       this.#consume(units);
@@ -697,7 +740,8 @@ export class Stream<R = unknown, W = unknown> {
   }
 
   static {
-    control.data = (stream, value, units, end) => stream.#onData(value, units, end);
+    control.data = (stream, value, units, end, headers) =>
+      stream.#onData(value, units, end, headers);
     control.end = (stream) => stream.#onEnd();
     control.reset = (stream, code, message) =>
       stream.#fail(resetError(stream.id, code, message, true), undefined, '', true);
@@ -715,6 +759,10 @@ export class Stream<R = unknown, W = unknown> {
     control.fail = (stream, code, message) => stream.#reset(code, message, true);
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
+    control.write = (stream, value, headers) => stream.#write(value, headers);
+    control.readIds = (stream) => {
+      stream.#readIds = true;
+    };
     control.markHello = (stream) => {
       stream.#isHello = true;
     };
@@ -732,11 +780,15 @@ function encodeData(
   flags: number,
   value: unknown,
   operation: string,
+  headers?: Record<string, unknown>,
 ): string | Uint8Array {
   const codec = host.codec;
   let data: string | Uint8Array;
   try {
-    data = codec.encode([DATA, id, flags, value]);
+    // The headers element is left out when there are none: the common DATA stays as it was.
+    data = codec.encode(
+      headers === undefined ? [DATA, id, flags, value] : [DATA, id, flags, value, headers],
+    );
   } catch (error) {
     const returned = operation === RETURNED;
     throw encodeError(

@@ -15,11 +15,17 @@ import { ProtocolError, RESET_CODE_PATTERN } from '../errors.ts';
 
 /** OPEN `[1, id, flags, headers, payload]`. Either side opens stream `id` (its own parity). */
 export const OPEN = 1;
-/** DATA `[2, id, flags, payload]`. One message on a stream; costs credit. */
+/**
+ * DATA `[2, id, flags, payload, headers?]`. One message on a stream; costs credit. The trailing
+ * headers element is optional (omitted when there are none).
+ */
 export const DATA = 2;
 /** END `[3, id]`. The sender's direction of the stream ends. */
 export const END = 3;
-/** RESET `[4, id, code, message]`. Aborts the stream in both directions. */
+/**
+ * RESET `[4, id, code, message, headers?]`. Aborts the stream in both directions. The trailing
+ * headers element is optional (omitted when there are none).
+ */
 export const RESET = 4;
 /** CREDIT `[5, id, units]`. The receiver lets the sender send `units` more on `id`. */
 export const CREDIT = 5;
@@ -70,7 +76,7 @@ export const FRAMES: readonly FrameKind[] = /* @__PURE__ */ Object.freeze([
   {
     code: DATA,
     name: 'DATA',
-    layout: '[2, id, flags, payload]',
+    layout: '[2, id, flags, payload, headers?]',
     sender: 'either side, while its credit on the stream is positive',
     receiver:
       "queues the payload for the stream's reader, charging its length to the window (beyond window and one overshooting message: RESET flow); FLAG_END ends the sender's direction",
@@ -85,10 +91,10 @@ export const FRAMES: readonly FrameKind[] = /* @__PURE__ */ Object.freeze([
   {
     code: RESET,
     name: 'RESET',
-    layout: '[4, id, code, message]',
+    layout: '[4, id, code, message, headers?]',
     sender: 'either side; code matches ^[a-z][a-z0-9_.-]{0,63}$',
     receiver:
-      'fails every pending read, write and request of the stream with StreamResetError { code, remote: true }',
+      'fails every pending read, write and request of the stream with StreamResetError { code, remote: true, issues } (issues from the reserved :issues header)',
   },
   {
     code: CREDIT,
@@ -139,11 +145,23 @@ type OpenFrame = [
   payload: unknown,
 ];
 /** DATA as decoded. */
-type DataFrame = [kind: 2, id: number, flags: number, payload: unknown];
+type DataFrame = [
+  kind: 2,
+  id: number,
+  flags: number,
+  payload: unknown,
+  headers?: Record<string, unknown> | null,
+];
 /** END as decoded. */
 type EndFrame = [kind: 3, id: number];
 /** RESET as decoded. */
-type ResetFrame = [kind: 4, id: number, code: string, message: string];
+type ResetFrame = [
+  kind: 4,
+  id: number,
+  code: string,
+  message: string,
+  headers?: Record<string, unknown> | null,
+];
 /** CREDIT as decoded. */
 type CreditFrame = [kind: 5, id: number, units: number];
 /** PING as decoded. */
@@ -180,7 +198,15 @@ type Frame =
 /** A message that is not a valid frame (WSM-WIRE-007). */
 export class FrameError extends ProtocolError {}
 
+/**
+ * The elements every frame of each kind must have (WSM-API-008): a receiver ignores the elements
+ * after the last one it knows, so a later version can add one without a new subprotocol. DATA and
+ * RESET know one more, their optional trailing headers ({@linkcode OPTIONAL_HEADERS}).
+ */
 const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
+
+/** The index of the optional trailing headers of DATA and RESET. */
+const OPTIONAL_HEADERS = 4;
 
 /**
  * True for a stream id (WSM-WIRE-004): a positive safe integer. The one check of an id's form,
@@ -220,8 +246,9 @@ function fail(what: string, value: unknown): never {
 }
 
 /**
- * Checks that `value` has the shape of a frame (kind, length and every field's type) and returns
- * it typed. Stream-state checks (parity, ids seen) are the session's.
+ * Checks that `value` has the shape of a frame (kind, at least its kind's elements, and the type
+ * of every element it knows) and returns it typed; elements after the last one it knows are
+ * ignored. Stream-state checks (parity, ids seen) are the session's.
  *
  * @throws {FrameError} When it is not a frame; never anything else.
  */
@@ -232,8 +259,9 @@ export function parseFrame(value: unknown): Frame {
     if (typeof kind !== 'number' || !(kind >= 1 && kind <= 9) || !Number.isInteger(kind)) {
       fail('expected a kind from 1 to 9', kind);
     }
-    if (value.length !== LENGTHS[kind]) {
-      fail(`expected ${LENGTHS[kind]} elements for kind ${kind}`, value.length);
+    // Elements after the last one this side knows are ignored (the growth rule).
+    if (value.length < LENGTHS[kind]) {
+      fail(`expected at least ${LENGTHS[kind]} elements for kind ${kind}`, value.length);
     }
     // the kinds up to CREDIT name a stream first; OPEN and DATA then carry flags
     if (kind <= CREDIT && !isStreamId(value[1])) {
@@ -249,10 +277,16 @@ export function parseFrame(value: unknown): Frame {
         break;
       case DATA:
         if (hasHello(value[2])) fail('expected no HELLO flag on DATA', value[2]);
+        if (!optionalHeaders(value)) {
+          fail('expected headers as an object or null', value[OPTIONAL_HEADERS]);
+        }
         break;
       case RESET:
         if (!isResetCode(value[2])) fail('expected a reset code', value[2]);
         if (typeof value[3] !== 'string') fail('expected a reset message string', value[3]);
+        if (!optionalHeaders(value)) {
+          fail('expected headers as an object or null', value[OPTIONAL_HEADERS]);
+        }
         break;
       case CREDIT:
         if (!isCount(value[2]) || value[2] === 0) {
@@ -275,6 +309,11 @@ export function parseFrame(value: unknown): Frame {
     if (error instanceof FrameError) throw error;
     throw new FrameError('Malformed frame: it could not be inspected', { cause: error });
   }
+}
+
+/** True when a DATA or RESET has no trailing headers, or headers of the right type. */
+function optionalHeaders(frame: unknown[]): boolean {
+  return frame.length <= OPTIONAL_HEADERS || isHeaders(frame[OPTIONAL_HEADERS]);
 }
 
 function isCount(value: unknown): value is number {

@@ -54,7 +54,7 @@ for (const codec of codecs) {
       [1.5],
       ['1'],
       [1, 2, 0, null], // OPEN too short
-      [1, 2, 0, null, 'p', 'extra'],
+      [1, 2, 0, 7, 'p', 'later'], // headers mistyped; the trailing element changes nothing
       [1, 0, 0, null, 'p'],
       [1, -2, 0, null, 'p'],
       [1, 2.5, 0, null, 'p'],
@@ -66,7 +66,7 @@ for (const codec of codecs) {
       [1, 2, 0, 'h', 'p'],
       [2, 2, 0],
       [2, 0, 0, 'p'],
-      [3, 2, 0],
+      [3],
       [3, null],
       [4, 2, 'Bad', ''],
       [4, 2, 'ok', 5],
@@ -74,8 +74,8 @@ for (const codec of codecs) {
       [5, 2, 0],
       [5, 2, -1],
       [5, 2, 1.5],
-      [6, 1],
-      [7, 1],
+      [2, 2, 0, 'p', 'not headers'], // DATA's optional headers mistyped
+      [4, 2, 'ok', '', []], // RESET's optional headers mistyped
       [8, -1, 'restart', '', 0],
       [8, 0, 'restart', '', -1],
       [8, 0, 'RESTART', '', 0],
