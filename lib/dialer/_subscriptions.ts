@@ -24,7 +24,8 @@ import type {
   SubscriptionState,
 } from './dialer_types.ts';
 import { ClosedError, StreamResetError } from '../errors.ts';
-import { control, type OpenOptions, type Received, type Stream } from '../session/stream.ts';
+import type { OpenOptions, Stream } from '../session/stream.ts';
+import { readIds, Received } from '../session/stream_reads.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { callContained, type Report } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
@@ -209,7 +210,7 @@ class LiveSubscription implements Subscription {
       return true;
     }
     if (stream === undefined) return false;
-    control.readIds(stream);
+    readIds(stream);
     this.#stream = stream;
     this.#state = 'pending';
     void this.#pump(stream);
@@ -258,14 +259,16 @@ class LiveSubscription implements Subscription {
 
   async #pump(stream: Stream): Promise<void> {
     try {
-      for await (const received of stream) {
+      for await (let message of stream) {
         if (this.#stream !== stream) return;
         if (this.#state === 'pending') {
           this.#state = 'active';
           this.#settle?.();
         }
-        const { value: message, id } = received as Received;
-        if (id !== undefined) this.#lastEventId = id;
+        if (message instanceof Received) {
+          if (message.id !== undefined) this.#lastEventId = message.id;
+          message = message.value;
+        }
         if (this.#dedupe !== undefined && this.#seen(message)) continue;
         callContained(this.#host.report, this.#options.onMessage, message);
       }

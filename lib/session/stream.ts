@@ -8,24 +8,14 @@
  * @module
  */
 import type { Codec } from '../wire/codec.ts';
-import { EVENT_ID, isEventId } from '../wire/reserved.ts';
 import { StreamError, StreamResetError, type TimeoutError } from '../errors.ts';
 import { type ProvokedResetCode, ResetCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
-import {
-  CREDIT,
-  DATA,
-  END,
-  FLAG_END,
-  INITIAL_WINDOW,
-  isResetCode,
-  overLimit,
-  RESET,
-} from '../wire/frame.ts';
+import { CREDIT, END, FLAG_END, INITIAL_WINDOW, isResetCode, RESET } from '../wire/frame.ts';
 import { PendingRequest, type RequestDeadlines } from './_request.ts';
 import { DONE_PROMISE, iteratorOf, readableOf, ReadQueue } from './stream_reads.ts';
 import { type Write, WriteQueue } from './_stream_writes.ts';
-import { encodeError } from '../util/value_path.ts';
+import { encodeData, RETURNED } from './_encode_data.ts';
 
 /**
  * Options of `open()`.
@@ -155,17 +145,8 @@ export interface StreamHost {
  * @internal
  */
 interface StreamControl {
-  /**
-   * DATA arrived, with its optional trailing headers; false when it breaks the protocol (after
-   * END).
-   */
-  data(
-    stream: Stream,
-    value: unknown,
-    size: number,
-    end: boolean,
-    headers?: Record<string, unknown> | null,
-  ): boolean;
+  /** DATA arrived; false when it breaks the protocol (after END). */
+  data(stream: Stream, value: unknown, size: number, end: boolean): boolean;
   /** END arrived; false when it breaks the protocol (a second END). */
   end(stream: Stream): boolean;
   /** RESET arrived. */
@@ -193,24 +174,8 @@ interface StreamControl {
   cancelUnsent(stream: Stream): void;
   /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
   markHello(stream: Stream): void;
-  /**
-   * Sends one message as `write()` does, with `headers` as its DATA's trailing headers (a
-   * tracked message's `:id`).
-   */
+  /** Sends one message as `write()` does, with `headers` as its DATA's trailing headers. */
   write(stream: Stream, value: unknown, headers: Record<string, unknown>): Promise<void>;
-  /**
-   * From now on each message the stream's reader takes is a {@linkcode Received}: for a reader
-   * muxws owns (a standing subscription), which needs each message's `:id`.
-   */
-  readIds(stream: Stream): void;
-}
-
-/** A message with the id its DATA carried, as a stream given to `control.readIds()` reads it. */
-export interface Received {
-  /** The message. */
-  readonly value: unknown;
-  /** Its DATA's `:id` header when that is an event id; else undefined. */
-  readonly id: string | undefined;
 }
 
 /** Filled in by the static block of {@linkcode Stream}. @internal */
@@ -223,7 +188,6 @@ const MAX_WINDOW = 256 * 1024;
 const GROW_WITHIN_MS = 1000;
 const RESOLVED: Promise<void> = Promise.resolve();
 const GENERIC_HANDLER_MESSAGE = 'The stream handler failed';
-const RETURNED = "handler's returned value";
 
 function noop(): void {}
 
@@ -307,8 +271,6 @@ export class Stream<R = unknown, W = unknown> {
   /** The request's timeout, when that is what failed the stream: the reason `signal` gives. */
   #timeout: TimeoutError | undefined;
   #isHello = false;
-  /** Each message read is a {@linkcode Received}: see `control.readIds()`. */
-  #readIds = false;
 
   /**
    * Made by the session; applications get streams from `open()` and `onStream`.
@@ -395,10 +357,10 @@ export class Stream<R = unknown, W = unknown> {
    * {@linkcode StreamResetError} once the stream is reset or lost.
    */
   write(value: W): Promise<void> {
-    return this.#write(value, undefined);
+    return this.#write(value);
   }
 
-  #write(value: unknown, headers: Record<string, unknown> | undefined): Promise<void> {
+  #write(value: unknown, headers?: Record<string, unknown>): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#sendEnded) {
       return Promise.reject(
@@ -578,31 +540,16 @@ export class Stream<R = unknown, W = unknown> {
     this.#window = INITIAL_WINDOW;
   }
 
-  #onData(
-    value: unknown,
-    units: number,
-    end: boolean,
-    headers: Record<string, unknown> | null | undefined,
-  ): boolean {
+  #onData(value: unknown, units: number, end: boolean): boolean {
     if (this.#recvEnded) return false;
     if (this.#recvAllowed <= 0) {
-      const message = "More data arrived than the stream's credit allows";
-      this.#host.report(
-        new StreamResetError(`Stream ${this.id}: ${message}`, {
-          code: ResetCode.Flow,
-          remote: false,
-        }),
-      );
+      this.#host.report(overCredit(this.id));
       // Provoked by the other side: counts toward maxResetRate (MadeYouReset, CVE-2025-8671).
-      this.#reset(ResetCode.Flow, message, true);
+      this.#reset(ResetCode.Flow, OVER_CREDIT, true);
       return true;
     }
     this.#recvAllowed -= units;
     if (end) this.#recvEnded = true;
-    if (this.#readIds) {
-      const id = headers?.[EVENT_ID];
-      value = { value, id: isEventId(id) ? id : undefined } satisfies Received;
-    }
     if (!this.#discard) this.#readQueue().put(value, units);
     else {
       this.#consume(units);
@@ -740,8 +687,7 @@ export class Stream<R = unknown, W = unknown> {
   }
 
   static {
-    control.data = (stream, value, units, end, headers) =>
-      stream.#onData(value, units, end, headers);
+    control.data = (stream, value, units, end) => stream.#onData(value, units, end);
     control.end = (stream) => stream.#onEnd();
     control.reset = (stream, code, message) =>
       stream.#fail(resetError(stream.id, code, message, true), undefined, '', true);
@@ -760,50 +706,21 @@ export class Stream<R = unknown, W = unknown> {
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
     control.write = (stream, value, headers) => stream.#write(value, headers);
-    control.readIds = (stream) => {
-      stream.#readIds = true;
-    };
     control.markHello = (stream) => {
       stream.#isHello = true;
     };
   }
 }
 
-/**
- * Encodes one DATA frame of stream `id` carrying `value`. `operation` names what sent it in an
- * encode error: `of write()` gives `Cannot encode the payload of write() on stream 3: BigInt at
- * .n`; a handler's returned value gives `Cannot encode the handler's returned value on stream 2: …`.
- */
-function encodeData(
-  host: StreamHost,
-  id: number,
-  flags: number,
-  value: unknown,
-  operation: string,
-  headers?: Record<string, unknown>,
-): string | Uint8Array {
-  const codec = host.codec;
-  let data: string | Uint8Array;
-  try {
-    // The headers element is left out when there are none: the common DATA stays as it was.
-    data = codec.encode(
-      headers === undefined ? [DATA, id, flags, value] : [DATA, id, flags, value, headers],
-    );
-  } catch (error) {
-    const returned = operation === RETURNED;
-    throw encodeError(
-      (frame) => codec.encode(frame),
-      returned ? `on stream ${id}` : `${operation} on stream ${id}`,
-      [[returned ? RETURNED : 'payload', value]],
-      error,
-    );
-  }
-  if (overLimit(data, host.maxMessageBytes)) {
-    throw new RangeError(
-      `Cannot send a message on stream ${id} as it is larger than limits.maxMessageBytes (${host.maxMessageBytes})`,
-    );
-  }
-  return data;
+/** Why a stream is reset with `flow` when DATA arrives beyond its credit. */
+const OVER_CREDIT = "More data arrived than the stream's credit allows";
+
+/** What a stream reports when DATA arrives beyond its credit, before resetting it with `flow`. */
+function overCredit(id: number): StreamResetError {
+  return new StreamResetError(`Stream ${id}: ${OVER_CREDIT}`, {
+    code: ResetCode.Flow,
+    remote: false,
+  });
 }
 
 /** What a dialer that sent no hello reads when the acceptor requires one. */

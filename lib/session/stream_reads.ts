@@ -13,6 +13,7 @@
  * @module
  */
 import { advance } from './_queue_head.ts';
+import { EVENT_ID, isEventId } from '../wire/reserved.ts';
 
 /** A read waiting for the next message. */
 interface Reader {
@@ -126,4 +127,44 @@ export function iteratorOf<T>(
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
+}
+
+/**
+ * A message with the id its DATA carried (WSM-API-005), as a reader muxws owns (a standing
+ * subscription) takes it from a stream given to {@linkcode readIds}.
+ */
+export class Received {
+  /** The message. */
+  readonly value: unknown;
+  /** Its DATA's `:id` header when that is an event id (`isEventId()`); else undefined. */
+  readonly id: string | undefined;
+
+  constructor(value: unknown, id: unknown) {
+    this.value = value;
+    this.id = isEventId(id) ? id : undefined;
+  }
+}
+
+/** The streams whose reader takes each message that has headers as a {@linkcode Received}. */
+const idReaders = new WeakSet<object>();
+
+/**
+ * From now on `stream`'s reader takes each message whose DATA has headers as a
+ * {@linkcode Received} (with its `:id`), and any other as it is: for a reader muxws owns, never
+ * an application's.
+ */
+export function readIds(stream: object): void {
+  idReaders.add(stream);
+}
+
+/**
+ * What `stream`'s reader takes of a DATA carrying `value` and `headers` (its optional trailing
+ * element): `value`, or a {@linkcode Received} when the stream was given to {@linkcode readIds}.
+ */
+export function readValue(
+  stream: object,
+  value: unknown,
+  headers: Readonly<Record<string, unknown>> | null | undefined,
+): unknown {
+  return headers == null || !idReaders.has(stream) ? value : new Received(value, headers[EVENT_ID]);
 }
