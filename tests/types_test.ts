@@ -40,14 +40,21 @@ test("a routed stream reads the route's replies and writes its uploads, on both 
   assert.equal(status, 0, output);
 });
 
+test("a route's generator yields tracked messages of its type and reads ctx.lastEventId (WSM-API-005)", () => {
+  const { status, output } = denoCheck('tests/types/tracked_ok.ts', 'tests/types/tracked_fail.ts');
+  assert.equal(status, 0, output);
+});
+
 for (
   const [name, rules] of [
     ['routes', 'the route types'],
     ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>'],
     ['uploads', 'the types of a routed stream'],
+    ['tracked', 'the types of tracked messages'],
   ] as const
 ) {
-  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)`, () => {
+  const rule = name === 'tracked' ? 'WSM-API-005' : 'WSM-APP-003';
+  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (${rule})`, () => {
     const source = readFileSync(join(root, 'tests', 'types', `${name}_fail.ts`), 'utf8');
     const lines = source.split('\n');
     const marked: number[] = [];
