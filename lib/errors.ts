@@ -13,6 +13,9 @@
  * @module
  */
 import { describe } from './util/describe.ts';
+import { type Issue, NO_ISSUES, readIssues } from './util/issues.ts';
+
+export type { Issue } from './util/issues.ts';
 
 /** The pattern every reset code matches. */
 export const RESET_CODE_PATTERN: RegExp = /^[a-z][a-z0-9_.-]{0,63}$/;
@@ -109,6 +112,8 @@ export class NotConnectedError extends MuxwsError {
 export interface HelloRejectedErrorOptions extends MuxwsErrorOptions {
   /** The reset code the acceptor answered the hello with, e.g. `unauthorized`. */
   code: string;
+  /** What the acceptor's check found wrong in the hello, when it refused it with them. @default {[]} */
+  issues?: readonly Issue[];
 }
 
 /**
@@ -131,16 +136,22 @@ export class HelloRejectedError extends MuxwsError {
   override name: string = 'HelloRejectedError';
   /** The reset code the acceptor answered the hello with. */
   readonly code: string;
+  /**
+   * What the acceptor's check found wrong in the hello (`{ path, message }` each), when it
+   * refused it with them (`invalid`); empty otherwise.
+   */
+  readonly issues: readonly Issue[];
 
   /**
    * Creates the error.
    *
    * @param message What failed, including the reset's own message.
-   * @param options `code`: the reset code; `cause`: what caused it.
+   * @param options `code`: the reset code; `issues`: what was wrong; `cause`: what caused it.
    */
   constructor(message: string, options: HelloRejectedErrorOptions) {
     super(message, options);
     this.code = options.code;
+    this.issues = options.issues ?? NO_ISSUES;
   }
 }
 
@@ -150,6 +161,8 @@ export interface StreamResetErrorOptions extends MuxwsErrorOptions {
   code: string;
   /** True when the other side sent the RESET; false when this side reset or lost the stream. */
   remote: boolean;
+  /** What a schema found wrong, for an `invalid` reset that carried them. @default {[]} */
+  issues?: readonly Issue[];
 }
 
 /**
@@ -176,24 +189,48 @@ export class StreamResetError extends MuxwsError {
   readonly code: string;
   /** True when the other side sent the RESET. */
   readonly remote: boolean;
+  /**
+   * What the other side's schema found wrong (`{ path, message }` each, the path as keys from
+   * the value's root), when the reset carried them: an `invalid` reset of a route whose `input`
+   * or `upload` schema refused the value. Empty for every other reset, and from a peer that sends
+   * none. At most 16, each message at most 256 characters, each path at most 32 keys.
+   */
+  readonly issues: readonly Issue[];
 
   /**
    * Creates the error.
    *
    * @param message What happened to which stream.
-   * @param options `code`, `remote` and `cause`.
+   * @param options `code`, `remote`, `issues` and `cause`.
    */
   constructor(message: string, options: StreamResetErrorOptions) {
     super(message, options);
     this.code = options.code;
     this.remote = options.remote;
+    this.issues = options.issues ?? NO_ISSUES;
   }
+}
+
+/** Options of {@linkcode StreamError}. */
+export interface StreamErrorOptions extends MuxwsErrorOptions {
+  /**
+   * What a schema found wrong, sent with the reset for the other side to read as `issues`: a
+   * Standard Schema's `issues` as they are, or `{ path, message }` objects. Kept bounded (16
+   * issues, messages of 256 characters, paths of 32 keys); an entry of another shape is left
+   * out.
+   *
+   * @default {[]}
+   */
+  issues?: ReadonlyArray<{
+    readonly message: string;
+    readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+  }>;
 }
 
 /**
  * Thrown by a stream handler to reset its stream with a chosen code and message, which are sent
- * to the other side as they are. Any other error a handler throws resets the stream
- * with `internal` and a generic message.
+ * to the other side as they are, with its `issues` when it has some. Any other error a handler
+ * throws resets the stream with `internal` and a generic message.
  *
  * @example
  * ```ts
@@ -209,16 +246,18 @@ export class StreamError extends MuxwsError {
   override name: string = 'StreamError';
   /** The reset code sent to the other side. */
   readonly code: string;
+  /** The issues sent with the reset, bounded (see {@linkcode StreamErrorOptions.issues}). */
+  readonly issues: readonly Issue[];
 
   /**
    * Creates the error.
    *
    * @param code A reset code matching `^[a-z][a-z0-9_.-]{0,63}$`.
    * @param message The message sent with the reset; keep server detail out of it.
-   * @param options `cause`: kept locally, never sent.
+   * @param options `issues`: sent with the reset; `cause`: kept locally, never sent.
    * @throws {TypeError} When `code` does not match the reset code pattern.
    */
-  constructor(code: string, message: string = '', options?: MuxwsErrorOptions) {
+  constructor(code: string, message: string = '', options?: StreamErrorOptions) {
     if (typeof code !== 'string' || !RESET_CODE_PATTERN.test(code)) {
       throw new TypeError(
         `Cannot create StreamError as "code" must match ${RESET_CODE_PATTERN}: current value is ${
@@ -228,6 +267,7 @@ export class StreamError extends MuxwsError {
     }
     super(message, options);
     this.code = code;
+    this.issues = readIssues(options?.issues);
   }
 }
 

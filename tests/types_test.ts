@@ -89,3 +89,9 @@ test("the dialer's WebSocket option takes the ws class and the global WebSocket 
   const { status, output } = denoCheck('tests/types/node_ws_ok.ts');
   assert.equal(status, 0, output);
 });
+
+test("the issues of an error are readonly { path, message } arrays, and StreamError takes a schema's issues as they are (WSM-API-003)", () => {
+  // An unused @ts-expect-error is itself an error: every marked wrong use must fail to check.
+  const { status, output } = denoCheck('tests/types/issues_ok.ts', 'tests/types/issues_fail.ts');
+  assert.equal(status, 0, output);
+});

@@ -25,7 +25,13 @@ import { StreamError } from '../errors.ts';
 import { control } from '../session/stream.ts';
 import { Session, type SessionOptions, type SessionSink } from '../session/session.ts';
 import { acceptorPolicy } from './_policy.ts';
-import { CloseCode, closeCodeOf, closingTerms, ResetCode } from '../wire/codes.ts';
+import {
+  CloseCode,
+  closeCodeOf,
+  closingTerms,
+  HELLO_REQUIRED_REASON,
+  ResetCode,
+} from '../wire/codes.ts';
 import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
@@ -498,7 +504,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     if (this.helloPending) {
       this.#helloTimer = setTimeout(() => {
         this.#helloTimer = undefined;
-        if (!peer.isClosed) peer.session.close(CloseCode.Policy, 'hello required');
+        if (!peer.isClosed) peer.session.close(CloseCode.Policy, HELLO_REQUIRED_REASON);
       }, host.helloTimeoutMs);
     }
     callContained((error) => host.report(error, peer), host.onPeer, peer);
@@ -615,7 +621,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
       this.#refused();
       recovery?.refused(peer);
       if (error instanceof StreamError) {
-        stream.reset(error.code, error.message);
+        control.failHandler(stream, error); // its code, message and issues; nothing reported
       } else {
         this.#host.report(error, peer);
         stream.reset(ResetCode.Internal, HELLO_FAILED_MESSAGE);

@@ -118,8 +118,8 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * Runs for the dialer's hello, the OPEN of stream 1 with the HELLO flag. Its
    * return value (or what its promise resolves to) is sent as the last message with END: the
    * dialer's `welcome`; the hello is then acknowledged and stays readable as `peer.hello`. A
-   * throw or rejection resets stream 1 (a `StreamError` with its code and message, not reported
-   * to `onError`; anything else with `internal`, reported), which the dialer reports as
+   * throw or rejection resets stream 1 (a `StreamError` with its code, message and `issues`, not
+   * reported to `onError`; anything else with `internal`, reported), which the dialer reports as
    * `HelloRejectedError`, and then closes the peer with 1000 `hello rejected`: the dialer's next
    * attempt (with fresh credentials from its hello function) is a new peer. Not set: the hello
    * goes to `onStream` with `stream.isHello`.

@@ -247,7 +247,7 @@ async function run<L extends AttemptLink>(
         if (error instanceof StreamResetError && error.remote) {
           throw new HelloRejectedError(
             `The hello was rejected with ${JSON.stringify(error.code)}: ${error.message}`,
-            { code: error.code, cause: error },
+            { code: error.code, issues: error.issues, cause: error },
           );
         }
         const endedWith = link.endedWith;

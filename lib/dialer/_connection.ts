@@ -38,7 +38,7 @@ import {
   startHeartbeat,
   track,
 } from './_link.ts';
-import { CloseCode, closeCodeOf } from '../wire/codes.ts';
+import { CloseCode, closeCodeOf, HELLO_REQUIRED_REASON as HELLO_REQUIRED } from '../wire/codes.ts';
 import { callContained, reportTo } from '../util/contain.ts';
 import { timerDelay } from '../util/delay.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
@@ -60,9 +60,6 @@ import {
 } from '../routes/route_streams.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
-
-/** The reason of the acceptor's close when the hello it requires did not come in time. */
-const HELLO_REQUIRED = 'hello required';
 
 /** What a first connection that failed before its socket opened most often means. */
 const UNOPENED_CAUSES =

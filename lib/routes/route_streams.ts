@@ -101,7 +101,7 @@ export function unroutedHandler<P>(
 
 /** Why an unrouted stream is refused when only `routes` are served. */
 const NO_HANDLER =
-  'Only routes are served here and the stream names none: use call() or stream(), not request() or open()';
+  'Only routes are served here and the stream names none: use a route, call(route, input) or stream(route, input), not request() or open()';
 
 /**
  * The session's stream handler for a side serving `routes` (when set) beside `onStream`: a
@@ -184,7 +184,7 @@ function refusedOrThrown(stream: Stream, error: unknown): undefined {
     error instanceof StreamError &&
     (error.code === ResetCode.NotFound || error.code === ResetCode.Invalid)
   ) {
-    control.fail(stream, error.code, error.message);
+    control.fail(stream, error.code, error.message, error.issues);
     return undefined;
   }
   throw error;

@@ -146,9 +146,9 @@ export function routeOf(headers: Readonly<Record<string, unknown>> | null): unkn
     : undefined;
 }
 
-/** Renders an issue's path: `.a.b[0]`, `["a b"]`, `[Symbol(s)]`; `''` for the root. */
+/** Renders an issue's path: `a.b[0]`, `["a b"].c`, `[Symbol(s)]`; `''` for the root. */
 export function renderPath(path: StandardSchemaV1Issue['path']): string {
-  return Array.isArray(path)
+  const text = Array.isArray(path)
     ? Array.from(path as readonly unknown[], (segment) =>
       pathStep(
         segment !== null && typeof segment === 'object'
@@ -156,30 +156,32 @@ export function renderPath(path: StandardSchemaV1Issue['path']): string {
           : segment,
       )).join('')
     : '';
+  return text.charCodeAt(0) === 46 /* '.' */ ? text.slice(1) : text;
 }
 
 /**
- * The `invalid` reset message for a schema's issues: `Invalid input: <path>: <message>` for the
- * first issue (no path for the value's root), then `; N more issues`; cut with `…` so the whole
- * stays within 200 characters, the count kept.
+ * The `invalid` reset message for a schema's issues, naming the first with its path: `Invalid
+ * input at todo.title: Expected string (and 2 more issues)`; `Invalid input: <message>` for the
+ * value's root; cut with `…` so the whole stays within 200 characters, the count kept. The issues
+ * themselves travel beside it, in the RESET's `:issues` header.
  *
  * @param issues What the schema found.
- * @param what What the schema refused: `input` (the OPEN's payload) or `upload` (a message after
- * it).
+ * @param what What the schema refused: `input` (the OPEN's payload), `upload` (a message after
+ * it), `hello`.
  * @returns The summary.
  */
 export function summariseIssues(
   issues: readonly StandardSchemaV1Issue[],
-  what: 'input' | 'upload' = 'input',
+  what: string = 'input',
 ): string {
   const list: readonly unknown[] = Array.isArray(issues) ? issues : [];
   if (list.length === 0) return `Invalid ${what}`;
   const first = list[0] as Partial<StandardSchemaV1Issue> | null | undefined;
   const message = typeof first?.message === 'string' ? first.message : describe(first?.message);
   const path = renderPath(first?.path);
-  let head = `Invalid ${what}: ${path === '' ? '' : `${path}: `}${message}`;
+  let head = `Invalid ${what}${path === '' ? '' : ` at ${path}`}: ${message}`;
   const more = list.length - 1;
-  const tail = more === 0 ? '' : `; ${more} more issue${more === 1 ? '' : 's'}`;
+  const tail = more === 0 ? '' : ` (and ${more} more issue${more === 1 ? '' : 's'})`;
   if (head.length + tail.length > MAX_ISSUES_SUMMARY_LENGTH) {
     let end = MAX_ISSUES_SUMMARY_LENGTH - tail.length - 1;
     const code = head.charCodeAt(end - 1);
@@ -196,7 +198,7 @@ function noop(): void {}
 /**
  * Serves a stream whose OPEN carries `:route` (WSM-APP-003): finds the route (`not_found` when
  * there is none), validates the OPEN's payload with the route's `input` schema if it has one
- * (`invalid` with {@linkcode summariseIssues} when refused; the schema's output, not the raw
+ * (`invalid` with {@linkcode summariseIssues} and the issues when refused; the schema's output, not the raw
  * payload, is the input), then calls the handler with `(input, ctx)`. With an `upload` schema,
  * every message the handler reads from `ctx.stream` passes it first (WSM-LIM-005,
  * `checkUploads()`): the handler reads the schema's output, and a message it refuses resets the
@@ -294,8 +296,9 @@ async function validate(
   what?: 'upload',
 ): Promise<unknown> {
   const result = await schema['~standard'].validate(value);
-  if (result.issues !== undefined) {
-    throw new StreamError(ResetCode.Invalid, summariseIssues(result.issues, what));
+  const issues = result.issues;
+  if (issues !== undefined) {
+    throw new StreamError(ResetCode.Invalid, summariseIssues(issues, what), { issues });
   }
   return result.value;
 }
@@ -314,7 +317,9 @@ function checkUploads(stream: Stream, schema: StandardSchemaV1<unknown, unknown>
       try {
         return { value: await validate(schema, result.value, 'upload'), done: false };
       } catch (error) {
-        if (error instanceof StreamError) control.fail(stream, ResetCode.Invalid, error.message);
+        if (error instanceof StreamError) {
+          control.fail(stream, ResetCode.Invalid, error.message, error.issues);
+        }
         throw error;
       }
     });

@@ -16,6 +16,8 @@ import { decode as jsonDecode } from '../wire/json.ts';
 import { ProtocolError } from '../errors.ts';
 import { type ProvokedResetCode, ResetCode, SESSION_CLOSE } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
+import { readIssues } from '../util/issues.ts';
+import { ISSUES } from '../wire/reserved.ts';
 import {
   CREDIT,
   DATA,
@@ -224,7 +226,9 @@ export class Receiver extends SessionStreams {
       }
       case RESET: {
         const stream = this.#lookup(frame[1], 'RESET');
-        if (stream !== undefined) control.reset(stream, frame[2], frame[3]);
+        if (stream !== undefined) {
+          control.reset(stream, frame[2], frame[3], readIssues(frame[4]?.[ISSUES]));
+        }
         return;
       }
       case CREDIT: {

@@ -11,11 +11,12 @@ import type { Codec } from '../wire/codec.ts';
 import { StreamError, StreamResetError, type TimeoutError } from '../errors.ts';
 import { type ProvokedResetCode, ResetCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
-import { CREDIT, END, FLAG_END, INITIAL_WINDOW, isResetCode, RESET } from '../wire/frame.ts';
+import { CREDIT, END, FLAG_END, INITIAL_WINDOW, isResetCode, resetFrame } from '../wire/frame.ts';
 import { PendingRequest, type RequestDeadlines } from './_request.ts';
 import { DONE_PROMISE, iteratorOf, readableOf, ReadQueue } from './stream_reads.ts';
 import { type Write, WriteQueue } from './_stream_writes.ts';
 import { encodeData, RETURNED } from './_encode_data.ts';
+import type { Issue } from '../util/issues.ts';
 
 /**
  * Options of `open()`.
@@ -149,8 +150,8 @@ interface StreamControl {
   data(stream: Stream, value: unknown, size: number, end: boolean): boolean;
   /** END arrived; false when it breaks the protocol (a second END). */
   end(stream: Stream): boolean;
-  /** RESET arrived. */
-  reset(stream: Stream, code: string, message: string): void;
+  /** RESET arrived, with the issues of its `:issues` header. */
+  reset(stream: Stream, code: string, message: string, issues: readonly Issue[]): void;
   /** CREDIT arrived. */
   credit(stream: Stream, units: number): void;
   /** The session ended. */
@@ -166,10 +167,10 @@ interface StreamControl {
   /** The handler threw `error`. */
   failHandler(stream: Stream, error: unknown): void;
   /**
-   * Resets the stream from this side (sending RESET) because the other side's input forced it;
-   * counted toward `maxResetRate`.
+   * Resets the stream from this side (sending RESET, with `issues` in its `:issues` header when
+   * there are some) because the other side's input forced it; counted toward `maxResetRate`.
    */
-  fail(stream: Stream, code: ProvokedResetCode, message: string): void;
+  fail(stream: Stream, code: ProvokedResetCode, message: string, issues?: readonly Issue[]): void;
   /** Fails a stream that was never sent (its signal was already aborted) with `cancel`. */
   cancelUnsent(stream: Stream): void;
   /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
@@ -590,9 +591,9 @@ export class Stream<R = unknown, W = unknown> {
     this.#closedSettle?.();
   }
 
-  /** Resets the stream from this side: sends RESET with `code` and `message`, then fails it. */
-  #reset(code: string, message: string, provoked: boolean): void {
-    this.#fail(resetError(this.id, code, message, false), code, message, provoked);
+  /** Resets the stream from this side: sends RESET (`issues` in `:issues`), then fails it. */
+  #reset(code: string, message: string, provoked: boolean, issues?: readonly Issue[]): void {
+    this.#fail(resetError(this.id, code, message, false, issues), code, message, provoked);
   }
 
   /** Fails the stream: optionally sends RESET, then rejects everything pending. */
@@ -606,7 +607,7 @@ export class Stream<R = unknown, W = unknown> {
     this.#done = true;
     this.#error = error;
     if (code !== undefined) {
-      this.#host.reply(this.#host.codec.encode([RESET, this.id, code, message]));
+      this.#host.reply(this.#host.codec.encode(resetFrame(this.id, code, message, error.issues)));
     }
     this.#unwatch();
     const request = this.#request;
@@ -682,15 +683,15 @@ export class Stream<R = unknown, W = unknown> {
     const chosen = error instanceof StreamError;
     if (!chosen) this.#host.report(error);
     if (this.#done) return;
-    if (chosen) this.reset(error.code, error.message);
+    if (chosen) this.#reset(error.code, error.message, false, error.issues);
     else this.reset(ResetCode.Internal, GENERIC_HANDLER_MESSAGE);
   }
 
   static {
     control.data = (stream, value, units, end) => stream.#onData(value, units, end);
     control.end = (stream) => stream.#onEnd();
-    control.reset = (stream, code, message) =>
-      stream.#fail(resetError(stream.id, code, message, true), undefined, '', true);
+    control.reset = (stream, code, message, issues) =>
+      stream.#fail(resetError(stream.id, code, message, true, issues), undefined, '', true);
     control.credit = (stream, units) => {
       if (stream.#endSent) return;
       stream.#sendCredit = Math.min(stream.#sendCredit + units, Number.MAX_SAFE_INTEGER);
@@ -702,7 +703,7 @@ export class Stream<R = unknown, W = unknown> {
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
     control.failHandler = (stream, error) => stream.#failHandler(error);
-    control.fail = (stream, code, message) => stream.#reset(code, message, true);
+    control.fail = (stream, code, message, issues) => stream.#reset(code, message, true, issues);
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
     control.write = (stream, value, headers) => stream.#write(value, headers);
@@ -728,18 +729,23 @@ export const NO_HELLO =
   'the acceptor requires a hello and none was sent: pass "hello" to connect()';
 
 /**
- * The error of a stream reset with `code` and `message`: by the other side (`remote`), or by this
- * side (the application, a handler, a timeout, an abort, or the other side's input).
+ * The error of a stream reset with `code`, `message` and `issues`: by the other side (`remote`),
+ * or by this side (the application, a handler, a timeout, an abort, or the other side's input).
  */
-
-function resetError(id: number, code: string, message: string, remote: boolean): StreamResetError {
+function resetError(
+  id: number,
+  code: string,
+  message: string,
+  remote: boolean,
+  issues?: readonly Issue[],
+): StreamResetError {
   // The only side that receives `hello_required` is a dialer that sent no hello.
   if (remote && code === ResetCode.HelloRequired) message = NO_HELLO;
   return new StreamResetError(
     `Stream ${id} was reset${remote ? ' by the other side' : ''} with "${code}"${
       message === '' ? '' : `: ${message}`
     }`,
-    { code, remote },
+    { code, remote, issues },
   );
 }
 

@@ -154,6 +154,12 @@ export function closingTerms(code: number): ClosingTerms {
   return code === CloseCode.ServiceRestart ? RESTARTING : SHUTTING_DOWN;
 }
 
+/**
+ * The reason of the acceptor's 1008 close of a peer whose required hello did not come within
+ * `helloTimeoutMs`; a dialer that sees it says to pass `hello` to `connect()`.
+ */
+export const HELLO_REQUIRED_REASON = 'hello required';
+
 /** The wording of the legal ranges, for error messages. */
 export const DIALER_CODES_TEXT = '1000 or from 3000 to 4999';
 /** The wording of the legal ranges, for error messages. */

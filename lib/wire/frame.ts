@@ -12,6 +12,8 @@
  */
 import { describe } from '../util/describe.ts';
 import { ProtocolError, RESET_CODE_PATTERN } from '../errors.ts';
+import type { Issue } from '../util/issues.ts';
+import { ISSUES } from './reserved.ts';
 
 /** OPEN `[1, id, flags, headers, payload]`. Either side opens stream `id` (its own parity). */
 export const OPEN = 1;
@@ -201,12 +203,9 @@ export class FrameError extends ProtocolError {}
 /**
  * The elements every frame of each kind must have (WSM-API-008): a receiver ignores the elements
  * after the last one it knows, so a later version can add one without a new subprotocol. DATA and
- * RESET know one more, their optional trailing headers ({@linkcode OPTIONAL_HEADERS}).
+ * RESET know one more, their optional trailing headers (index 4).
  */
 const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
-
-/** The index of the optional trailing headers of DATA and RESET. */
-const OPTIONAL_HEADERS = 4;
 
 /**
  * True for a stream id (WSM-WIRE-004): a positive safe integer. The one check of an id's form,
@@ -270,6 +269,10 @@ export function parseFrame(value: unknown): Frame {
     if (kind <= DATA && !isCount(value[2])) {
       fail('expected flags as a non-negative integer', value[2]);
     }
+    // DATA's and RESET's trailing headers are optional: checked when present.
+    if ((kind === DATA || kind === RESET) && value.length > 4 && !isHeaders(value[4])) {
+      fail('expected headers as an object or null', value[4]);
+    }
     switch (kind) {
       case OPEN:
         if (value[1] !== 1 && hasHello(value[2])) fail('expected HELLO on stream 1 only', value[1]);
@@ -277,16 +280,10 @@ export function parseFrame(value: unknown): Frame {
         break;
       case DATA:
         if (hasHello(value[2])) fail('expected no HELLO flag on DATA', value[2]);
-        if (!optionalHeaders(value)) {
-          fail('expected headers as an object or null', value[OPTIONAL_HEADERS]);
-        }
         break;
       case RESET:
         if (!isResetCode(value[2])) fail('expected a reset code', value[2]);
         if (typeof value[3] !== 'string') fail('expected a reset message string', value[3]);
-        if (!optionalHeaders(value)) {
-          fail('expected headers as an object or null', value[OPTIONAL_HEADERS]);
-        }
         break;
       case CREDIT:
         if (!isCount(value[2]) || value[2] === 0) {
@@ -311,13 +308,23 @@ export function parseFrame(value: unknown): Frame {
   }
 }
 
-/** True when a DATA or RESET has no trailing headers, or headers of the right type. */
-function optionalHeaders(frame: unknown[]): boolean {
-  return frame.length <= OPTIONAL_HEADERS || isHeaders(frame[OPTIONAL_HEADERS]);
-}
-
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * The RESET of stream `id`, with `issues` in its `:issues` header; without a headers element when
+ * there are none, so the common RESET stays as short as ever.
+ */
+export function resetFrame(
+  id: number,
+  code: string,
+  message: string,
+  issues: readonly Issue[],
+): unknown[] {
+  const frame: unknown[] = [RESET, id, code, message];
+  if (issues.length > 0) frame.push({ [ISSUES]: issues });
+  return frame;
 }
 
 /** True when `flags` has the END bit. */

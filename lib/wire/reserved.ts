@@ -55,6 +55,13 @@ export const RESUME = ':resume';
  * sends a peer it left out of a broadcast by name, and in the hello of the dialer's redials.
  */
 export const DIALER = ':dialer';
+/**
+ * The reserved RESET header carrying what a schema found wrong: an array of `{ path, message }`,
+ * `path` an array of string and number keys, bounded as `lib/util/issues.ts` says (16 issues,
+ * messages of 256 characters, paths of 32 keys of 256 characters). A receiver reads it with
+ * `readIssues()`, keeping what has the right shape and never throwing.
+ */
+export const ISSUES = ':issues';
 /** The reserved header of a logged entry naming the tags and dialers its broadcast left out. */
 export const EXCEPT = ':except';
 

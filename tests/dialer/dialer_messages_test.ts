@@ -25,7 +25,7 @@ function serve(options: AcceptorOptions) {
   return { acceptor, server, errors };
 }
 
-test('a dialer that sends no hello to an acceptor requiring one is told to pass "hello" to connect(), in every refused call and in the final close', async () => {
+test('a dialer that sends no hello to an acceptor requiring one is told to pass "hello" to connect(), in every refused call and in the final close (WSM-API-003)', async () => {
   using clock = fakeTime();
   const { acceptor, server } = serve({
     onHello: () => 'welcome',
@@ -104,7 +104,7 @@ test('a first dial that fails before its socket opens lists TLS and a 401 from a
   assert.equal(clock.countTimers(), 0);
 });
 
-test('request() to an acceptor serving only routes is refused with a message saying to call a route', async () => {
+test('request() to an acceptor serving only routes is refused with a message saying to call a route (WSM-API-003)', async () => {
   using clock = fakeTime();
   const { acceptor, server, errors } = serve({ routes: { ping: () => 'pong' } });
   const connection = await connect(URL_, { WebSocket: server.WebSocket, heartbeat: false });
@@ -113,7 +113,7 @@ test('request() to an acceptor serving only routes is refused with a message say
   assert.equal(error.code, 'refused');
   assert.match(
     error.message,
-    /^Stream \d+ was reset by the other side with "refused": Only routes are served here and the stream names none: use call\(\) or stream\(\), not request\(\) or open\(\)$/,
+    /^Stream \d+ was reset by the other side with "refused": Only routes are served here and the stream names none: use a route, call\(route, input\) or stream\(route, input\), not request\(\) or open\(\)$/,
   );
   assert.equal(await connection.call('ping', null), 'pong');
   assert.deepEqual(errors, []);

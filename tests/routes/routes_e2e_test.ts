@@ -137,7 +137,11 @@ test('an input the route schema refuses resets invalid with the issues summarise
     const error = await p.connection.call('chat.strict', bad).catch((e) => e);
     assert(error instanceof StreamResetError, String(error));
     assert.equal(error.code, 'invalid');
-    assert.match(error.message, /Invalid input: \.text: Expected string; 1 more issue$/);
+    assert.match(error.message, /Invalid input at text: Expected string \(and 1 more issue\)$/);
+    assert.deepEqual(error.issues, [
+      { path: ['text'], message: 'Expected string' },
+      { path: [], message: 'Also wrong' },
+    ]);
     assert.deepEqual(inputs, []);
     assert.deepEqual(await p.connection.call('chat.strict', { text: ' hi ' }), { text: 'hi' });
     assert.deepEqual(inputs, [{ text: 'hi' }]);
@@ -273,7 +277,7 @@ test('an unrouted request() still reaches onStream beside routes, and is refused
     assert.equal(error.code, 'refused');
     assert.match(
       error.message,
-      /with "refused": Only routes are served here and the stream names none: use call\(\) or stream\(\), not request\(\) or open\(\)$/,
+      /with "refused": Only routes are served here and the stream names none: use a route, call\(route, input\) or stream\(route, input\), not request\(\) or open\(\)$/,
     );
   } finally {
     await routesOnly.close();

@@ -134,7 +134,11 @@ test('serveRoute() resets an input the schema refuses with invalid and never cal
     await assert.rejects(call('chat.say', { text: 5 }), (error: unknown) => {
       assert.ok(error instanceof StreamResetError);
       assert.equal(error.code, 'invalid');
-      assert.match(error.message, /: Invalid input: \.text: Expected string; 1 more issue$/);
+      assert.match(error.message, /: Invalid input at text: Expected string \(and 1 more issue\)$/);
+      assert.deepEqual(error.issues, [
+        { path: ['text'], message: 'Expected string' },
+        { path: [], message: 'Also wrong' },
+      ]);
       return true;
     });
     assert.equal(called, 0);
@@ -367,32 +371,32 @@ test('checkRoutes() accepts handlers and { input, handler } and names a wrong en
   }
 });
 
-test('summariseIssues() renders the first issue with its path and counts the rest, within 200 characters', () => {
+test('summariseIssues() names the first issue with its path and counts the rest, within 200 characters (WSM-API-003)', () => {
   const cases: [StandardSchemaV1Issue[], string][] = [
     [[], 'Invalid input'],
     [[{ message: 'Expected object' }], 'Invalid input: Expected object'],
     [[{ message: 'Expected object', path: [] }], 'Invalid input: Expected object'],
     [
       [{ message: 'Expected string', path: ['a', { key: 'b' }, 0, { key: 1 }] }],
-      'Invalid input: .a.b[0][1]: Expected string',
+      'Invalid input at a.b[0][1]: Expected string',
     ],
     [
       [{ message: 'Bad', path: ['a b', Symbol('s'), '$ok'] }],
-      'Invalid input: ["a b"][Symbol(s)].$ok: Bad',
+      'Invalid input at ["a b"][Symbol(s)].$ok: Bad',
     ],
     [
       [{ message: 'Expected string', path: ['text'] }, { message: 'x' }],
-      'Invalid input: .text: Expected string; 1 more issue',
+      'Invalid input at text: Expected string (and 1 more issue)',
     ],
     [
       [{ message: 'Expected string', path: ['text'] }, { message: 'x' }, { message: 'y' }],
-      'Invalid input: .text: Expected string; 2 more issues',
+      'Invalid input at text: Expected string (and 2 more issues)',
     ],
   ];
   for (const [issues, summary] of cases) assert.equal(summariseIssues(issues), summary);
   const long = summariseIssues([{ message: 'm'.repeat(500) }, { message: 'x' }]);
   assert.equal(long.length, 200);
-  assert.match(long, /^Invalid input: m+…; 1 more issue$/);
+  assert.match(long, /^Invalid input: m+… \(and 1 more issue\)$/);
   const emoji = summariseIssues([{ message: '😀'.repeat(150) }]);
   assert.ok(emoji.length <= 200);
   assert.doesNotMatch(emoji, /[\ud800-\udbff]…/, 'no surrogate pair is split');

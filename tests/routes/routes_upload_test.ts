@@ -136,6 +136,7 @@ for (const async of [false, true]) {
       assert.equal(error.code, 'invalid');
       assert.equal(error.remote, true);
       assert.match(error.message, /with "invalid": Invalid upload: Expected string, found object$/);
+      assert.deepEqual(error.issues, [{ path: [], message: 'Expected string, found object' }]);
       const read = await (async () => {
         for await (const _ of up) return 'a reply';
         return 'the end';

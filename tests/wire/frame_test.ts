@@ -146,3 +146,88 @@ test('isStreamId() accepts positive safe integers only (WSM-WIRE-004)', () => {
   ];
   for (const [value, expected] of cases) assert.equal(isStreamId(value), expected, String(value));
 });
+
+/** One valid frame of every kind, with only the elements every receiver knows. */
+const EVERY_KIND: unknown[][] = [
+  [1, 1, 0, null, 'p'],
+  [2, 3, 0, 'payload'],
+  [3, 4],
+  [4, 5, 'cancel', 'why'],
+  [5, 6, 1],
+  [6],
+  [7],
+  [8, 0, 'restart', 'deploy', 0],
+  [9, 't', null, 1],
+];
+
+test('parseFrame() accepts every kind with one and with several unknown trailing elements, the known ones unchanged (WSM-API-008)', () => {
+  // DATA and RESET know one trailing element more, their headers: an unknown one comes after it.
+  const extra = (frame: unknown[]) => frame[0] === 2 || frame[0] === 4 ? [null] : [];
+  for (const frame of EVERY_KIND) {
+    const one = [...frame, ...extra(frame), 'later'];
+    const several = [...frame, ...extra(frame), { a: [1, 2] }, 7, null, ['x'], true];
+    for (const grown of [one, several]) {
+      const parsed = parseFrame(grown);
+      assert.equal(parsed, grown, `kind ${frame[0]}`);
+      assert.deepEqual(parsed.slice(0, frame.length), frame);
+    }
+  }
+});
+
+test('parseFrame() still refuses a frame missing or mistyping a known element, whatever trails it (WSM-API-008)', () => {
+  const bad: [unknown[], RegExp][] = [
+    [[1, 1, 0, null], /expected at least 5 elements for kind 1: found 4/],
+    [[2, 3, 0], /expected at least 4 elements for kind 2: found 3/],
+    [[3], /expected at least 2 elements for kind 3: found 1/],
+    [[4, 5, 'cancel'], /expected at least 4 elements for kind 4: found 3/],
+    [[8, 0, 'restart', 'deploy'], /expected at least 5 elements for kind 8: found 4/],
+    [[1, 1, 0, 'headers', 'p', 'extra'], /expected headers as an object or null/],
+    [[2, 0, 0, 'p', null, 'extra'], /expected a positive safe integer id/],
+    [[3, '4', 'extra'], /expected a positive safe integer id/],
+    [[4, 5, 'NOT A CODE', '', null, 'extra'], /expected a reset code/],
+    [[4, 5, 'cancel', 5, null, 'extra'], /expected a reset message string/],
+    [[5, 6, 0, 'extra'], /expected credit units/],
+    [[8, 0, 'restart', 'deploy', -1, 'extra'], /expected spreadMs/],
+    [[9, '', null, 1, 'extra'], /expected a tag/],
+  ];
+  for (const [frame, message] of bad) {
+    assert.throws(() => parseFrame(frame), (error: unknown) => {
+      assert.ok(error instanceof FrameError);
+      assert.match((error as Error).message, message);
+      return true;
+    }, JSON.stringify(frame));
+  }
+});
+
+test('parseFrame() accepts DATA and RESET with trailing headers, null or a map, and refuses any other headers value (WSM-API-008)', () => {
+  const good: unknown[][] = [
+    [2, 3, 0, 'p', null],
+    [2, 3, 1, 'p', { trace: 'abc', ':later': [1] }],
+    [2, 3, 0, 'p', Object.create(null)],
+    [4, 5, 'invalid', 'Invalid input', null],
+    [4, 5, 'invalid', 'Invalid input', { ':issues': [{ path: ['a'], message: 'm' }] }],
+  ];
+  for (const frame of good) assert.equal(parseFrame(frame), frame);
+  const bad: unknown[][] = [
+    [2, 3, 0, 'p', 'headers'],
+    [2, 3, 0, 'p', []],
+    [2, 3, 0, 'p', 1],
+    [2, 3, 0, 'p', new Date()],
+    [4, 5, 'cancel', '', 'headers'],
+    [4, 5, 'cancel', '', [{ ':issues': [] }]],
+    [4, 5, 'cancel', '', false],
+  ];
+  for (const frame of bad) {
+    assert.throws(
+      () => parseFrame(frame),
+      /Malformed frame: expected headers as an object or null/,
+      JSON.stringify(frame),
+    );
+  }
+});
+
+test('the frame table documents the optional headers of DATA and RESET (WSM-API-008)', () => {
+  const layouts = Object.fromEntries(FRAMES.map((f) => [f.name, f.layout]));
+  assert.equal(layouts.DATA, '[2, id, flags, payload, headers?]');
+  assert.equal(layouts.RESET, '[4, id, code, message, headers?]');
+});
