@@ -1,7 +1,7 @@
 /**
- * Tracked messages (WSM-API-005): a route's async generator yields `tracked(id, value)` to send
- * `value` with its `id`, so a standing subscription re-opened after a reconnect names the last id
- * it received (`ctx.lastEventId`) and the route continues after it.
+ * Tracked messages: a route's async generator yields `tracked(id, value)` to send `value` with its
+ * `id`, so a standing subscription re-opened after a reconnect names the last id it received
+ * (`ctx.lastEventId`) and the route continues after it.
  *
  * @module
  */
