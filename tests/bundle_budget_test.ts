@@ -44,6 +44,8 @@ test('the connect bundle leaves out the strict codec, route serving and the acce
       ['Standard Schema issue summaries', 'more issue'],
       ['GOAWAY sending', 'Cannot send GOAWAY'],
       ["the Session constructor's checks", 'create Session'],
+      ['tracked()', 'Cannot track a message'],
+      ["a route's :last-event-id check", 'Cannot serve the route'],
     ]
   ) {
     assert.ok(!code.includes(text), `Expected ${what} out of the connect bundle: found ${text}`);
