@@ -4,7 +4,14 @@
 // sockets; the real-socket run is tests/_tracked_real.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type ConnectOptions, type RouteContext, type Stream, tracked } from 'muxws';
+import {
+  connect,
+  type ConnectOptions,
+  type RouteContext,
+  serve,
+  type Stream,
+  tracked,
+} from 'muxws';
 import { Acceptor } from 'muxws/acceptor';
 import { control } from '../../lib/session/stream.ts';
 import { fakeTime } from '../_fake_time.ts';
@@ -219,4 +226,44 @@ test('the dialer ignores an :id that is not a string of 1 to 256 characters: it 
   assert.deepEqual(reopened.headers, { ':last-event-id': 'ok' });
   await s.connection.close();
   assert.equal(clock.countTimers(), 0);
+});
+
+test("a routed stream() of a tracked route reads the bare messages, and so does the acceptor's peer.stream() of a dialer's tracked route (WSM-API-005)", async () => {
+  type Both = Api & { 'client.log': { message: string } };
+  const opens: Array<string | undefined> = [];
+  const acceptor = new Acceptor<Both>({ idleTimeoutMs: 0, routes: { feed: feedRoute(opens) } });
+  const server = new FakeServer({
+    onConnection: (c) =>
+      queueMicrotask(() => {
+        c.accept();
+        acceptor.accept(c.server);
+      }),
+  });
+  const connection = await connect<Both>(URL_, {
+    WebSocket: server.WebSocket,
+    reconnect: false,
+    heartbeat: false,
+    routes: serve<Both>({
+      'client.log': async function* (_input, ctx) {
+        yield tracked('1', `first ${ctx.lastEventId}`);
+        yield 'second';
+      },
+    }),
+  });
+  try {
+    const stream = connection.stream('feed', { topic: 'a' }, { end: true });
+    const read: number[] = [];
+    for await (const n of stream) {
+      read.push(n);
+      if (read.length === 3) break;
+    }
+    assert.deepEqual(read, [1, 2, 3]);
+    const [peer] = acceptor.peers();
+    const lines: string[] = [];
+    for await (const line of peer.stream('client.log', undefined, { end: true })) lines.push(line);
+    assert.deepEqual(lines, ['first undefined', 'second']);
+  } finally {
+    await connection.close();
+    await acceptor.close();
+  }
 });
