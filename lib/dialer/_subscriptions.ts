@@ -10,6 +10,8 @@
  * @module
  */
 import {
+  EVENT_ID,
+  isEventId,
   LAST_EVENT_ID,
   MUXWS,
   type MuxwsOpen,
@@ -25,7 +27,7 @@ import type {
 } from './dialer_types.ts';
 import { ClosedError, StreamResetError } from '../errors.ts';
 import type { OpenOptions, Stream } from '../session/stream.ts';
-import { readIds, Received } from '../session/stream_reads.ts';
+import { mapReads, type ReadMap } from '../session/stream_reads.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { callContained, type Report } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
@@ -50,6 +52,24 @@ interface SubscriptionOpen {
   headers: Record<string, unknown> | null;
   muxws?: MuxwsOpen;
 }
+
+/** A message with the id its DATA carried, as a subscription reads it (WSM-API-005). */
+class Received {
+  readonly value: unknown;
+  /** Its DATA's `:id` header when that is an event id; else undefined. */
+  readonly id: string | undefined;
+
+  constructor(value: unknown, id: string | undefined) {
+    this.value = value;
+    this.id = id;
+  }
+}
+
+/** How a subscription reads a message that has headers: with its `:id`. */
+const withId: ReadMap = (value, headers) => {
+  const id = headers[EVENT_ID];
+  return new Received(value, isEventId(id) ? id : undefined);
+};
 
 /** Reset codes that refuse a subscription for good: it is not re-opened (WSM-APP-004). */
 const REFUSALS: readonly string[] = ['not_found', 'invalid', 'unauthorized', 'forbidden'];
@@ -210,7 +230,7 @@ class LiveSubscription implements Subscription {
       return true;
     }
     if (stream === undefined) return false;
-    readIds(stream);
+    mapReads(stream, withId);
     this.#stream = stream;
     this.#state = 'pending';
     void this.#pump(stream);

@@ -13,7 +13,6 @@
  * @module
  */
 import { advance } from './_queue_head.ts';
-import { EVENT_ID, isEventId } from '../wire/reserved.ts';
 
 /** A read waiting for the next message. */
 interface Reader {
@@ -130,41 +129,32 @@ export function iteratorOf<T>(
 }
 
 /**
- * A message with the id its DATA carried (WSM-API-005), as a reader muxws owns (a standing
- * subscription) takes it from a stream given to {@linkcode readIds}.
+ * What a reader muxws owns makes of a message whose DATA has trailing headers: a standing
+ * subscription takes each with its `:id` (WSM-API-005).
  */
-export class Received {
-  /** The message. */
-  readonly value: unknown;
-  /** Its DATA's `:id` header when that is an event id (`isEventId()`); else undefined. */
-  readonly id: string | undefined;
+export type ReadMap = (value: unknown, headers: Readonly<Record<string, unknown>>) => unknown;
 
-  constructor(value: unknown, id: unknown) {
-    this.value = value;
-    this.id = isEventId(id) ? id : undefined;
-  }
-}
-
-/** The streams whose reader takes each message that has headers as a {@linkcode Received}. */
-const idReaders = new WeakSet<object>();
+/** The streams whose reader maps the messages that have headers, and how. */
+const readMaps = new WeakMap<object, ReadMap>();
 
 /**
- * From now on `stream`'s reader takes each message whose DATA has headers as a
- * {@linkcode Received} (with its `:id`), and any other as it is: for a reader muxws owns, never
- * an application's.
+ * From now on `stream`'s reader takes each message whose DATA has headers as `map` makes it, and
+ * any other as it is: for a reader muxws owns, never an application's.
  */
-export function readIds(stream: object): void {
-  idReaders.add(stream);
+export function mapReads(stream: object, map: ReadMap): void {
+  readMaps.set(stream, map);
 }
 
 /**
  * What `stream`'s reader takes of a DATA carrying `value` and `headers` (its optional trailing
- * element): `value`, or a {@linkcode Received} when the stream was given to {@linkcode readIds}.
+ * element): `value`, or what the stream's {@linkcode ReadMap} makes of them.
  */
 export function readValue(
   stream: object,
   value: unknown,
   headers: Readonly<Record<string, unknown>> | null | undefined,
 ): unknown {
-  return headers == null || !idReaders.has(stream) ? value : new Received(value, headers[EVENT_ID]);
+  if (headers == null) return value;
+  const map = readMaps.get(stream);
+  return map === undefined ? value : map(value, headers);
 }
