@@ -38,6 +38,7 @@
  */
 export type * from './lib/routes/api.ts';
 export * from './lib/routes/route.ts';
+export { type Tracked, tracked } from './lib/routes/tracked.ts';
 export * from './lib/wire/codec.ts';
 export * from './lib/dialer/dialer.ts';
 export * from './lib/errors.ts';

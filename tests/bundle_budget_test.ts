@@ -66,6 +66,8 @@ test('the connect bundle leaves out the strict codec, route serving, the accepto
       ["the ws refusal's Retry-After", 'unexpected-response'],
       ['Retry-After parsing (an HTTP date)', 'Date.parse'],
       ['write corking for ws', 'uncork'],
+      ['tracked()', 'Cannot track a message'],
+      ["a route's :last-event-id check", 'Cannot serve the route'],
     ]
   ) {
     assert.ok(!code.includes(text), `Expected ${what} out of the connect bundle: found ${text}`);

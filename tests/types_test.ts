@@ -45,6 +45,11 @@ test('route() types its handler from zod, valibot and arktype schemas, and ApiOf
   assert.equal(status, 0, output);
 });
 
+test("a route's generator yields tracked messages of its type and reads ctx.lastEventId (WSM-API-005)", () => {
+  const { status, output } = denoCheck('tests/types/tracked_ok.ts', 'tests/types/tracked_fail.ts');
+  assert.equal(status, 0, output);
+});
+
 for (
   const [name, rules, rule] of [
     ['routes', 'the route types', 'WSM-APP-003'],
@@ -55,6 +60,7 @@ for (
       "the types route() and ApiOf read from schemas, and connect<Api>() of an Api declaring ':hello' without its hello,",
       'WSM-API-002, WSM-API-003',
     ],
+    ['tracked', 'the types of tracked messages', 'WSM-API-005'],
   ] as const
 ) {
   test(`${rules} refuse every wrong use once its @ts-expect-error is removed (${rule})`, () => {

@@ -89,6 +89,8 @@ export * from './acceptor_types.ts';
 export * from '../broadcast/backplane.ts';
 // And the broadcast history recovery keeps (the Redis store is in `./redis`).
 export * from '../broadcast/history.ts';
+// A route's generator marks the messages a re-opened subscription continues after.
+export { type Tracked, tracked } from '../routes/tracked.ts';
 
 /**
  * What the acceptor's parts read of it (the peers, the upgrade check, the broadcaster), one object

@@ -3,12 +3,16 @@
  * interests, each opened on the established connection (now, or at the next establishment when
  * there is none), re-opened on every new connection in registration order, with its dedupe
  * window kept across reconnects, and its state and `ready` promise saying what the acceptor made
- * of it. It opens streams and reports through a {@linkcode SubscriptionsHost}, so it knows
+ * of it. Each remembers the id of the last tracked message it received and re-opens with it in
+ * the reserved OPEN header `:last-event-id` (WSM-API-005). It opens streams and reports through a {@linkcode SubscriptionsHost}, so it knows
  * nothing of the connection. Internal.
  *
  * @module
  */
 import {
+  EVENT_ID,
+  isEventId,
+  LAST_EVENT_ID,
   MUXWS,
   type MuxwsOpen,
   reservedKeyMessage,
@@ -23,6 +27,7 @@ import type {
 } from './dialer_types.ts';
 import { ClosedError, StreamResetError } from '../errors.ts';
 import type { OpenOptions, Stream } from '../session/stream.ts';
+import { mapReads, type ReadMap } from '../session/stream_reads.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { callContained, type Report } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
@@ -47,6 +52,24 @@ interface SubscriptionOpen {
   headers: Record<string, unknown> | null;
   muxws?: MuxwsOpen;
 }
+
+/** A message with the id its DATA carried, as a subscription reads it (WSM-API-005). */
+class Received {
+  readonly value: unknown;
+  /** Its DATA's `:id` header when that is an event id; else undefined. */
+  readonly id: string | undefined;
+
+  constructor(value: unknown, id: string | undefined) {
+    this.value = value;
+    this.id = id;
+  }
+}
+
+/** How a subscription reads a message that has headers: with its `:id`. */
+const withId: ReadMap = (value, headers) => {
+  const id = headers[EVENT_ID];
+  return new Received(value, isEventId(id) ? id : undefined);
+};
 
 /** Reset codes that refuse a subscription for good: it is not re-opened (WSM-APP-004). */
 const REFUSALS: readonly string[] = ['not_found', 'invalid', 'unauthorized', 'forbidden'];
@@ -146,6 +169,8 @@ class LiveSubscription implements Subscription {
   /** True once a stream was opened: the next open is a re-open. */
   #opened = false;
   #stream: Stream | undefined;
+  /** The id of the last tracked message received: sent as `:last-event-id` when re-opened. */
+  #lastEventId: string | undefined;
   #removeSignal: (() => void) | undefined;
 
   constructor(
@@ -198,13 +223,14 @@ class LiveSubscription implements Subscription {
       stream = this.#host.open(structuredClone(this.#payload), {
         headers: structuredClone(this.#headers),
         end: true,
-        [MUXWS]: this.#muxws,
+        [MUXWS]: this.#muxwsOpen(),
       });
     } catch (error) {
       this.#host.report(error);
       return true;
     }
     if (stream === undefined) return false;
+    mapReads(stream, withId);
     this.#stream = stream;
     this.#state = 'pending';
     void this.#pump(stream);
@@ -215,6 +241,13 @@ class LiveSubscription implements Subscription {
     }
     this.#opened = true;
     return true;
+  }
+
+  /** What muxws adds to the OPEN: the route, and the last event id once there is one. */
+  #muxwsOpen(): MuxwsOpen | undefined {
+    const last = this.#lastEventId;
+    if (last === undefined) return this.#muxws;
+    return { ...this.#muxws, headers: { ...this.#muxws?.headers, [LAST_EVENT_ID]: last } };
   }
 
   /**
@@ -246,11 +279,15 @@ class LiveSubscription implements Subscription {
 
   async #pump(stream: Stream): Promise<void> {
     try {
-      for await (const message of stream) {
+      for await (let message of stream) {
         if (this.#stream !== stream) return;
         if (this.#state === 'pending') {
           this.#state = 'active';
           this.#settle?.();
+        }
+        if (message instanceof Received) {
+          if (message.id !== undefined) this.#lastEventId = message.id;
+          message = message.value;
         }
         if (this.#dedupe !== undefined && this.#seen(message)) continue;
         callContained(this.#host.report, this.#options.onMessage, message);

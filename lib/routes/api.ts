@@ -12,6 +12,7 @@
  * @module
  */
 import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
+import type { Tracked } from './tracked.ts';
 
 /**
  * One route of an {@linkcode ApiSpec}: what the caller sends (the OPEN's `input`, then any
@@ -291,8 +292,9 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
 
 /**
  * What a route handler is given besides its input: the `peer` it serves (the acceptor's `Peer`,
- * or the dialer's `Connection`), its `stream`, the OPEN's `headers` (`:route` included) and a
- * `signal` aborted when the stream is reset, times out or its connection is lost. The stream
+ * or the dialer's `Connection`), its `stream`, the OPEN's `headers` (`:route` included), a
+ * `signal` aborted when the stream is reset, times out or its connection is lost, and the
+ * `lastEventId` a re-opened subscription continues after. The stream
  * reads the caller's `Upload`s and writes `Reply`s: {@linkcode Routes} gives each handler the
  * route's {@linkcode UploadOf} and {@linkcode ReplyOf}.
  *
@@ -316,6 +318,12 @@ export interface RouteContext<Peer = unknown, Upload = unknown, Reply = unknown>
   readonly headers: Readonly<Record<string, unknown>>;
   /** Aborted when the stream is reset, times out or its connection is lost. */
   readonly signal: AbortSignal;
+  /**
+   * The id of the last tracked message the caller received, when a standing subscription is
+   * re-opened after a reconnect: continue after it. `undefined` on a subscription's first open,
+   * after only untracked messages, and on calls and streams. See `tracked()`.
+   */
+  readonly lastEventId?: string | undefined;
 }
 
 /**
@@ -341,8 +349,8 @@ export type RouteHandler<Input = unknown, Result = unknown, Ctx = RouteContext> 
 
 /**
  * What the handler of route `R` of `Api` returns: for a route with a `message`, an
- * `AsyncIterable` of them (an async generator) or nothing (it writes through `ctx.stream`); else
- * its `output`, or a promise of it.
+ * `AsyncIterable` of them (an async generator), each bare or {@linkcode Tracked}, or nothing (it
+ * writes through `ctx.stream`); else its `output`, or a promise of it.
  *
  * @example
  * ```ts
@@ -363,7 +371,8 @@ export type RouteHandler<Input = unknown, Result = unknown, Ctx = RouteContext> 
  * ```
  */
 export type RouteResultOf<Api, R> = R extends keyof Api
-  ? Api[R] extends { readonly message: infer M } ? AsyncIterable<M> | void | Promise<void>
+  ? Api[R] extends { readonly message: infer M }
+    ? AsyncIterable<M | Tracked<M>> | void | Promise<void>
   : OutputOf<Api, R> | Promise<OutputOf<Api, R>>
   : unknown;
 

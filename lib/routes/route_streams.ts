@@ -6,7 +6,14 @@
  *
  * @module
  */
-import { MUXWS, reservedKeyOf, type WithMuxws } from '../wire/reserved.ts';
+import {
+  isEventId,
+  LAST_EVENT_ID,
+  MAX_EVENT_ID_LENGTH,
+  MUXWS,
+  reservedKeyOf,
+  type WithMuxws,
+} from '../wire/reserved.ts';
 import { control, type OpenOptions, type RequestOptions, type Stream } from '../session/stream.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { StreamError } from '../errors.ts';
@@ -100,7 +107,9 @@ const NO_HANDLER =
  * The session's stream handler for a side serving `routes` (when set) beside `onStream`: a
  * stream whose OPEN carries `:route` is served as {@linkcode serveRoute} serves it, with `ctx = {
  * peer, stream, headers, signal }` (a route answering with a plain value answers at once, as an
- * `onStream` returning one does), any other goes to `onStream`, or, without one, is refused with
+ * `onStream` returning one does; `ctx.lastEventId` is the OPEN's `:last-event-id`, and one that is
+ * not a string of 1 to 256 characters refuses the stream with `invalid`), any other goes to
+ * `onStream`, or, without one, is refused with
  * `refused` (counted toward the reset budget, as the session's own refusal is; so are a routed
  * stream's `not_found` and `invalid`, whoever threw them). `undefined` when
  * neither is set, so the session refuses every stream itself.
@@ -121,7 +130,13 @@ export function streamHandler<P>(
       control.fail(stream, ResetCode.Refused, NO_HANDLER);
       return undefined;
     }
-    const ctx = { peer, stream, headers: stream.headers ?? {} };
+    const headers = stream.headers ?? {};
+    const lastEventId = headers[LAST_EVENT_ID];
+    if (lastEventId !== undefined && !isEventId(lastEventId)) {
+      control.fail(stream, ResetCode.Invalid, badLastEventId(lastEventId));
+      return undefined;
+    }
+    const ctx = { peer, stream, headers, lastEventId };
     // Read on demand: a handler that never asks makes no AbortController (they are costly). An
     // accessor defined on the object, not written in its literal, which costs several times more.
     Object.defineProperty(ctx, 'signal', SIGNAL);
@@ -136,6 +151,19 @@ export function streamHandler<P>(
       ? answer.then(undefined, (error: unknown) => refusedOrThrown(stream, error))
       : answer;
   };
+}
+
+/** Why a routed stream whose `:last-event-id` is not an event id is refused. */
+function badLastEventId(value: unknown): string {
+  const long = typeof value === 'string' ? ` (${value.length} characters)` : '';
+  return `${
+    mustBe(
+      'serve the route',
+      LAST_EVENT_ID,
+      `a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters`,
+      value,
+    )
+  }${long}`;
 }
 
 /** `ctx.signal` of a routed stream: its stream's `signal`, read when asked for. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { reservedKeyMessage, reservedKeyOf } from '../wire/reserved.ts';
+import { EVENT_ID, reservedKeyMessage, reservedKeyOf } from '../wire/reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from '../errors.ts';
 import { control, type Stream } from '../session/stream.ts';
@@ -13,6 +13,7 @@ import { iteratorOf, readableOf } from '../session/stream_reads.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
 import { pathStep } from '../util/value_path.ts';
+import { isTracked } from './tracked.ts';
 
 /** The OPEN header carrying the route name (a string). */
 export const ROUTE_HEADER = ':route';
@@ -205,7 +206,8 @@ function noop(): void {}
  * `StreamError`.
  *
  * An async iterable the handler returns (an async generator) has each value it yields written
- * to `stream` in order, each write awaited (so within the other side's credit); the iteration
+ * to `stream` in order, each write awaited (so within the other side's credit), a `tracked()`
+ * value as its `value` with its id in the DATA's `:id` header (WSM-API-005); the iteration
  * stops early, closing the iterator with `return()`, when `ctx.signal` aborts or the stream is
  * reset; then the stream is ended and this resolves to `undefined`. A generator's own return
  * value is not sent. Anything else the handler returns is what this resolves to, for the session
@@ -378,7 +380,10 @@ async function pump(
         finished = true;
         break;
       }
-      const write = stream.write(step.value);
+      const value = step.value;
+      const write = isTracked(value)
+        ? control.write(stream, value.value, { [EVENT_ID]: value.id })
+        : stream.write(value);
       let written: void | typeof ABORTED;
       try {
         written = await untilAborted(write);

@@ -40,6 +40,7 @@ import type { Limits } from './limits.ts';
 import type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
 import { SessionStreams } from './_session_streams.ts';
 import { control, Stream } from './stream.ts';
+import { readValue } from './stream_reads.ts';
 
 /**
  * The rules one side adds to what its session takes from the other side, handed to the session
@@ -210,7 +211,8 @@ export class Receiver extends SessionStreams {
           this.#decodeReset(stream, `its payload nests deeper than ${limits.maxDepth}`);
           return;
         }
-        if (!control.data(stream, frame[3], units, hasEnd(frame[2]))) {
+        const message = readValue(stream, frame[3], frame[4]);
+        if (!control.data(stream, message, units, hasEnd(frame[2]))) {
           this.malformed(new FrameError(`Malformed frame: DATA on stream ${frame[1]} after END`));
         }
         return;

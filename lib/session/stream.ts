@@ -11,20 +11,11 @@ import type { Codec } from '../wire/codec.ts';
 import { StreamError, StreamResetError, type TimeoutError } from '../errors.ts';
 import { type ProvokedResetCode, ResetCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
-import {
-  CREDIT,
-  DATA,
-  END,
-  FLAG_END,
-  INITIAL_WINDOW,
-  isResetCode,
-  overLimit,
-  resetFrame,
-} from '../wire/frame.ts';
+import { CREDIT, END, FLAG_END, INITIAL_WINDOW, isResetCode, resetFrame } from '../wire/frame.ts';
 import { PendingRequest, type RequestDeadlines } from './_request.ts';
 import { DONE_PROMISE, iteratorOf, readableOf, ReadQueue } from './stream_reads.ts';
 import { type Write, WriteQueue } from './_stream_writes.ts';
-import { encodeError } from '../util/value_path.ts';
+import { encodeData, RETURNED } from './_encode_data.ts';
 import type { Issue } from '../util/issues.ts';
 
 /**
@@ -184,6 +175,8 @@ interface StreamControl {
   cancelUnsent(stream: Stream): void;
   /** Marks a received stream as the dialer's hello (its OPEN carried FLAG_HELLO). */
   markHello(stream: Stream): void;
+  /** Sends one message as `write()` does, with `headers` as its DATA's trailing headers. */
+  write(stream: Stream, value: unknown, headers: Record<string, unknown>): Promise<void>;
 }
 
 /** Filled in by the static block of {@linkcode Stream}. @internal */
@@ -196,7 +189,6 @@ const MAX_WINDOW = 256 * 1024;
 const GROW_WITHIN_MS = 1000;
 const RESOLVED: Promise<void> = Promise.resolve();
 const GENERIC_HANDLER_MESSAGE = 'The stream handler failed';
-const RETURNED = "handler's returned value";
 
 function noop(): void {}
 
@@ -366,6 +358,10 @@ export class Stream<R = unknown, W = unknown> {
    * {@linkcode StreamResetError} once the stream is reset or lost.
    */
   write(value: W): Promise<void> {
+    return this.#write(value);
+  }
+
+  #write(value: unknown, headers?: Record<string, unknown>): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#sendEnded) {
       return Promise.reject(
@@ -374,7 +370,7 @@ export class Stream<R = unknown, W = unknown> {
     }
     let data: string | Uint8Array;
     try {
-      data = encodeData(this.#host, this.id, 0, value, 'of write()');
+      data = encodeData(this.#host, this.id, 0, value, 'of write()', headers);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -548,15 +544,9 @@ export class Stream<R = unknown, W = unknown> {
   #onData(value: unknown, units: number, end: boolean): boolean {
     if (this.#recvEnded) return false;
     if (this.#recvAllowed <= 0) {
-      const message = "More data arrived than the stream's credit allows";
-      this.#host.report(
-        new StreamResetError(`Stream ${this.id}: ${message}`, {
-          code: ResetCode.Flow,
-          remote: false,
-        }),
-      );
+      this.#host.report(overCredit(this.id));
       // Provoked by the other side: counts toward maxResetRate (MadeYouReset, CVE-2025-8671).
-      this.#reset(ResetCode.Flow, message, true);
+      this.#reset(ResetCode.Flow, OVER_CREDIT, true);
       return true;
     }
     this.#recvAllowed -= units;
@@ -716,43 +706,22 @@ export class Stream<R = unknown, W = unknown> {
     control.fail = (stream, code, message, issues) => stream.#reset(code, message, true, issues);
     control.cancelUnsent = (stream) =>
       stream.#fail(resetError(stream.id, ResetCode.Cancel, 'Aborted', false), undefined, '', false);
+    control.write = (stream, value, headers) => stream.#write(value, headers);
     control.markHello = (stream) => {
       stream.#isHello = true;
     };
   }
 }
 
-/**
- * Encodes one DATA frame of stream `id` carrying `value`. `operation` names what sent it in an
- * encode error: `of write()` gives `Cannot encode the payload of write() on stream 3: BigInt at
- * .n`; a handler's returned value gives `Cannot encode the handler's returned value on stream 2: …`.
- */
-function encodeData(
-  host: StreamHost,
-  id: number,
-  flags: number,
-  value: unknown,
-  operation: string,
-): string | Uint8Array {
-  const codec = host.codec;
-  let data: string | Uint8Array;
-  try {
-    data = codec.encode([DATA, id, flags, value]);
-  } catch (error) {
-    const returned = operation === RETURNED;
-    throw encodeError(
-      (frame) => codec.encode(frame),
-      returned ? `on stream ${id}` : `${operation} on stream ${id}`,
-      [[returned ? RETURNED : 'payload', value]],
-      error,
-    );
-  }
-  if (overLimit(data, host.maxMessageBytes)) {
-    throw new RangeError(
-      `Cannot send a message on stream ${id} as it is larger than limits.maxMessageBytes (${host.maxMessageBytes})`,
-    );
-  }
-  return data;
+/** Why a stream is reset with `flow` when DATA arrives beyond its credit. */
+const OVER_CREDIT = "More data arrived than the stream's credit allows";
+
+/** What a stream reports when DATA arrives beyond its credit, before resetting it with `flow`. */
+function overCredit(id: number): StreamResetError {
+  return new StreamResetError(`Stream ${id}: ${OVER_CREDIT}`, {
+    code: ResetCode.Flow,
+    remote: false,
+  });
 }
 
 /** What a dialer that sent no hello reads when the acceptor requires one. */

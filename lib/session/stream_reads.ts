@@ -127,3 +127,34 @@ export function iteratorOf<T>(
   };
   return iterator;
 }
+
+/**
+ * What a reader muxws owns makes of a message whose DATA has trailing headers: a standing
+ * subscription takes each with its `:id` (WSM-API-005).
+ */
+export type ReadMap = (value: unknown, headers: Readonly<Record<string, unknown>>) => unknown;
+
+/** The streams whose reader maps the messages that have headers, and how. */
+const readMaps = new WeakMap<object, ReadMap>();
+
+/**
+ * From now on `stream`'s reader takes each message whose DATA has headers as `map` makes it, and
+ * any other as it is: for a reader muxws owns, never an application's.
+ */
+export function mapReads(stream: object, map: ReadMap): void {
+  readMaps.set(stream, map);
+}
+
+/**
+ * What `stream`'s reader takes of a DATA carrying `value` and `headers` (its optional trailing
+ * element): `value`, or what the stream's {@linkcode ReadMap} makes of them.
+ */
+export function readValue(
+  stream: object,
+  value: unknown,
+  headers: Readonly<Record<string, unknown>> | null | undefined,
+): unknown {
+  if (headers == null) return value;
+  const map = readMaps.get(stream);
+  return map === undefined ? value : map(value, headers);
+}

@@ -71,3 +71,23 @@ export const EXCEPT = ':except';
  * acceptor reads at most as many, so a hello naming more cannot make it answer each.
  */
 export const MAX_RESUMED_TAGS = 1024;
+
+/**
+ * The reserved DATA header carrying a tracked message's id (WSM-API-005): a string of 1 to
+ * {@linkcode MAX_EVENT_ID_LENGTH} characters. A receiver that is not tracking ignores it; one
+ * that is ignores an id of any other form (the message then moves no position).
+ */
+export const EVENT_ID = ':id';
+/**
+ * The reserved OPEN header of a re-opened subscription naming the id of the last tracked message
+ * its dialer received (WSM-API-005), of the same form as {@linkcode EVENT_ID}'s; a route reads it
+ * as `ctx.lastEventId`, and refuses any other form with `invalid`.
+ */
+export const LAST_EVENT_ID = ':last-event-id';
+/** The longest event id, in UTF-16 code units. */
+export const MAX_EVENT_ID_LENGTH = 256;
+
+/** True for an event id: a string of 1 to {@linkcode MAX_EVENT_ID_LENGTH} UTF-16 code units. */
+export function isEventId(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && value.length <= MAX_EVENT_ID_LENGTH;
+}

@@ -420,7 +420,7 @@ test('a route returning a plain value answers within the receive of its OPEN, wi
   p.session.receive(JSON.stringify([1, 1, 1, { [ROUTE_HEADER]: 'echo' }, 'hi']));
   assert.deepEqual(p.sent, [[2, 1, 1, 'hi']]);
   const ctx = contexts[0];
-  assert.deepEqual(Object.keys(ctx), ['peer', 'stream', 'headers', 'signal']);
+  assert.deepEqual(Object.keys(ctx), ['peer', 'stream', 'headers', 'lastEventId', 'signal']);
   assert.equal(Object.getPrototypeOf(ctx), Object.prototype);
   assert.equal(ctx.peer, 'peer');
   assert.deepEqual(ctx.headers, { [ROUTE_HEADER]: 'echo' });
