@@ -42,7 +42,6 @@ test('the connect bundle leaves out the strict codec, route serving and the acce
       ['route serving', 'No route '],
       ['Standard Schema issue summaries', 'more issue'],
       ['GOAWAY sending', 'Cannot send GOAWAY'],
-      ["the Session constructor's checks", 'create Session'],
     ]
   ) {
     assert.ok(!code.includes(text), `Expected ${what} out of the connect bundle: found ${text}`);
