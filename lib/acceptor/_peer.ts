@@ -32,9 +32,8 @@ import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
-import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
 import type { ServedRoutes } from '../routes/routes.ts';
-import { callRoute, openRoute, streamHandler } from '../routes/route_streams.ts';
+import { defineRouteCalls, streamHandler } from '../routes/route_streams.ts';
 
 /** What the hello of a peer tells recovery (`lib/acceptor/_recovery.ts`), when the acceptor has history. */
 interface HelloRecovery {
@@ -159,6 +158,9 @@ export class PeerImpl implements Peer {
   readonly session: Session;
   /** What the acceptor sends it waits for its hello ({@linkcode Admission}). */
   readonly admission: Admission;
+  // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
+  declare call: Peer['call'];
+  declare stream: Peer['stream'];
   /** The peer's link, its session's sink. */
   readonly sink: PeerLink;
   /** onPeer has fired, so onPeerClose will. */
@@ -232,25 +234,6 @@ export class PeerImpl implements Peer {
     return this.session.request(payload, options);
   }
 
-  call<R extends string>(
-    route: R,
-    input: unknown,
-    options?: RequestOptions,
-  ): Promise<OutputOf<ApiSpec, R>> {
-    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
-  }
-
-  stream<R extends string>(
-    route: R,
-    input: unknown,
-    options?: OpenOptions,
-  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
-    return openRoute(this, route, input, options) as Stream<
-      ReplyOf<ApiSpec, R>,
-      UploadOf<ApiSpec, R>
-    >;
-  }
-
   close(code: number = 1000, reason: string = ''): void {
     checkClose('Cannot close a Peer', code, reason);
     this.session.close(code, reason);
@@ -269,6 +252,8 @@ export class PeerImpl implements Peer {
     return true;
   }
 }
+
+defineRouteCalls(PeerImpl);
 
 /** A peer's `closed` promise read before the peer ended, with its resolver. */
 class ClosedWaiter {

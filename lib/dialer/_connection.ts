@@ -25,7 +25,6 @@ import type {
   SubscribeOptions,
   Subscription,
 } from './dialer_types.ts';
-import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from '../errors.ts';
 import type { Limits } from '../session/limits.ts';
 import { NO_HELLO, type OpenOptions, type RequestOptions, type Stream } from '../session/stream.ts';
@@ -51,9 +50,8 @@ import { type Attempt, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
 import { Positions } from './_resume.ts';
 import {
-  callRoute,
+  defineRouteCalls,
   makerOf,
-  openRoute,
   routeSubscribeOptions,
   unroutedHandler,
 } from '../routes/route_streams.ts';
@@ -550,24 +548,9 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
  * and the three-argument `subscribe()`, each the unrouted form with `:route` in its headers.
  */
 class RoutedConnection extends DialerConnection implements Connection {
-  call<R extends string>(
-    route: R,
-    input: unknown,
-    options?: RequestOptions,
-  ): Promise<OutputOf<ApiSpec, R>> {
-    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
-  }
-
-  stream<R extends string>(
-    route: R,
-    input: unknown,
-    options?: OpenOptions,
-  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
-    return openRoute(this, route, input, options) as Stream<
-      ReplyOf<ApiSpec, R>,
-      UploadOf<ApiSpec, R>
-    >;
-  }
+  // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
+  declare call: Connection['call'];
+  declare stream: Connection['stream'];
 
   override subscribe(payload: unknown, options: SubscribeOptions): Subscription;
   override subscribe(route: string, input: unknown, options: RouteSubscribeOptions): Subscription;
@@ -577,6 +560,7 @@ class RoutedConnection extends DialerConnection implements Connection {
     return super.subscribe(second, routeSubscribeOptions(first, third as SubscribeOptions));
   }
 }
+defineRouteCalls(RoutedConnection);
 
 /** The final close information after a failed attempt: its wire's close, if it saw one. */
 function attemptCloseInfo(
