@@ -3,7 +3,7 @@
  * methods of it, so a `connect` bundle carries none of it (docs/design/bundle-size.md): sending
  * GOAWAY, sending a PUBLISH encoded once for many peers, and waiting for the session to be idle.
  * The session keeps what they need: `goingAway`, which its maker's policy reads, and one host hook,
- * `onIdle`, which it calls when no stream is open any more or it ends.
+ * `onIdle`, which it calls when no stream is open any more or it ends (the hook clears itself).
  *
  * @module
  */
@@ -57,8 +57,10 @@ export function idle(session: Session): Promise<void> {
   if (session.isClosed || session.activeStreams === 0) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const before = session.onIdle;
-    session.onIdle = before === undefined ? resolve : () => {
-      before();
+    // The hook clears itself: it runs once, whoever set it first.
+    session.onIdle = () => {
+      session.onIdle = undefined;
+      before?.();
       resolve();
     };
   });

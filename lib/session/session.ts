@@ -96,48 +96,8 @@ export function sessionLimits(limits?: Partial<Limits>): Readonly<Limits> {
 
 /** The limits a session keeps: one {@linkcode sessionLimits} made as it is, else a checked copy. */
 export function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
-  return limits !== undefined && RESOLVED.has(limits)
-    ? limits as Readonly<Limits>
-    : sessionLimits(limits);
-}
-
-/**
- * Checks the `side` and `codec` a session is handed and returns its first stream id: the given
- * one, checked, or the side's first (1 dialer, 2 acceptor).
- *
- * @throws {TypeError} When `side` or `codec` is invalid.
- * @throws {RangeError} When `firstStreamId` is not a positive safe integer of the side's parity.
- */
-function firstStreamIdOf(options: SessionOptions): number {
-  if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
-    throw new TypeError(
-      mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
-    );
-  }
-  const codec: Codec = options.codec;
-  if (
-    // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
-    typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
-  ) {
-    throw new TypeError(
-      mustBe('create Session', 'codec', 'a Codec', codec),
-    );
-  }
-  const parity = options.side === 'dialer' ? 1 : 0;
-  const first = options.firstStreamId ?? 2 - parity;
-  if (!isStreamId(first) || first % 2 !== parity) {
-    throw new RangeError(
-      mustBe(
-        'create Session',
-        'firstStreamId',
-        `a positive safe integer of the ${options.side}'s parity (${
-          parity === 1 ? 'odd' : 'even'
-        })`,
-        first,
-      ),
-    );
-  }
-  return first;
+  // `has()` of a value that is not an object (`undefined`) is false.
+  return RESOLVED.has(limits as object) ? limits as Readonly<Limits> : sessionLimits(limits);
 }
 
 /**
@@ -150,18 +110,19 @@ function firstStreamIdOf(options: SessionOptions): number {
  * their host.
  */
 export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
+  // A field the constructor always sets is `declare`d: created there, in one order, no field list.
   /** Which side this is. */
-  readonly side: 'dialer' | 'acceptor';
+  declare readonly side: 'dialer' | 'acceptor';
   /** The connection's codec. */
-  readonly codec: Codec;
+  declare readonly codec: Codec;
   /** The resolved limits. */
-  readonly limits: Readonly<Limits>;
+  declare readonly limits: Readonly<Limits>;
   /** The largest message this side sends. */
-  readonly maxMessageBytes: number;
+  declare readonly maxMessageBytes: number;
   /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
-  readonly remoteParity: number;
+  declare readonly remoteParity: number;
   /** The options the session was made with. */
-  readonly options: SessionOptions;
+  declare readonly options: SessionOptions;
   readonly #sink: SessionSink;
   readonly #now: () => number;
   #closed = false;
@@ -186,27 +147,21 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
   #windowBudget = WINDOW_BUDGET;
 
-  /**
-   * True once this side sent GOAWAY (set by `goAway()` of `acceptor_api.ts`): a policy refuses
-   * the other side's later OPENs.
-   */
+  /** True once `goAway()` (`acceptor_api.ts`) sent GOAWAY: a policy refuses later OPENs. */
   goingAway = false;
-  /**
-   * The one host hook for `idle()` (`acceptor_api.ts`): called, and cleared, when no stream is
-   * open any more or the session ends.
-   */
+  /** The hook of `idle()` (`acceptor_api.ts`), run when no stream is open or the session ends. */
   onIdle: (() => void) | undefined;
   // Receiving's state, written only by `_receive.ts` ({@linkcode ReceiverHost}).
   /** The side's rules for what arrives; none on the dialer. */
-  readonly policy: SessionPolicy | undefined;
+  declare readonly policy: SessionPolicy | undefined;
   /** The message length up to which no payload can nest deeper than `maxDepth`. */
-  readonly depthSkip: number;
+  declare readonly depthSkip: number;
   /** True for the JSON wire, where every item takes at least one unit. */
-  readonly unitPerItem: boolean;
+  declare readonly unitPerItem: boolean;
   /** Malformed messages counted so far on this connection. */
   protocolErrors = 0;
   /** `now()` when the last message arrived (at construction before any). */
-  lastReceivedAt: number;
+  declare lastReceivedAt: number;
   /** The highest id the other side opened, refused OPENs included (0 before any). */
   highestRemote = 0;
   /** The GOAWAY the other side sent, if any. */
@@ -219,10 +174,35 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
    * @throws {RangeError} When `firstStreamId` is not a positive safe integer of the side's parity.
    */
   constructor(sink: SessionSink, options: SessionOptions, policy?: SessionPolicy) {
-    const first = firstStreamIdOf(options);
-    const codec = options.codec;
+    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
+      throw new TypeError(
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
+      );
+    }
+    const codec: Codec = options.codec;
+    if (
+      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
+      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
+    ) {
+      throw new TypeError(
+        mustBe('create Session', 'codec', 'a Codec', codec),
+      );
+    }
     const limits = sharedLimits(options.limits);
-    const parity = first % 2;
+    const parity = options.side === 'dialer' ? 1 : 0;
+    const first = options.firstStreamId ?? 2 - parity;
+    if (!isStreamId(first) || first % 2 !== parity) {
+      throw new RangeError(
+        mustBe(
+          'create Session',
+          'firstStreamId',
+          `a positive safe integer of the ${options.side}'s parity (${
+            parity === 1 ? 'odd' : 'even'
+          })`,
+          first,
+        ),
+      );
+    }
     this.side = options.side;
     this.codec = codec;
     this.limits = limits;
@@ -373,16 +353,8 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     // An idle session (an idle peer's memory) holds no table.
     if (table === undefined || table.size === 0) {
       this.#table = undefined;
-      this.#idled();
+      this.onIdle?.();
     }
-  }
-
-  /** No stream is open any more, or the session ended: the `onIdle` hook, if set, runs once. */
-  #idled(): void {
-    const onIdle = this.onIdle;
-    if (onIdle === undefined) return;
-    this.onIdle = undefined;
-    onIdle();
   }
 
   /**
@@ -451,7 +423,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     if (only !== undefined) control.lost(only);
     if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
     this.#remoteActive = 0;
-    this.#idled();
+    this.onIdle?.();
     this.emit(this.options.onClose, { code, reason, local });
   }
 
