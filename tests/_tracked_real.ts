@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Acceptor } from 'muxws/acceptor';
-import { connect, type ConnectOptions, tracked } from 'muxws';
+import { connect, type ConnectOptions, subscribe, tracked } from 'muxws';
 import { startFaultProxy } from './_fault_proxy.ts';
 import { until } from './_dialer_real.ts';
 
@@ -51,7 +51,7 @@ export function trackedRealSuite(
       ...dial,
     });
     try {
-      connection.subscribe('feed', { topic: 'a' }, { onMessage: (n) => void got.push(n) });
+      subscribe(connection, 'feed', { topic: 'a' }, { onMessage: (n) => void got.push(n) });
       await until(() => got.length === 3, 2000, 'the first three messages');
       proxy.reset();
       await until(() => got.length === 6, 5000, 'the three after the last id');

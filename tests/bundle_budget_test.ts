@@ -62,7 +62,6 @@ test('the connect bundle leaves out the strict codec, route serving, the accepto
       ['route serving', 'No route '],
       ['Standard Schema issue summaries', 'more issue'],
       ['GOAWAY sending', 'Cannot send GOAWAY'],
-      ["the Session constructor's checks", 'create Session'],
       ["the ws refusal's Retry-After", 'unexpected-response'],
       ['Retry-After parsing (an HTTP date)', 'Date.parse'],
       ['write corking for ws', 'uncork'],

@@ -283,3 +283,43 @@ test('STYLE layout: no file in lib/ is over 800 lines and no class over 480', ()
     }
   }
 });
+
+/**
+ * The classes of `text` that extend another class, as `Name extends Base`, but those the session
+ * and acceptor folders allow: an error (a base named `…Error`) and `TagSet extends Set`.
+ */
+export function subclassViolations(text: string): string[] {
+  const found: string[] = [];
+  for (
+    const m of text.matchAll(/^(?:export )?(?:abstract )?class (\w+)(?:<[^>{]*>)? extends (\w+)/gm)
+  ) {
+    const [, name, base] = m;
+    if (base.endsWith('Error') || (name === 'TagSet' && base === 'Set')) continue;
+    found.push(`${name} extends ${base}`);
+  }
+  return found;
+}
+
+test('subclassViolations() names a class that extends another, and not an error or the tag set', () => {
+  const text = [
+    'export class PeerSession extends Session {',
+    '}',
+    'class Part<T> extends Base<T> {}',
+    'export class FrameError extends ProtocolError {}',
+    'export class TagSet extends Set<string> {',
+    '}',
+    'class Session implements StreamHost {',
+    '}',
+    '  // class Quoted extends Other, not at the start of a line',
+  ].join('\n');
+  assert.deepEqual(subclassViolations(text), ['PeerSession extends Session', 'Part extends Base']);
+});
+
+test('STYLE layout: no class in lib/session/ or lib/acceptor/ extends another, errors and TagSet excepted', () => {
+  const found: string[] = [];
+  for (const file of [...sources('lib/session'), ...sources('lib/acceptor')]) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const violation of subclassViolations(text)) found.push(`${file}: ${violation}`);
+  }
+  assert.deepEqual(found, [], 'a part is an object the class owns or a function it calls');
+});

@@ -196,7 +196,7 @@ export class Broadcaster {
    * no topic: what is sent to it waits in its session or skips it (`lib/acceptor/_peer.ts`).
    */
   #native(peer: PeerImpl): TopicSink | undefined {
-    if (peer.session.admission !== 'open') return undefined;
+    if (peer.admission.state !== 'open') return undefined;
     if (this.#held.size > 0 && this.#held.has(peer)) return undefined;
     const topics = peer.sink.topics;
     return topics?.publisher === undefined ? undefined : topics;
@@ -435,7 +435,7 @@ export class Broadcaster {
    */
   #deliverTo(peer: PeerImpl, delivery: Delivery): boolean {
     // A peer whose required hello has not arrived, or was refused, is sent nothing.
-    if (peer.isClosed || peer.session.barred || delivery.exceptPeers?.has(peer)) return false;
+    if (peer.isClosed || peer.admission.barred || delivery.exceptPeers?.has(peer)) return false;
     const { encoded, except, tag } = delivery;
     for (let i = 0; i < except.length; i++) {
       if (peer.tags.has(except[i])) return false;
@@ -452,7 +452,7 @@ export class Broadcaster {
       const data = typeof encoded === 'string' && peer.sink.isWs
         ? delivery.bytes ??= textBytes(encoded)
         : encoded;
-      sent = peer.session.sendEncoded(data);
+      sent = peer.admission.send(data);
     } catch (error) {
       this.#host.report(error, peer);
       return false;

@@ -23,8 +23,10 @@ import type {
 } from './acceptor_types.ts';
 import { StreamError } from '../errors.ts';
 import { control } from '../session/stream.ts';
-import { Session, type SessionOptions, type SessionSink } from '../session/session.ts';
+import { Session, type SessionOptions } from '../session/session.ts';
+import { goAway } from '../session/acceptor_api.ts';
 import { acceptorPolicy } from './_policy.ts';
+import { Admission } from './_admission.ts';
 import {
   CloseCode,
   closeCodeOf,
@@ -36,9 +38,8 @@ import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
-import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
 import type { ServedRoutes } from '../routes/routes.ts';
-import { callRoute, openRoute, streamHandler } from '../routes/route_streams.ts';
+import { defineRouteCalls, streamHandler } from '../routes/route_streams.ts';
 
 /** What the hello of a peer tells recovery (`lib/acceptor/_recovery.ts`), when the acceptor has history. */
 interface HelloRecovery {
@@ -140,7 +141,7 @@ function newPeerId(): string {
  */
 export function sayGoAway(host: PeerHost, peer: PeerImpl, code: number, spreadMs: number): void {
   try {
-    peer.session.goAway(closingTerms(code).goAway, CLOSING_MESSAGE, spreadMs);
+    goAway(peer.session, closingTerms(code).goAway, CLOSING_MESSAGE, spreadMs);
   } catch (error) {
     host.report(error, peer);
   }
@@ -152,109 +153,6 @@ const HELLO_AGAIN_MESSAGE = 'The hello was already accepted';
 const HELLO_REFUSED_REASON = 'hello rejected';
 
 /**
- * At most this many PUBLISH frames wait for a peer's hello to be acknowledged
- * ({@linkcode PeerSession}); later ones are dropped, and counted in `stats.dropped`.
- */
-export const MAX_WAITING_FRAMES: number = 4096;
-/** At most this many bytes (a text frame counts its length) wait as {@linkcode MAX_WAITING_FRAMES} do. */
-const MAX_WAITING_BYTES: number = 1024 * 1024;
-
-/**
- * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004):
- * - `open`: accepted, or no hello is required and none is being handled: frames go out;
- * - `shut`: the hello the acceptor requires has not arrived: broadcasts skip the peer, and what
- *   recovery sends it (a tag's position) waits;
- * - `hello`: its hello is being handled: every frame waits, and goes out, in order, right after
- *   the acknowledgement;
- * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
- */
-type Admission = 'open' | 'shut' | 'hello' | 'refused';
-
-/** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
-interface Waiting {
-  readonly frames: Array<string | Uint8Array>;
-  bytes: number;
-}
-
-/**
- * A peer's session. Every PUBLISH the acceptor sends a peer (a broadcast, recovery's markers,
- * replays and held broadcasts) goes through {@linkcode PeerSession.sendEncoded}, so this is the
- * one place that keeps them from a peer not yet accepted: they wait, at most
- * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement
- * has been sent ({@linkcode PeerSession.admit}), or are dropped once the hello was refused.
- */
-class PeerSession extends Session {
-  #admission: Admission;
-  #waiting: Waiting | undefined;
-
-  constructor(sink: SessionSink, options: SessionOptions, admission: 'open' | 'shut') {
-    super(sink, options, acceptorPolicy);
-    this.#admission = admission;
-  }
-
-  /** Where the peer stands ({@linkcode Admission}). */
-  get admission(): Admission {
-    return this.#admission;
-  }
-
-  /** True while broadcasts skip the peer: its required hello has not arrived, or was refused. */
-  get barred(): boolean {
-    return this.#admission === 'shut' || this.#admission === 'refused';
-  }
-
-  /** The hello arrived: from now until its acknowledgement, frames wait. */
-  holdForHello(): void {
-    if (this.#admission !== 'refused') this.#admission = 'hello';
-  }
-
-  /**
-   * The acknowledgement was sent: the frames that waited go out, in order, and later ones too.
-   *
-   * @returns How many of those that waited were not sent (the socket was congested).
-   */
-  admit(): number {
-    this.#admission = 'open';
-    const waiting = this.#waiting;
-    this.#waiting = undefined;
-    let unsent = 0;
-    for (const data of waiting?.frames ?? []) if (!super.sendEncoded(data)) unsent++;
-    return unsent;
-  }
-
-  /**
-   * The hello was refused: what waited is dropped, and nothing more goes out.
-   *
-   * @returns How many frames waited.
-   */
-  helloRefused(): number {
-    this.#admission = 'refused';
-    const waited = this.#waiting?.frames.length ?? 0;
-    this.#waiting = undefined;
-    return waited;
-  }
-
-  /**
-   * Sends one already-encoded PUBLISH, or keeps it until the peer is accepted.
-   *
-   * @returns False, sending nothing, when the session ended, the socket is congested, the hello
-   * was refused, or the frames waiting for the acknowledgement are at their cap.
-   */
-  override sendEncoded(data: string | Uint8Array): boolean {
-    const admission = this.#admission;
-    if (admission === 'open') return super.sendEncoded(data);
-    if (admission === 'refused' || this.isClosed) return false;
-    const waiting = this.#waiting ??= { frames: [], bytes: 0 };
-    const size = typeof data === 'string' ? data.length : data.byteLength;
-    if (
-      waiting.frames.length >= MAX_WAITING_FRAMES || waiting.bytes + size > MAX_WAITING_BYTES
-    ) return false;
-    waiting.frames.push(data);
-    waiting.bytes += size;
-    return true;
-  }
-}
-
-/**
  * A {@linkcode Peer}. Its `id` (unless restored), `closed` promise and `data` object are created
  * when first read, and its idle clock is its session's (which starts when the peer is accepted):
  * an idle peer holds as little as it can, since idle memory per peer is budgeted.
@@ -263,7 +161,12 @@ export class PeerImpl implements Peer {
   /** The restored id, or the fresh one once read. */
   #id: string | undefined;
   readonly tags: TagSet = new TagSet();
-  readonly session: PeerSession;
+  readonly session: Session;
+  /** What the acceptor sends it waits for its hello ({@linkcode Admission}). */
+  readonly admission: Admission;
+  // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
+  declare call: Peer['call'];
+  declare stream: Peer['stream'];
   /** The peer's link, its session's sink. */
   readonly sink: PeerLink;
   /** onPeer has fired, so onPeerClose will. */
@@ -287,7 +190,8 @@ export class PeerImpl implements Peer {
     this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
-    this.session = new PeerSession(link, link, shut ? 'shut' : 'open');
+    this.session = new Session(link, link, acceptorPolicy);
+    this.admission = new Admission(this.session, shut ? 'shut' : 'open');
   }
 
   get id(): string {
@@ -336,25 +240,6 @@ export class PeerImpl implements Peer {
     return this.session.request(payload, options);
   }
 
-  call<R extends string>(
-    route: R,
-    input: unknown,
-    options?: RequestOptions,
-  ): Promise<OutputOf<ApiSpec, R>> {
-    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
-  }
-
-  stream<R extends string>(
-    route: R,
-    input: unknown,
-    options?: OpenOptions,
-  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
-    return openRoute(this, route, input, options) as Stream<
-      ReplyOf<ApiSpec, R>,
-      UploadOf<ApiSpec, R>
-    >;
-  }
-
   close(code: number = 1000, reason: string = ''): void {
     checkClose('Cannot close a Peer', code, reason);
     this.session.close(code, reason);
@@ -373,6 +258,8 @@ export class PeerImpl implements Peer {
     return true;
   }
 }
+
+defineRouteCalls(PeerImpl);
 
 /** A peer's `closed` promise read before the peer ended, with its resolver. */
 class ClosedWaiter {
@@ -553,7 +440,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     if (!only && this.#host.onHello !== undefined) return this.#hello(stream);
     const peer = this.peer;
     recovery.arrived(peer, headers);
-    peer.session.holdForHello();
+    peer.admission.holdForHello();
     const handler = only ? undefined : this.onStream;
     const done = (welcome: unknown) => {
       this.#admit(stream, welcome);
@@ -593,13 +480,13 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
 
   /** The peer's hello was refused: what waited for it is dropped. */
   #refused(): void {
-    const waited = this.peer.session.helloRefused();
+    const waited = this.peer.admission.helloRefused();
     if (waited > 0) this.#host.discarded(waited);
   }
 
   /** The peer is accepted: what waited goes out, and broadcasts reach it as any other. */
   #open(): void {
-    const unsent = this.peer.session.admit();
+    const unsent = this.peer.admission.admit();
     if (unsent > 0) this.#host.discarded(unsent);
     this.#host.admitted(this.peer);
   }
@@ -616,7 +503,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     const hello = helloOf(stream);
     const recovery = this.#host.recovery;
     recovery?.arrived(peer, hello.headers);
-    session.holdForHello();
+    peer.admission.holdForHello();
     const refuse = (error: unknown) => {
       this.#refused();
       recovery?.refused(peer);

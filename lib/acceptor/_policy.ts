@@ -10,7 +10,14 @@
  */
 import { ResetCode } from '../wire/codes.ts';
 import { FrameError, hasHello, RESET } from '../wire/frame.ts';
-import type { Session, SessionPolicy } from '../session/session.ts';
+import {
+  accept,
+  malformed,
+  published,
+  refuse,
+  type Session,
+  type SessionPolicy,
+} from '../session/session.ts';
 import { control } from '../session/stream.ts';
 import { decode as jsonDecode, exceedsItems as jsonExceedsItems } from '../wire/json.ts';
 
@@ -49,7 +56,11 @@ export const acceptorPolicy: SessionPolicy = {
    * without `exceedsItems` (the default codec, whose `exceedsItems` a `connect` bundle leaves
    * out), with the JSON wire's scan.
    */
-  exceedsItems(session: Session, data: string | Uint8Array, maxItems: number): boolean | undefined {
+  exceedsItems(
+    session: Session,
+    data: string | Uint8Array,
+    maxItems: number,
+  ): boolean | undefined {
     const codec = session.codec;
     return codec.exceedsItems === undefined && codec.decode === jsonDecode
       ? jsonExceedsItems(data, maxItems)
@@ -82,15 +93,16 @@ export const acceptorPolicy: SessionPolicy = {
       return;
     }
     if (goAway !== undefined && session.side === 'acceptor' && id > goAway.lastId) {
-      session.refuse(id, ResetCode.Refused, GOING_AWAY);
+      refuse(session, id, ResetCode.Refused, GOING_AWAY);
       return;
     }
     if (!isHello && options.helloPending === true) {
-      session.refuse(id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
+      refuse(session, id, ResetCode.HelloRequired, 'The hello must be acknowledged first');
       return;
     }
     const onStream = isHello ? options.onHello ?? options.onStream : options.onStream;
-    session.accept(
+    accept(
+      session,
       id,
       flags,
       headers,
@@ -114,7 +126,7 @@ export const acceptorPolicy: SessionPolicy = {
     units: number,
   ): void {
     if (session.side === 'acceptor') {
-      session.malformed(new FrameError('Malformed frame: PUBLISH sent by a dialer'));
-    } else session.published(tag, headers, payload, units);
+      malformed(session, new FrameError('Malformed frame: PUBLISH sent by a dialer'));
+    } else published(session, tag, headers, payload, units);
   },
 };

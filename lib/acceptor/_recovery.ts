@@ -54,10 +54,9 @@ const MAX_DIALER_ID = 64;
 
 /** What recovery reads of a peer. */
 interface RecoveringPeer extends Peer {
-  readonly session: {
-    sendEncoded(data: string | Uint8Array): boolean;
-    congested(): boolean;
-  };
+  readonly session: { congested(): boolean };
+  /** What the peer is sent goes through its admission (it waits for the hello). */
+  readonly admission: { send(data: string | Uint8Array): boolean };
 }
 
 /** What recovery needs of its acceptor. */
@@ -287,7 +286,7 @@ export class Recovery {
       const data = this.#marker(tag, { [SEQ]: seq, [POSITION]: true, [DIALER]: this.#idOf(peer) });
       if (this.hold(peer, tag, data, seq)) continue;
       try {
-        peer.session.sendEncoded(data);
+        peer.admission.send(data);
       } catch (error) {
         this.#host.report(error, peer);
       }
@@ -491,7 +490,7 @@ export class Recovery {
           const data = codec.encode([PUBLISH, tag, wire, payload]);
           if (peer.session.congested() && !await this.#room(peer)) return;
           if (peer.isClosed) return;
-          peer.session.sendEncoded(data);
+          peer.admission.send(data);
           last = entry.seq;
           replayed++;
         }
@@ -542,7 +541,7 @@ export class Recovery {
     if (marker !== undefined) {
       if (peer.session.congested() && !await this.#room(peer)) return;
       if (peer.isClosed) return;
-      peer.session.sendEncoded(marker);
+      peer.admission.send(marker);
     }
     const frames = hold.frames;
     let i = 0;
@@ -553,7 +552,7 @@ export class Recovery {
       if (held.seq !== undefined && held.seq <= position) continue;
       if (peer.session.congested() && !await this.#room(peer)) return;
       if (peer.isClosed) return;
-      peer.session.sendEncoded(held.data);
+      peer.admission.send(held.data);
     }
     const holds = this.#holds.get(peer);
     if (holds?.tags.get(tag) !== hold) return;

@@ -59,6 +59,7 @@ import type {
   UpgradeAccepted,
 } from './acceptor_types.ts';
 import { sessionLimits } from '../session/session.ts';
+import { idle } from '../session/acceptor_api.ts';
 import { CloseCode, closingTerms } from '../wire/codes.ts';
 import { callContained, reportTo } from '../util/contain.ts';
 import { checkAcceptorOptions, checkClose, checkMs } from './_acceptor_checks.ts';
@@ -483,7 +484,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     const drainPeer = async (peer: PeerImpl) => {
       if (peer.isClosed) return;
       sayGoAway(this.#host, peer, code, spreadMs);
-      await Promise.race([peer.session.idle(), deadline, peer.closed]);
+      await Promise.race([idle(peer.session), deadline, peer.closed]);
       if (!peer.isClosed) peer.session.close(code, closingTerms(code).reason);
       await peer.closed;
     };

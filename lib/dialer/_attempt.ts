@@ -13,7 +13,7 @@ import { type Codec, subprotocol } from '../wire/codec.ts';
 import type { DialContext } from './dialer_types.ts';
 import { HelloRejectedError, ProtocolError, StreamResetError, TimeoutError } from '../errors.ts';
 import { Hello } from './hello.ts';
-import type { SessionCore } from '../session/session.ts';
+import type { Session } from '../session/session.ts';
 import type { Stream } from '../session/stream.ts';
 import { CloseCode } from '../wire/codes.ts';
 import {
@@ -29,7 +29,7 @@ import type { CloseFields, OpenReport, Refusal, Transport, Wire } from './_trans
 
 /** What the attempt needs of the link its host builds over an open wire. */
 export interface AttemptLink {
-  readonly session: SessionCore;
+  readonly session: Session;
   /** `hello` until established, `open` after, `done` once the session ended. */
   phase: 'hello' | 'open' | 'done';
   /** How the session ended, once it did. */

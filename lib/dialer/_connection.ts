@@ -22,7 +22,6 @@ import type {
   DialTargetInput,
   OpenedOptions,
 } from './dialer_types.ts';
-import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
 import { ClosedError, ConnectError, HelloRejectedError, TimeoutError } from '../errors.ts';
 import type { Limits } from '../session/limits.ts';
 import {
@@ -52,7 +51,7 @@ import { type Transport, webSocketTransport } from './_transport.ts';
 import { type Extension, type ExtensionHost, EXTENSIONS, runStep } from './_extensions.ts';
 import type { BroadcastReceiver, RequestWaiter } from './_features.ts';
 import { receiveAsIs } from './_broadcasts.ts';
-import { callRoute, makerOf, openRoute, unroutedHandler } from '../routes/route_streams.ts';
+import { defineRouteCalls, makerOf, unroutedHandler } from '../routes/route_streams.ts';
 
 const MAX_LOOKBACK_MS = 4_294_967_295;
 
@@ -547,25 +546,11 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
  * each the unrouted form with `:route` in its headers.
  */
 class RoutedConnection extends DialerConnection implements Connection {
-  call<R extends string>(
-    route: R,
-    input: unknown,
-    options?: RequestOptions,
-  ): Promise<OutputOf<ApiSpec, R>> {
-    return callRoute(this, route, input, options) as Promise<OutputOf<ApiSpec, R>>;
-  }
-
-  stream<R extends string>(
-    route: R,
-    input: unknown,
-    options?: OpenOptions,
-  ): Stream<ReplyOf<ApiSpec, R>, UploadOf<ApiSpec, R>> {
-    return openRoute(this, route, input, options) as Stream<
-      ReplyOf<ApiSpec, R>,
-      UploadOf<ApiSpec, R>
-    >;
-  }
+  // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
+  declare call: Connection['call'];
+  declare stream: Connection['stream'];
 }
+defineRouteCalls(RoutedConnection);
 
 /** The final close information after a failed attempt: its wire's close, if it saw one. */
 function attemptCloseInfo(

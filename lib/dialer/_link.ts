@@ -11,7 +11,7 @@ import type { Codec } from '../wire/codec.ts';
 import { ProtocolError } from '../errors.ts';
 import type { Limits } from '../session/limits.ts';
 import type { PublishMessage, Stream } from '../session/stream.ts';
-import { type GoAway, SessionCore, sharedLimits } from '../session/session.ts';
+import { type GoAway, Session } from '../session/session.ts';
 import { CloseCode } from '../wire/codes.ts';
 import type { AttemptLink } from './_attempt.ts';
 import { Heartbeat } from './_heartbeat.ts';
@@ -52,7 +52,7 @@ export interface LinkHost {
 }
 
 /**
- * Makes the link over an open wire: a dialer `SessionCore` whose sends feed the heartbeat, whose
+ * Makes the link over an open wire: a dialer `Session` whose sends feed the heartbeat, whose
  * streams count in flight, and whose end detaches the wire and tells the host. While the attempt
  * waits for the hello (`protocolError` set), a protocol error fails it instead of being reported.
  */
@@ -65,7 +65,7 @@ export function openLink(wire: Wire, host: LinkHost): Link {
     if (fail !== undefined && error instanceof ProtocolError) fail(error);
     else host.report(error);
   };
-  const session = new SessionCore(
+  const session = new Session(
     {
       send: (data: string | Uint8Array) => {
         wire.send(data);
@@ -79,6 +79,8 @@ export function openLink(wire: Wire, host: LinkHost): Link {
     {
       side: 'dialer',
       codec: host.codec,
+      // Checked here once: later sessions take the first one's (frozen) limits as they are.
+      limits: host.limits(),
       now: host.now,
       onStream: onStream === undefined ? undefined : (stream: Stream) => {
         track(link, stream.closed);
@@ -97,12 +99,9 @@ export function openLink(wire: Wire, host: LinkHost): Link {
         detach();
         host.lost(link, info);
       },
-      // The options were checked by the dialer's own; the limits are checked here, once.
     },
-    sharedLimits(host.limits()),
-    1,
   );
-  (link as { session: SessionCore }).session = session;
+  (link as { session: Session }).session = session;
   const detach = wire.listen({
     message: (data) => {
       session.receive(data);

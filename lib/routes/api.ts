@@ -616,6 +616,10 @@ export type CallOptions = RequestOptions;
  * closed, or has received a GOAWAY, throws `NotConnectedError`; a `Connection`'s `request()` and
  * `call()` wait for it or refuse as its `whileReconnecting` option says.
  *
+ * `call()` and `stream()` are the same on both sides: each checks the route name and the headers,
+ * puts the route in `:route`, and is then that side's own `request()` or `open()`, with its
+ * errors, timeouts and waiting.
+ *
  * @example One function for both sides
  * ```ts
  * import type { Caller } from '@muxws/core';

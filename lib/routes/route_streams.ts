@@ -231,11 +231,22 @@ interface RouteOpener {
 }
 
 /**
- * A routed call through `side.request()`: `:route` set in the OPEN headers once the route name
- * and the headers are checked; a bad one rejects before anything is sent.
+ * Gives the instances of `target` the routed half of `Caller` (`lib/routes/api.ts`, where both
+ * are documented): `call()` and `stream()`, methods on its prototype over the instance's own
+ * `request()` and `open()`, each with `:route` set in the OPEN headers once the route name and
+ * the headers are checked (a bad one rejects, or throws, before anything is sent). The one copy
+ * of them both sides use: the acceptor's `Peer` and the dialer's `Connection` declare the two
+ * methods and call this once with their class.
  */
-export function callRoute(
-  side: RouteOpener,
+export function defineRouteCalls(target: { readonly prototype: RouteOpener }): void {
+  const prototype = target.prototype as RouteOpener & { call: unknown; stream: unknown };
+  prototype.call = call;
+  prototype.stream = stream;
+}
+
+/** `Caller.call()`: a routed request through the instance's `request()`. */
+function call(
+  this: RouteOpener,
   route: unknown,
   input: unknown,
   options?: RequestOptions,
@@ -246,20 +257,12 @@ export function callRoute(
   } catch (error) {
     return Promise.reject(error);
   }
-  return side.request(input, routedOptions);
+  return this.request(input, routedOptions);
 }
 
-/**
- * A routed stream through `side.open()`: `:route` set in the OPEN headers once the route name
- * and the headers are checked; a bad one throws before anything is sent.
- */
-export function openRoute(
-  side: RouteOpener,
-  route: unknown,
-  input: unknown,
-  options?: OpenOptions,
-): Stream {
-  return side.open(input, routed(route, options, 'open a routed stream', 'stream()'));
+/** `Caller.stream()`: a routed stream through the instance's `open()`. */
+function stream(this: RouteOpener, route: unknown, input: unknown, options?: OpenOptions): Stream {
+  return this.open(input, routed(route, options, 'open a routed stream', 'stream()'));
 }
 
 /**

@@ -2,7 +2,7 @@
  * The reset budget of one session (`maxResetRate` within any 1000 ms; docs/security.md, "The
  * reset budget"): every reset the other side can cause at will is counted here, and one more
  * than the budget within a second tells the session to close (1008 on the acceptor, 4002 on the
- * dialer). What counts is decided by the session's parts (`_session_streams.ts` for resets of
+ * dialer). What counts is decided by the session's parts (`session.ts` for resets of
  * live streams, `_receive.ts` for refused OPENs); this file only keeps the times.
  *
  * Private to `lib/session/`.

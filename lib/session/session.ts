@@ -8,16 +8,16 @@
  * `request()` timeouts and to poll `bufferedAmount` while a write waits; an idle session holds
  * no timer.
  *
- * This file composes the session's parts and checks what the caller hands it:
+ * This file is the session: its checks, the stream table and both sides' ids, the socket
+ * (sending, congestion, replies capped at `maxBufferedBytes`), the window and reset budgets,
+ * containment of user code and the end, and the API that opens streams and sends PING and GOAWAY.
+ * Its parts are objects it owns or helpers it calls, none a class it extends:
  * - `_session_options.ts`: the sink, options and GOAWAY types (re-exported here);
- * - `_session_streams.ts`: the stream table, ids, the socket (sending, congestion), the window
- *   and reset budgets, containment and the end;
- * - `_receive.ts`: decoding a received message and dispatching its frame;
+ * - `_receive.ts`: receiving, functions over the session (their host): decoding a received
+ *   message and dispatching its frame;
  * - `socket_wait.ts`: writes and PONGs waiting for `bufferedAmount` to fall;
- * - `_reset_budget.ts`: the reset-rate ring.
- *
- * The layers stack: `Session` extends `Receiver`, which extends `SessionStreams`, so each
- * layer's state and methods are the session's own, with no forwarding between them.
+ * - `_reset_budget.ts`: the reset-rate ring;
+ * - `_request.ts`: the deadlines of requests.
  *
  * Callback order: state is updated first, then user code runs through one containment point
  * (`lib/util/contain.ts`), so a callback that throws or returns a thenable that rejects is reported to
@@ -29,33 +29,50 @@
  */
 import { NotConnectedError } from '../errors.ts';
 import { type Limits, resolveLimits } from './limits.ts';
-import { closeCodeOf } from '../wire/codes.ts';
-import { describe, mustBe } from '../util/describe.ts';
+import { CloseCode, closeCodeOf, SESSION_CLOSE } from '../wire/codes.ts';
+import { callContained, lastResort, reportTo } from '../util/contain.ts';
+import { mustBe } from '../util/describe.ts';
 import {
   FLAG_END,
   FLAG_HELLO,
-  GOAWAY,
   isHeaders,
-  isResetCode,
   isStreamId,
   OPEN,
   overLimit,
   PING,
+  PONG,
 } from '../wire/frame.ts';
-import { Receiver, type SessionPolicy } from './_receive.ts';
+import { depthSkipOf, receive, type ReceiverHost, type SessionPolicy } from './_receive.ts';
+import { decode as jsonDecode } from '../wire/json.ts';
+import { RequestDeadlines } from './_request.ts';
+import { ResetBudget } from './_reset_budget.ts';
+import { SocketWait, type SocketWaitHost } from './socket_wait.ts';
 import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from '../wire/reserved.ts';
-import type { SessionOptions, SessionSink } from './_session_options.ts';
+import type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from '../wire/codec.ts';
-import { control, type OpenOptions, type RequestOptions, Stream } from './stream.ts';
+import {
+  control,
+  type OpenOptions,
+  type RequestOptions,
+  Stream,
+  type StreamHost,
+} from './stream.ts';
 import { encodeError } from '../util/value_path.ts';
 
 export type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
 export type { SessionPolicy } from './_receive.ts';
+// The receiving steps a policy hands an OPEN or a PUBLISH to (`lib/acceptor/_policy.ts`).
+export { accept, malformed, published, refuse } from './_receive.ts';
 export { encodePublish } from '../wire/publish.ts';
 export { SOCKET_POLL_MS } from './socket_wait.ts';
-export { WINDOW_BUDGET } from './_session_streams.ts';
 
-const EMPTY = Promise.resolve();
+/**
+ * Units of receive window one session's streams may grow, together, past `INITIAL_WINDOW` while
+ * their readers keep up with bulk senders: bounds what a peer can make this side buffer beyond
+ * the SPEC's per-stream window (docs/protocol.md, "Window growth").
+ */
+export const WINDOW_BUDGET: number = 1024 * 1024;
+
 /**
  * Limits objects {@linkcode sessionLimits} made: `new Session()` takes one as it is, neither
  * checking nor copying it again. So the construction of a session (an acceptor's accept, a
@@ -79,21 +96,337 @@ export function sessionLimits(limits?: Partial<Limits>): Readonly<Limits> {
 
 /** The limits a session keeps: one {@linkcode sessionLimits} made as it is, else a checked copy. */
 export function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limits> {
-  return limits !== undefined && RESOLVED.has(limits)
-    ? limits as Readonly<Limits>
-    : sessionLimits(limits);
+  // `has()` of a value that is not an object (`undefined`) is false.
+  return RESOLVED.has(limits as object) ? limits as Readonly<Limits> : sessionLimits(limits);
 }
 
 /**
- * The multiplexer both sides run (see the module doc and docs/design/session.md). It extends
- * {@linkcode Receiver} (receiving and dispatching), which extends `SessionStreams` (the stream
- * table and the socket), and adds the API that opens streams and sends PING. Its streams hold
- * the session itself as their host. It checks nothing its constructor is handed (the parameters
- * are `Receiver`'s: the sink, the options, the resolved limits and the first stream id): the
- * dialer builds one from options it checked itself, so a `connect` bundle carries neither the
- * checks nor the acceptor's API of {@linkcode Session}.
+ * The multiplexer both sides run (see the module doc and docs/design/session.md): the one
+ * session class of the dialer, the acceptor and the tests. It checks the options it is handed,
+ * opens streams, sends PING and GOAWAY and a PUBLISH encoded once. What it refuses of what
+ * arrives beyond the frame checks and limits (after its GOAWAY, before the hello, a PUBLISH from a
+ * dialer) is the {@linkcode SessionPolicy} its maker hands it (the acceptor's); without one, every
+ * OPEN and PUBLISH that passes the frame checks is taken. Its streams hold the session itself as
+ * their host.
  */
-export class SessionCore extends Receiver {
+export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
+  // A field the constructor always sets is `declare`d: created there, in one order, no field list.
+  /** Which side this is. */
+  declare readonly side: 'dialer' | 'acceptor';
+  /** The connection's codec. */
+  declare readonly codec: Codec;
+  /** The resolved limits. */
+  declare readonly limits: Readonly<Limits>;
+  /** The largest message this side sends. */
+  declare readonly maxMessageBytes: number;
+  /** The parity of the ids the other side opens: 0 (even) on the dialer, 1 on the acceptor. */
+  declare readonly remoteParity: number;
+  /** The options the session was made with. */
+  declare readonly options: SessionOptions;
+  readonly #sink: SessionSink;
+  readonly #now: () => number;
+  #closed = false;
+  /**
+   * Open streams by id: made when a second stream opens beside the first, dropped when the last
+   * one finishes.
+   */
+  #table: Map<number, Stream> | undefined;
+  /**
+   * The one open stream while no table is made: a session with one request at a time makes no
+   * Map per request.
+   */
+  #only: Stream | undefined;
+  #nextId: number;
+  #remoteActive = 0;
+  /** Made by the first write or PONG that waits for the socket. */
+  #wait: SocketWait | undefined;
+  /** Made by the first counted reset. */
+  #resets: ResetBudget | undefined;
+  /** Made by the first request with a timeout. */
+  #deadlines: RequestDeadlines | undefined;
+  /** What receive windows may grow past INITIAL_WINDOW, all streams together. */
+  #windowBudget = WINDOW_BUDGET;
+
+  /** True once `goAway()` (`acceptor_api.ts`) sent GOAWAY: a policy refuses later OPENs. */
+  goingAway = false;
+  /** The hook of `idle()` (`acceptor_api.ts`), run when no stream is open or the session ends. */
+  onIdle: (() => void) | undefined;
+  // Receiving's state, written only by `_receive.ts` ({@linkcode ReceiverHost}).
+  /** The side's rules for what arrives; none on the dialer. */
+  declare readonly policy: SessionPolicy | undefined;
+  /** The message length up to which no payload can nest deeper than `maxDepth`. */
+  declare readonly depthSkip: number;
+  /** True for the JSON wire, where every item takes at least one unit. */
+  declare readonly unitPerItem: boolean;
+  /** Malformed messages counted so far on this connection. */
+  protocolErrors = 0;
+  /** `now()` when the last message arrived (at construction before any). */
+  declare lastReceivedAt: number;
+  /** The highest id the other side opened, refused OPENs included (0 before any). */
+  highestRemote = 0;
+  /** The GOAWAY the other side sent, if any. */
+  goAwayReceived: GoAway | undefined;
+
+  /**
+   * Creates the session over an open transport, with `policy`'s rules for what arrives.
+   *
+   * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
+   * @throws {RangeError} When `firstStreamId` is not a positive safe integer of the side's parity.
+   */
+  constructor(sink: SessionSink, options: SessionOptions, policy?: SessionPolicy) {
+    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
+      throw new TypeError(
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
+      );
+    }
+    const codec: Codec = options.codec;
+    if (
+      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
+      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
+    ) {
+      throw new TypeError(
+        mustBe('create Session', 'codec', 'a Codec', codec),
+      );
+    }
+    const limits = sharedLimits(options.limits);
+    const parity = options.side === 'dialer' ? 1 : 0;
+    const first = options.firstStreamId ?? 2 - parity;
+    if (!isStreamId(first) || first % 2 !== parity) {
+      throw new RangeError(
+        mustBe(
+          'create Session',
+          'firstStreamId',
+          `a positive safe integer of the ${options.side}'s parity (${
+            parity === 1 ? 'odd' : 'even'
+          })`,
+          first,
+        ),
+      );
+    }
+    this.side = options.side;
+    this.codec = codec;
+    this.limits = limits;
+    this.maxMessageBytes = limits.maxMessageBytes;
+    this.remoteParity = 1 - parity;
+    this.#sink = sink;
+    this.options = options;
+    this.#now = options.now ?? Date.now;
+    this.#nextId = first;
+    this.policy = policy;
+    this.depthSkip = depthSkipOf(codec, limits.maxDepth);
+    this.unitPerItem = codec.decode === jsonDecode;
+    this.lastReceivedAt = this.#now();
+  }
+
+  /**
+   * Feeds one received WebSocket message. Never throws: malformed input is reported through
+   * `onError` and counted, and the limits close the connection.
+   */
+  receive(data: string | ArrayBuffer | ArrayBufferView): void {
+    receive(this, data);
+  }
+
+  /** True once the session ended (closed by either side or the transport). */
+  get isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** Streams not yet finished in both directions nor reset (both sides' streams). */
+  get activeStreams(): number {
+    return this.#table?.size ?? (this.#only === undefined ? 0 : 1);
+  }
+
+  /** Open streams the other side opened: what `maxStreams` bounds. */
+  get remoteActive(): number {
+    return this.#remoteActive;
+  }
+
+  /** The id the next stream this side opens will take. */
+  get nextStreamId(): number {
+    return this.#nextId;
+  }
+
+  /** The session's clock, in ms. */
+  now(): number {
+    return this.#now();
+  }
+
+  /** The open stream `id` names, if any. */
+  get(id: number): Stream | undefined {
+    const only = this.#only;
+    if (only !== undefined) return only.id === id ? only : undefined;
+    return this.#table?.get(id);
+  }
+
+  /**
+   * Adds a stream: one the other side opened counts toward `remoteActive`; one this side just
+   * opened took the next id, which moves on.
+   */
+  add(stream: Stream): void {
+    const id = stream.id;
+    const only = this.#only;
+    if (this.#table === undefined && (only === undefined || only.id === id)) this.#only = stream;
+    else {
+      (this.#table ??= new Map([[only!.id, only!]])).set(id, stream);
+      this.#only = undefined;
+    }
+    if (id % 2 === this.remoteParity) this.#remoteActive++;
+    else this.#nextId = id + 2;
+  }
+
+  send(data: string | Uint8Array): boolean {
+    if (this.#closed) return false;
+    try {
+      this.#sink.send(data);
+      return true;
+    } catch (error) {
+      // The transport is broken: report, close it (best effort) and end with 1006.
+      this.report(error);
+      try {
+        this.#sink.close(
+          this.side === 'acceptor' ? CloseCode.Internal : CloseCode.Normal,
+          'send failed',
+        );
+      } catch {
+        // Already closed: nothing more to do.
+      }
+      this.end(CloseCode.Abnormal, 'send failed', true);
+      return false;
+    }
+  }
+
+  /**
+   * Sends a frame this side owes the other side and does not wait for the socket to send (a
+   * RESET, a refusal included; an END with no value; a CREDIT), unless the socket's
+   * `bufferedAmount` is above `maxBufferedBytes`: then, rather than queue it behind what a peer
+   * that never reads left unread, the session closes with 1008 (acceptor) / 4002 (dialer).
+   *
+   * @returns False when nothing was handed to the socket (the session ended, or closes now).
+   */
+  reply(data: string | Uint8Array): boolean {
+    const max = this.limits.maxBufferedBytes;
+    if (!this.#over(max)) return this.send(data);
+    this.close(SESSION_CLOSE[this.side].flood, `more than ${max} bytes buffered unread`);
+    return false;
+  }
+
+  congested(): boolean {
+    return this.#over(this.limits.highWaterMark);
+  }
+
+  /** True when the sink's `bufferedAmount` is above `bytes` (never when it has none). */
+  #over(bytes: number): boolean {
+    // `undefined > bytes` is false: a sink without `bufferedAmount` is never congested.
+    return this.#sink.bufferedAmount! > bytes;
+  }
+
+  waitForSocket(stream: Stream): void {
+    if (this.#closed) return;
+    (this.#wait ??= new SocketWait(this)).wait(stream);
+  }
+
+  /** Answers a PING: at once, or once the socket falls below the high-water mark. */
+  pong(): void {
+    if (this.congested()) (this.#wait ??= new SocketWait(this)).owePong();
+    else this.sendPong();
+  }
+
+  sendPong(): void {
+    this.send(this.codec.encode([PONG]));
+  }
+
+  /** `bufferedAmount` may have fallen (Bun `drain`): waiting writes re-check. */
+  drain(): void {
+    this.#wait?.drain();
+  }
+
+  finished(stream: Stream, provoked: boolean): void {
+    if (this.get(stream.id) !== stream) return;
+    const table = this.#table;
+    if (table === undefined) this.#only = undefined;
+    else table.delete(stream.id);
+    this.#wait?.forget(stream);
+    if (stream.id % 2 === this.remoteParity) {
+      this.#remoteActive--;
+      if (provoked) this.countReset();
+    }
+    // An idle session (an idle peer's memory) holds no table.
+    if (table === undefined || table.size === 0) {
+      this.#table = undefined;
+      this.onIdle?.();
+    }
+  }
+
+  /**
+   * Counts one reset the other side caused at will (docs/security.md, "The reset budget"); one
+   * more than `maxResetRate` within a second closes with 1008 (acceptor) / 4002 (dialer).
+   * Counted:
+   * - a RESET the other side sent on a live stream it opened (Rapid Reset, CVE-2023-44487);
+   * - a reset this side sent on a live stream the other side opened because of its input, through
+   *   `control.fail(stream, code, message)`: `decode`, `flow` (MadeYouReset, CVE-2025-8671);
+   * - a refusal of an OPEN through the receiver's `refuse`: `decode` (undecodable or too deep),
+   *   `refused` (no handler, over `maxStreams`).
+   * A new reset code provoked by the other side joins with one line: `control.fail(…)` for a
+   * stream that exists, the receiver's `refuse(…)` for an OPEN that never becomes one.
+   */
+  countReset(): void {
+    const max = this.limits.maxResetRate;
+    if ((this.#resets ??= new ResetBudget(max, this.#now)).count()) {
+      this.close(
+        SESSION_CLOSE[this.side].flood,
+        `more than ${max} streams reset within one second`,
+      );
+    }
+  }
+
+  requestDeadlines(): RequestDeadlines {
+    return this.#deadlines ??= new RequestDeadlines(this.#now);
+  }
+
+  growWindow(units: number): number {
+    const taken = Math.min(units, this.#windowBudget);
+    this.#windowBudget -= taken;
+    return taken;
+  }
+
+  /** Reports a contained error to `onError`, or to `console.error` without one. */
+  report(error: unknown): void {
+    reportTo(this.options.onError, error);
+  }
+
+  /** Calls a user callback with `value`, containing a throw or a rejection as `report` does. */
+  emit<T>(callback: ((value: T) => unknown) | undefined, value: T): void {
+    callContained(this.options.onError ?? lastResort, callback, value);
+  }
+
+  /** Closes the transport from this side, then ends the session. */
+  close(code: number, reason: string): void {
+    if (this.#closed) return;
+    try {
+      this.#sink.close(code, reason);
+    } catch (error) {
+      this.report(error);
+    }
+    this.end(code, reason, true);
+  }
+
+  /** Ends the session: every open stream fails with `connection_lost`, then `onClose` fires. */
+  end(code: number, reason: string, local: boolean): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wait?.stop();
+    // Taken first: the lost streams' finished() calls find no table and change nothing.
+    const table = this.#table;
+    const only = this.#only;
+    this.#table = undefined;
+    this.#only = undefined;
+    if (only !== undefined) control.lost(only);
+    if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
+    this.#remoteActive = 0;
+    this.onIdle?.();
+    this.emit(this.options.onClose, { code, reason, local });
+  }
+
   /**
    * The transport closed. Every open stream fails with `connection_lost`; `onClose` fires. A
    * code of 0 or none (some runtimes report a failed connection so) counts as 1006
@@ -118,7 +451,7 @@ export class SessionCore extends Receiver {
 
   /**
    * Opens the dialer's hello: stream 1 with END and the HELLO flag (WSM-APP-001), as
-   * {@linkcode Session.open} does otherwise; `reserved` headers (a redial's `:resume`) are
+   * {@linkcode open} does otherwise; `reserved` headers (a redial's `:resume`) are
    * muxws's own, sent with the application's.
    */
   openHello(
@@ -150,6 +483,7 @@ export class SessionCore extends Receiver {
     if (this.goAwayReceived !== undefined) {
       throw new NotConnectedError('Cannot open a stream: the other side sent GOAWAY');
     }
+    const end = endOption ?? false;
     let headers = options?.headers ?? null;
     if (headers !== null) {
       if (!isHeaders(headers)) {
@@ -163,7 +497,6 @@ export class SessionCore extends Receiver {
       }
     }
     if (muxws?.headers !== undefined) headers = { ...muxws.headers, ...headers };
-    const end = endOption ?? false;
     if (typeof end !== 'boolean') {
       throw new TypeError(
         mustBe('open a stream', 'end', 'a boolean', end),
@@ -243,125 +576,5 @@ export class SessionCore extends Receiver {
   /** Sends PING. A received PING is always answered with PONG by the session. */
   ping(): void {
     this.send(this.codec.encode([PING]));
-  }
-}
-
-/**
- * One connection's multiplexer as the acceptor (and a test) makes it: {@linkcode SessionCore}
- * with its options checked, and the acceptor's API: GOAWAY, `idle()` and a PUBLISH encoded once.
- * What it refuses of what arrives beyond the frame checks and limits (after its GOAWAY, before
- * the hello, a PUBLISH from a dialer) is the {@linkcode SessionPolicy} its maker hands it.
- */
-export class Session extends SessionCore {
-  /** True once this side sent GOAWAY. */
-  #goingAway = false;
-  #idle: (() => void)[] | undefined;
-
-  /**
-   * Creates the session over an open transport, with `policy`'s rules for what arrives (the
-   * acceptor's); without one, every OPEN and PUBLISH that passes the frame checks is taken.
-   *
-   * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
-   */
-  constructor(sink: SessionSink, options: SessionOptions, policy?: SessionPolicy) {
-    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
-      throw new TypeError(
-        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
-      );
-    }
-    const codec: Codec = options.codec;
-    if (
-      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
-      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
-    ) {
-      throw new TypeError(
-        mustBe('create Session', 'codec', 'a Codec', codec),
-      );
-    }
-    const limits = sharedLimits(options.limits);
-    const parity = options.side === 'dialer' ? 1 : 0;
-    const first = options.firstStreamId ?? 2 - parity;
-    if (!isStreamId(first) || first % 2 !== parity) {
-      throw new RangeError(
-        mustBe(
-          'create Session',
-          'firstStreamId',
-          `a positive safe integer of the ${options.side}'s parity (${
-            parity === 1 ? 'odd' : 'even'
-          })`,
-          first,
-        ),
-      );
-    }
-    super(sink, options, limits, first, policy);
-  }
-
-  /** True once this side sent GOAWAY: a policy refuses the other side's later OPENs. */
-  get goingAway(): boolean {
-    return this.#goingAway;
-  }
-
-  /** Resolves when no stream is open (at once when none is) or the session ends. */
-  idle(): Promise<void> {
-    if (this.isClosed || this.activeStreams === 0) return EMPTY;
-    return new Promise<void>((resolve) => (this.#idle ??= []).push(resolve));
-  }
-
-  override finished(stream: Stream, provoked: boolean): void {
-    super.finished(stream, provoked);
-    if (this.activeStreams === 0) this.#wakeIdle();
-  }
-
-  override end(code: number, reason: string, local: boolean): void {
-    super.end(code, reason, local);
-    this.#wakeIdle();
-  }
-
-  /**
-   * Sends GOAWAY with `lastId` = the highest id the other side opened; the policy refuses the
-   * other side's later OPENs with `refused`.
-   *
-   * @throws {TypeError} When `code` is not a reset code or `message` not a string.
-   * @throws {RangeError} When `spreadMs` is not a non-negative integer.
-   */
-  goAway(code: string, message: string, spreadMs: number): void {
-    if (!isResetCode(code)) {
-      throw new TypeError(
-        `Cannot send GOAWAY as "code" must match ^[a-z][a-z0-9_.-]{0,63}$: current value is ${
-          describe(code)
-        }`,
-      );
-    }
-    if (typeof message !== 'string') {
-      throw new TypeError(
-        mustBe('send GOAWAY', 'message', 'a string', message),
-      );
-    }
-    if (!Number.isSafeInteger(spreadMs) || spreadMs < 0) {
-      throw new RangeError(
-        mustBe('send GOAWAY', 'spreadMs', 'a non-negative integer', spreadMs),
-      );
-    }
-    this.#goingAway = true;
-    this.send(this.codec.encode([GOAWAY, this.highestRemote, code, message, spreadMs]));
-  }
-
-  #wakeIdle(): void {
-    const idle = this.#idle;
-    if (idle === undefined) return;
-    this.#idle = undefined;
-    for (const resolve of idle) resolve();
-  }
-
-  /**
-   * Sends one already-encoded message (a PUBLISH encoded once for many peers).
-   *
-   * @returns False, sending nothing, when the session ended or the sink's `bufferedAmount` is
-   * above `highWaterMark`.
-   */
-  sendEncoded(data: string | Uint8Array): boolean {
-    if (this.isClosed || this.congested()) return false;
-    this.send(data);
-    return true;
   }
 }

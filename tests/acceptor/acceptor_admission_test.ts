@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Acceptor } from 'muxws/acceptor';
 import { connect, StreamError } from 'muxws';
-import { MAX_WAITING_FRAMES } from '../../lib/acceptor/_peer.ts';
+import { MAX_WAITING_FRAMES } from '../../lib/acceptor/_admission.ts';
 import { raw, served } from '../_raw_peer.ts';
 import { fakeTime } from '../_fake_time.ts';
 

@@ -38,14 +38,16 @@ interface FakePeer {
   /** Sent through the loop, one by one. */
   looped: number;
   full: boolean;
-  /** Where the peer stands with its hello (`lib/acceptor/_peer.ts`). */
-  admission: 'open' | 'shut' | 'hello' | 'refused';
+  /** Where the peer stands with its hello (`lib/acceptor/_admission.ts`). */
+  stands: 'open' | 'shut' | 'hello' | 'refused';
   session: {
     readonly isClosed: boolean;
-    readonly admission: FakePeer['admission'];
-    readonly barred: boolean;
     congested(): boolean;
-    sendEncoded(data: string | Uint8Array): boolean;
+  };
+  admission: {
+    readonly state: FakePeer['stands'];
+    readonly barred: boolean;
+    send(data: string | Uint8Array): boolean;
   };
   sink: { topics: TopicSink | undefined };
 }
@@ -59,19 +61,21 @@ function fakePeer(name: string, tags: string[], server?: FakeServer): FakePeer {
     got: [],
     looped: 0,
     full: false,
-    admission: 'open',
+    stands: 'open',
     session: {
       get isClosed() {
         return peer.isClosed;
       },
-      get admission() {
-        return peer.admission;
+      congested: () => peer.full,
+    },
+    admission: {
+      get state() {
+        return peer.stands;
       },
       get barred() {
-        return peer.admission === 'shut' || peer.admission === 'refused';
+        return peer.stands === 'shut' || peer.stands === 'refused';
       },
-      congested: () => peer.full,
-      sendEncoded(data) {
+      send(data) {
         if (peer.full) return false;
         peer.looped++;
         peer.got.push(JSON.parse(String(data)));
@@ -223,22 +227,22 @@ test('a held peer leaves its topics and takes broadcasts through the loop until 
 test('a peer not yet accepted is on no topic and skipped by broadcasts, and joins its topics once admitted (WSM-LIM-003)', () => {
   const server = new FakeServer();
   const peers = [fakePeer('a', ['room'], server), fakePeer('b', ['room'], server)];
-  peers[1].admission = 'shut';
+  peers[1].stands = 'shut';
   const { b, as } = setUp(peers);
   assert.equal(b.broadcast('room', 'hi', {}), 1);
   assert.equal(b.broadcast(undefined, 'all', {}), 1);
   assert.deepEqual(server.topicsOf(peers[1]), []);
   assert.deepEqual(peers[1].got, []);
-  // While its hello is handled, its session keeps what the loop hands it (lib/acceptor/_peer.ts).
-  peers[1].admission = 'hello';
+  // While its hello is handled, its admission keeps what the loop hands it (lib/acceptor/_admission.ts).
+  peers[1].stands = 'hello';
   assert.equal(b.broadcast('room', 'during', {}), 2);
   assert.deepEqual([server.topicsOf(peers[1]), peers[1].looped], [[], 1]);
-  peers[1].admission = 'open';
+  peers[1].stands = 'open';
   b.admitted(as(peers[1]));
   assert.deepEqual(server.topicsOf(peers[1]), ['room']);
   assert.equal(b.broadcast('room', 'after', {}), 2);
   assert.equal(peers[1].looped, 1, 'the accepted peer takes the native path');
-  peers[1].admission = 'refused';
+  peers[1].stands = 'refused';
   assert.equal(b.broadcast(undefined, 'all', {}), 1);
   assert.deepEqual([b.delivered, b.dropped], [7, 0]);
 });

@@ -13,7 +13,7 @@ interface FakePeer {
   tags: Set<string>;
   isClosed: boolean;
   got: unknown[];
-  session: { sendEncoded(data: string | Uint8Array): boolean };
+  admission: { readonly barred: boolean; send(data: string | Uint8Array): boolean };
   /** No topics: every broadcast goes through the send loop. */
   sink: Record<string, never>;
 }
@@ -27,8 +27,9 @@ function fakePeer(name: string, tags: string[], socket: 'ok' | 'full' | 'throws'
     isClosed: false,
     got,
     sink: {},
-    session: {
-      sendEncoded(data) {
+    admission: {
+      barred: false,
+      send(data) {
         if (socket === 'throws') throw new Error(`${name} broke`);
         if (socket === 'full') return false;
         got.push(JSON.parse(String(data)));

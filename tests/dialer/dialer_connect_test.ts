@@ -21,6 +21,7 @@ import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';
 import { CLOSED, CONNECTING, FakeServer, OPEN } from '../_socket_pair.ts';
 import { serveFake, TestAcceptor } from '../_test_acceptor.ts';
+import { sendEncoded } from '../../lib/session/acceptor_api.ts';
 
 const URL_ = 'ws://fake/ws';
 const never = () => new Promise<never>(() => {});
@@ -426,7 +427,7 @@ test('WSM-DIAL-008 a callback that throws is reported to onError and changes not
   assert.equal(connection.state, 'open');
   assert.deepEqual(errors, [boom]);
   const { jsonCodec } = await import('../../lib/wire/codec.ts');
-  acceptor.last.session.sendEncoded(encodePublish(jsonCodec, 'room', { text: 'hi' }, null));
+  sendEncoded(acceptor.last.session, encodePublish(jsonCodec, 'room', { text: 'hi' }, null));
   await clock.tickAsync(0);
   assert.deepEqual(published, [{ text: 'hi' }]);
   assert.deepEqual(errors, [boom, boom]);

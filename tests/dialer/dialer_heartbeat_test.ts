@@ -14,6 +14,7 @@ import { encodePublish } from '../../lib/session/session.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
 import { type DialDecision, serveFake, TestAcceptor } from '../_test_acceptor.ts';
+import { sendEncoded } from '../../lib/session/acceptor_api.ts';
 
 const URL_ = 'ws://fake/ws';
 
@@ -51,7 +52,7 @@ test('WSM-DIAL-009 a PING goes out after intervalMs of silence and a live accept
   assert.equal(h.pings(0), 1);
   // anything received restarts the silence: a PUBLISH at +900 delays the next PING to +1900
   await clock.tickAsync(900);
-  h.acceptor.last.session.sendEncoded(encodePublish(jsonCodec, 't', 1, null));
+  sendEncoded(h.acceptor.last.session, encodePublish(jsonCodec, 't', 1, null));
   await clock.tickAsync(999);
   assert.equal(h.pings(0), 1);
   await clock.tickAsync(1);

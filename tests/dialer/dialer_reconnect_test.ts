@@ -20,6 +20,7 @@ import {
 import { fakeTime } from '../_fake_time.ts';
 import { CLOSED, type FakeConnection, FakeServer } from '../_socket_pair.ts';
 import { type DialDecision, serveFake, TestAcceptor } from '../_test_acceptor.ts';
+import { goAway } from '../../lib/session/acceptor_api.ts';
 
 const URL_ = 'ws://fake/ws';
 const never = () => new Promise<never>(() => {});
@@ -443,7 +444,7 @@ test('WSM-WIRE-003 after GOAWAY no stream opens, the dialer closes with 1000 onc
   const connection = await connect(h.target, h.options({ draw: () => 0 }));
   const pending = connection.request('slow');
   await clock.tickAsync(0);
-  h.acceptor.last.session.goAway('restart', 'deploy', 0);
+  goAway(h.acceptor.last.session, 'restart', 'deploy', 0);
   await clock.tickAsync(0);
   assert.equal(connection.state, 'open');
   assert.throws(() => connection.open('x'), NotConnectedError);
@@ -473,7 +474,7 @@ test('WSM-WIRE-003 GOAWAY spreadMs redials at the later of the close and GOAWAY 
   let finish!: (value: unknown) => void;
   h.acceptor.options = { onStream: () => new Promise((resolve) => finish = resolve) };
   const at = Date.now();
-  h.acceptor.last.session.goAway('restart', '', 2000);
+  goAway(h.acceptor.last.session, 'restart', '', 2000);
   await clock.tickAsync(0);
   assert.equal(h.closes[0].code, 1000);
   assert.equal(h.closes[0].delayMs, 1500);
@@ -485,7 +486,7 @@ test('WSM-WIRE-003 GOAWAY spreadMs redials at the later of the close and GOAWAY 
   // a stream outlasting the spread: redial right when the socket closes
   const pending = connection.request('slow');
   await clock.tickAsync(0);
-  h.acceptor.last.session.goAway('restart', '', 2000);
+  goAway(h.acceptor.last.session, 'restart', '', 2000);
   await clock.tickAsync(5000);
   finish('ok');
   await pending;
@@ -740,7 +741,7 @@ test('WSM-WIRE-003 a GOAWAY that arrives before the hello is acknowledged drains
   const h = harness();
   h.acceptor.options = {
     hello: (_stream, peer) => {
-      peer.session.goAway('restart', '', 0);
+      goAway(peer.session, 'restart', '', 0);
       return 'welcome';
     },
   };

@@ -14,6 +14,7 @@ import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';
 import { FakeServer } from '../_socket_pair.ts';
 import { serveFake, TestAcceptor } from '../_test_acceptor.ts';
+import { goAway } from '../../lib/session/acceptor_api.ts';
 
 const URL_ = 'ws://fake/ws';
 
@@ -243,7 +244,7 @@ test('a subscription made after a GOAWAY waits for the redial and opens there (W
   using clock = fakeTime();
   const h = harness();
   const connection = await connect(URL_, h.options());
-  h.acceptor.last.session.goAway('restart', 'deploy', 0);
+  goAway(h.acceptor.last.session, 'restart', 'deploy', 0);
   await clock.tickAsync(0);
   const sub = subscribe(connection, 'late', { onMessage: () => {} });
   assert.equal(sub.state, 'pending');

@@ -28,6 +28,7 @@ import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
 import { MemoryServer } from '../_memory_transport.ts';
 import { type DialDecision, serveFake, TestAcceptor } from '../_test_acceptor.ts';
+import { goAway } from '../../lib/session/acceptor_api.ts';
 
 const URL_ = 'ws://fake/ws';
 const never = () => new Promise<never>(() => {});
@@ -273,7 +274,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
       const connection = await rig.connect(r.target, r.options());
       const pending = connection.request('slow');
       await clock.tickAsync(0);
-      rig.acceptor.last.session.goAway('restart', 'deploy', 0);
+      goAway(rig.acceptor.last.session, 'restart', 'deploy', 0);
       await clock.tickAsync(0);
       assert.equal(connection.state, 'open');
       assert.throws(() => connection.open('x'), NotConnectedError);
@@ -546,7 +547,7 @@ for (const [name, makeRig] of [['WebSocket', webSocketRig], ['in-memory', memory
         r.target,
         r.options({ whileReconnecting: waitWhileReconnecting() }),
       );
-      rig.acceptor.last.session.goAway('restart', 'deploy', 0);
+      goAway(rig.acceptor.last.session, 'restart', 'deploy', 0);
       await clock.tickAsync(0);
       const answer = connection.request('after');
       await clock.tickAsync(250);

@@ -10,6 +10,7 @@ import {
   type RouteContext,
   serve,
   type Stream,
+  subscribe,
   tracked,
 } from 'muxws';
 import { Acceptor } from 'muxws/acceptor';
@@ -149,7 +150,7 @@ test("a routed subscription re-opened after a reconnect sends the last id it rec
     draw: () => 0,
   });
   const got: number[] = [];
-  const feed = connection.subscribe('feed', { topic: 'a' }, { onMessage: (n) => got.push(n) });
+  const feed = subscribe(connection, 'feed', { topic: 'a' }, { onMessage: (n) => got.push(n) });
   await clock.tickAsync(0);
   assert.deepEqual(got, [1, 2, 3]);
   assert.deepEqual(opens, [undefined]);
@@ -186,7 +187,7 @@ async function subscribedTo(clock: ReturnType<typeof fakeTime>) {
   const options: ConnectOptions = { WebSocket: server.WebSocket, heartbeat: false, draw: () => 0 };
   const connection = await connect(URL_, options);
   const got: unknown[] = [];
-  connection.subscribe({ topic: 'a' }, { onMessage: (m) => got.push(m) });
+  subscribe(connection, { topic: 'a' }, { onMessage: (m) => got.push(m) });
   await clock.tickAsync(0);
   const redial = async () => {
     server.connections.at(-1)!.client.drop();

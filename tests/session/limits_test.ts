@@ -4,7 +4,7 @@ import { type Codec, DEFAULT_LIMITS, jsonCodec, resolveLimits, type Stream } fro
 import { msgpackCodec } from '../../lib/wire/msgpack.ts';
 import { codecs } from '../_codecs.ts';
 import { JSON_CODEC } from '../../lib/wire/json.ts';
-import { SessionCore } from '../../lib/session/session.ts';
+import { Session } from '../../lib/session/session.ts';
 import { probe } from '../_session_pair.ts';
 
 test('WSM-ACC-006 DEFAULT_LIMITS are the documented defaults and frozen', () => {
@@ -166,11 +166,9 @@ test('WSM-LIM-001 [json] the default codec is counted before it is decoded by th
   }
   {
     const closes: { code: number; reason: string }[] = [];
-    const dialer = new SessionCore(
+    const dialer = new Session(
       { send() {}, close: (code, reason) => closes.push({ code, reason }) },
-      { side: 'dialer', codec: JSON_CODEC, onError() {} },
-      resolveLimits({ maxMessageItems: 100 }),
-      1,
+      { side: 'dialer', codec: JSON_CODEC, onError() {}, limits: { maxMessageItems: 100 } },
     );
     dialer.receive(broken);
     assert.equal(dialer.protocolErrors, 1);

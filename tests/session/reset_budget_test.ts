@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RESET_WINDOW_MS, ResetBudget } from '../../lib/session/_reset_budget.ts';
 import { sessionPair, settle } from '../_session_pair.ts';
+import { goAway } from '../../lib/session/acceptor_api.ts';
 
 /** Counts one reset at each time of `times` on a budget of `max`; returns each verdict. */
 function verdicts(max: number, times: number[]): boolean[] {
@@ -64,7 +65,7 @@ test('ResetBudget window is one second', () => {
 
 test('A dialer that opens streams after its own GOAWAY has each refusal counted: the 201st within one second closes it with 1008 (WSM-LIM-002)', async () => {
   using pair = sessionPair({ acceptor: { onStream: () => new Promise(() => {}) } });
-  pair.dialer.goAway('shutdown', 'leaving', 0);
+  goAway(pair.dialer, 'shutdown', 'leaving', 0);
   const refused: Promise<unknown>[] = [];
   for (let i = 0; i < 201; i++) refused.push(pair.dialer.request(i).catch((e) => e.code));
   await settle();
@@ -80,7 +81,7 @@ test('An acceptor whose peer never reads closes it at maxBufferedBytes rather th
     acceptor: { limits: { maxResetRate: 1_000_000, highWaterMark: 1024, maxBufferedBytes: 4096 } },
   });
   pair.server.pause(); // what the acceptor sends stays buffered
-  pair.dialer.goAway('shutdown', 'leaving', 0);
+  goAway(pair.dialer, 'shutdown', 'leaving', 0);
   for (let i = 0; i < 1000 && !pair.dialer.isClosed; i++) {
     pair.dialer.request(i).catch(() => {});
     await settle(2);

@@ -8,6 +8,7 @@ import { MUXWS } from '../../lib/wire/reserved.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { codecs } from '../_codecs.ts';
 import { probe, sessionPair, settle } from '../_session_pair.ts';
+import { idle as sessionIdle, sendEncoded } from '../../lib/session/acceptor_api.ts';
 
 for (const codec of codecs) {
   const c = `[${codec.name}]`;
@@ -158,14 +159,14 @@ for (const codec of codecs) {
     });
     assert.equal(pair.acceptor.lastReceivedAt, Date.now());
     let idle = false;
-    await pair.acceptor.idle(); // nothing open: at once
+    await sessionIdle(pair.acceptor); // nothing open: at once
     const stream = pair.dialer.open('x', { end: true });
     clock.tick(5000);
     await clock.tickAsync(0);
     assert.equal(pair.acceptor.lastReceivedAt, 1_700_000_005_000);
     assert.equal(pair.acceptor.activeStreams, 1);
     assert.equal(pair.dialer.activeStreams, 1);
-    const waiting = pair.acceptor.idle().then(() => (idle = true));
+    const waiting = sessionIdle(pair.acceptor).then(() => (idle = true));
     await clock.tickAsync(0);
     assert.equal(idle, false);
     finish!();
@@ -178,7 +179,7 @@ for (const codec of codecs) {
     using pair = sessionPair({ codec, acceptor: { onStream: () => new Promise(() => {}) } });
     pair.dialer.open('x');
     await settle();
-    const idle = pair.acceptor.idle();
+    const idle = sessionIdle(pair.acceptor);
     pair.acceptor.close(1001, 'idle');
     await idle;
   });
@@ -186,12 +187,12 @@ for (const codec of codecs) {
   test(`WSM-ACC-005 ${c} sendEncoded() returns false above highWaterMark and after the end`, () => {
     using p = probe('acceptor', { codec, limits: { highWaterMark: 100 } });
     const message = encodePublish(codec, 'room', { n: 1 });
-    assert.equal(p.session.sendEncoded(message), true);
+    assert.equal(sendEncoded(p.session, message), true);
     p.buffered.amount = 101;
-    assert.equal(p.session.sendEncoded(message), false);
+    assert.equal(sendEncoded(p.session, message), false);
     p.buffered.amount = 0;
     p.session.close(1000, '');
-    assert.equal(p.session.sendEncoded(message), false);
+    assert.equal(sendEncoded(p.session, message), false);
     assert.deepEqual(p.sent, [[9, 'room', null, { n: 1 }]]);
   });
 

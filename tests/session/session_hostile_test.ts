@@ -7,6 +7,7 @@ import { codecs } from '../_codecs.ts';
 import { type Probe, probe, sessionPair, settle } from '../_session_pair.ts';
 import { streamHandler } from '../../lib/routes/route_streams.ts';
 import type { StandardSchemaV1 } from '../../lib/routes/api.ts';
+import { goAway } from '../../lib/session/acceptor_api.ts';
 
 /** A message `[kind, 1, 0, (null,) <depth nested arrays>]` built by hand, past any encoder's limit. */
 function deepMessage(codecName: string, kind: 1 | 2, depth: number): string | Uint8Array {
@@ -307,7 +308,7 @@ for (const codec of codecs) {
 
   test(`WSM-ACC-006 ${c} OPENs refused after this side's GOAWAY do not count toward the reset budget`, () => {
     using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
-    p.session.goAway('restart', 'deploying', 0);
+    goAway(p.session, 'restart', 'deploying', 0);
     for (let id = 1; id < 1000; id += 2) feed(p.session, [1, id, 0, null, 'in flight']);
     assert.equal(p.session.isClosed, false);
     assert.equal(p.sent.filter((f) => (f as unknown[])[2] === 'refused').length, 500);
@@ -362,7 +363,7 @@ for (const codec of codecs) {
 
   test(`WSM-LIM-002 ${c} OPENs after this side's GOAWAY to a peer that never reads close it at maxBufferedBytes`, () => {
     using p = probe('acceptor', { codec, limits: { highWaterMark: 100, maxBufferedBytes: 1000 } });
-    p.session.goAway('restart', 'deploying', 0);
+    goAway(p.session, 'restart', 'deploying', 0);
     let id = 1;
     for (; id < 100; id += 2) feed(p.session, [1, id, 0, null, 'in flight']);
     assert.equal(p.session.isClosed, false);

@@ -5,6 +5,7 @@ import type { Stream } from 'muxws';
 import { fakeTime } from '../_fake_time.ts';
 import { codecs } from '../_codecs.ts';
 import { probe, sessionPair, settle } from '../_session_pair.ts';
+import { goAway, idle, sendEncoded } from '../../lib/session/acceptor_api.ts';
 
 for (const codec of codecs) {
   const c = `[${codec.name}]`;
@@ -239,7 +240,7 @@ for (const codec of codecs) {
     });
     const first = await pair.dialer.request('go');
     assert.equal(first, 'x'.repeat(10_000));
-    await pair.dialer.idle();
+    await idle(pair.dialer);
     await settle();
     assert.equal(pair.acceptor.activeStreams, 0);
   });
@@ -305,7 +306,7 @@ for (const codec of codecs) {
   test(`WSM-WIRE-003 ${c} after GOAWAY the receiver opens nothing and the sender refuses new streams`, async () => {
     using pair = sessionPair({ codec, acceptor: { onStream: () => 'ok' } });
     assert.equal(await pair.dialer.request(1), 'ok');
-    pair.acceptor.goAway('restart', 'deploy', 1000);
+    goAway(pair.acceptor, 'restart', 'deploy', 1000);
     await settle();
     assert.deepEqual(pair.log.dialer.goAways, [
       { lastId: 1, code: 'restart', message: 'deploy', spreadMs: 1000 },
@@ -319,7 +320,7 @@ for (const codec of codecs) {
     const { encodePublish } = await import('../../lib/session/session.ts');
     using pair = sessionPair({ codec });
     assert.equal(
-      pair.acceptor.sendEncoded(encodePublish(codec, 'room:1', { n: 1 }, { k: 'v' })),
+      sendEncoded(pair.acceptor, encodePublish(codec, 'room:1', { n: 1 }, { k: 'v' })),
       true,
     );
     await settle();

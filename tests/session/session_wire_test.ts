@@ -4,6 +4,7 @@ import { ProtocolError, StreamResetError } from 'muxws';
 import type { Stream } from 'muxws';
 import { codecs } from '../_codecs.ts';
 import { probe, sessionPair, settle } from '../_session_pair.ts';
+import { goAway } from '../../lib/session/acceptor_api.ts';
 
 const deep = (depth: number): unknown => {
   let value: unknown = 0;
@@ -238,13 +239,13 @@ for (const codec of codecs) {
   test(`WSM-WIRE-003 ${c} goAway() sends the highest id the other side opened and refuses later OPENs`, () => {
     using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
     feed(p.session, [1, 7, 0, null, 'a']);
-    p.session.goAway('restart', 'deploy', 250);
+    goAway(p.session, 'restart', 'deploy', 250);
     assert.deepEqual(p.sent.at(-1), [8, 7, 'restart', 'deploy', 250]);
     feed(p.session, [1, 9, 0, null, 'b']);
     assert.deepEqual(p.sent.at(-1), [4, 9, 'refused', 'The connection is going away']);
     assert.equal(p.session.activeStreams, 1);
-    assert.throws(() => p.session.goAway('Bad', '', 0), TypeError);
-    assert.throws(() => p.session.goAway('restart', '', -1), RangeError);
+    assert.throws(() => goAway(p.session, 'Bad', '', 0), TypeError);
+    assert.throws(() => goAway(p.session, 'restart', '', -1), RangeError);
   });
 
   test(`WSM-WIRE-003 ${c} a PUBLISH sent to an acceptor is malformed`, () => {

@@ -2,7 +2,7 @@
 // What must NOT type-check for tracked messages: each wrong use sits on the line after a
 // `@ts-expect-error`, so this file checks only while every one of them is an error.
 // tests/types_test.ts also checks that, with those comments removed, the file fails.
-import { connect, type RouteContext, serve, type Tracked, tracked } from 'muxws';
+import { connect, type RouteContext, serve, subscribe, type Tracked, tracked } from 'muxws';
 import { Acceptor } from 'muxws/acceptor';
 
 type Api = {
@@ -49,11 +49,11 @@ export async function dialer(): Promise<void> {
       'client.log': async function* () { yield tracked('1', 5); },
     }),
   });
-  connection.subscribe('feed', { topic: 'a' }, {
+  subscribe(connection, 'feed', { topic: 'a' }, {
     // @ts-expect-error onMessage receives the bare message, not its id
     onMessage: (message) => message.id,
   });
-  connection.subscribe('feed', { topic: 'a' }, {
+  subscribe(connection, 'feed', { topic: 'a' }, {
     // @ts-expect-error nor a Tracked
     onMessage: (message: Tracked<{ price: number }>) => message.value,
   });

@@ -1,7 +1,15 @@
 // What must type-check for tracked messages: a route's generator yields bare and tracked
 // messages of the route's type, reads `ctx.lastEventId`, on the acceptor's routes and the
 // dialer's; the subscription's `onMessage` receives the bare message.
-import { connect, type RouteContext, type Routes, serve, type Tracked, tracked } from 'muxws';
+import {
+  connect,
+  type RouteContext,
+  type Routes,
+  serve,
+  subscribe,
+  type Tracked,
+  tracked,
+} from 'muxws';
 import { Acceptor, type Peer, tracked as trackedFromAcceptor } from 'muxws/acceptor';
 
 type Api = {
@@ -40,7 +48,7 @@ export async function dialer(): Promise<void> {
       },
     }),
   });
-  const feed = connection.subscribe('feed', { topic: 'a' }, {
+  const feed = subscribe(connection, 'feed', { topic: 'a' }, {
     onMessage: (message) => message.price.toFixed(),
   });
   feed.unsubscribe();

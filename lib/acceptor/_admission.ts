@@ -1,0 +1,114 @@
+/**
+ * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004): the
+ * {@linkcode Admission} part each peer owns. Every PUBLISH the acceptor sends a peer (a broadcast,
+ * recovery's markers, replays and held broadcasts) goes through {@linkcode Admission.send}, so
+ * this is the one place that keeps them from a peer not yet accepted: they wait, at most
+ * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement has
+ * been sent ({@linkcode Admission.admit}), or are dropped once the hello was refused. What goes
+ * out goes through the peer's session, which knows nothing of hellos.
+ *
+ * Private to `lib/acceptor/`.
+ *
+ * @module
+ */
+import { sendEncoded } from '../session/acceptor_api.ts';
+import type { Session } from '../session/session.ts';
+
+/**
+ * At most this many PUBLISH frames wait for a peer's hello to be acknowledged; later ones are
+ * dropped, and counted in `stats.dropped`.
+ */
+export const MAX_WAITING_FRAMES: number = 4096;
+/** At most this many bytes (a text frame counts its length) wait as {@linkcode MAX_WAITING_FRAMES} do. */
+const MAX_WAITING_BYTES: number = 1024 * 1024;
+
+/**
+ * Where a peer stands:
+ * - `open`: accepted, or no hello is required and none is being handled: frames go out;
+ * - `shut`: the hello the acceptor requires has not arrived: broadcasts skip the peer, and what
+ *   recovery sends it (a tag's position) waits;
+ * - `hello`: its hello is being handled: every frame waits, and goes out, in order, right after
+ *   the acknowledgement;
+ * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
+ */
+export type AdmissionState = 'open' | 'shut' | 'hello' | 'refused';
+
+/** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
+interface Waiting {
+  readonly frames: Array<string | Uint8Array>;
+  bytes: number;
+}
+
+/** One peer's admission: its {@linkcode AdmissionState} and the frames that wait for it. */
+export class Admission {
+  readonly #session: Session;
+  #state: AdmissionState;
+  #waiting: Waiting | undefined;
+
+  constructor(session: Session, state: 'open' | 'shut') {
+    this.#session = session;
+    this.#state = state;
+  }
+
+  /** Where the peer stands ({@linkcode AdmissionState}). */
+  get state(): AdmissionState {
+    return this.#state;
+  }
+
+  /** True while broadcasts skip the peer: its required hello has not arrived, or was refused. */
+  get barred(): boolean {
+    return this.#state === 'shut' || this.#state === 'refused';
+  }
+
+  /** The hello arrived: from now until its acknowledgement, frames wait. */
+  holdForHello(): void {
+    if (this.#state !== 'refused') this.#state = 'hello';
+  }
+
+  /**
+   * The acknowledgement was sent: the frames that waited go out, in order, and later ones too.
+   *
+   * @returns How many of those that waited were not sent (the socket was congested).
+   */
+  admit(): number {
+    this.#state = 'open';
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    let unsent = 0;
+    for (const data of waiting?.frames ?? []) if (!sendEncoded(this.#session, data)) unsent++;
+    return unsent;
+  }
+
+  /**
+   * The hello was refused: what waited is dropped, and nothing more goes out.
+   *
+   * @returns How many frames waited.
+   */
+  helloRefused(): number {
+    this.#state = 'refused';
+    const waited = this.#waiting?.frames.length ?? 0;
+    this.#waiting = undefined;
+    return waited;
+  }
+
+  /**
+   * Sends one already-encoded PUBLISH through the session, or keeps it until the peer is
+   * accepted.
+   *
+   * @returns False, sending nothing, when the session ended, the socket is congested, the hello
+   * was refused, or the frames waiting for the acknowledgement are at their cap.
+   */
+  send(data: string | Uint8Array): boolean {
+    const state = this.#state;
+    if (state === 'open') return sendEncoded(this.#session, data);
+    if (state === 'refused' || this.#session.isClosed) return false;
+    const waiting = this.#waiting ??= { frames: [], bytes: 0 };
+    const size = typeof data === 'string' ? data.length : data.byteLength;
+    if (
+      waiting.frames.length >= MAX_WAITING_FRAMES || waiting.bytes + size > MAX_WAITING_BYTES
+    ) return false;
+    waiting.frames.push(data);
+    waiting.bytes += size;
+    return true;
+  }
+}
