@@ -45,3 +45,4 @@ export * from './lib/session/limits.ts';
 export * from './lib/dialer/schedule.ts';
 export { Stream } from './lib/session/stream.ts';
 export type { OpenOptions, PublishMessage, RequestOptions } from './lib/session/stream.ts';
+export { type EventHandler, on } from './lib/dialer/events.ts';

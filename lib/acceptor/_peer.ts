@@ -14,6 +14,7 @@ import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
 import type { SocketDriver } from '../sockets/socket_driver.ts';
 import type {
   AttachOptions,
+  EmitOptions,
   IncomingData,
   Peer,
   PeerCloseInfo,
@@ -28,6 +29,7 @@ import { acceptorPolicy } from './_policy.ts';
 import { CloseCode, closeCodeOf, closingTerms, ResetCode } from '../wire/codes.ts';
 import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
+import { encodeEvent } from './_events.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
 import type { ApiSpec, OutputOf, ReplyOf, UploadOf } from '../routes/api.ts';
@@ -347,6 +349,10 @@ export class PeerImpl implements Peer {
       ReplyOf<ApiSpec, R>,
       UploadOf<ApiSpec, R>
     >;
+  }
+
+  emit(name: string, payload: unknown, options?: EmitOptions): boolean {
+    return this.session.sendEncoded(encodeEvent(this.sink.codec, name, payload, options));
   }
 
   close(code: number = 1000, reason: string = ''): void {

@@ -8,15 +8,37 @@
  */
 import type { RecoveredInfo } from './dialer_types.ts';
 import type { PublishMessage } from '../session/stream.ts';
-import { DIALER, MAX_RESUMED_TAGS, POSITION, RECOVERED, RESUME, SEQ } from '../wire/reserved.ts';
+import {
+  DIALER,
+  EVENT,
+  MAX_RESUMED_TAGS,
+  POSITION,
+  RECOVERED,
+  RESUME,
+  SEQ,
+} from '../wire/reserved.ts';
 
-/** The headers of a PUBLISH without the reserved ones; null when none is left. */
-function ownHeaders(headers: Record<string, unknown>): Record<string, unknown> | null {
+/**
+ * A PUBLISH as the application sees it: its headers without the reserved ones (null when none is
+ * left), with its `seq` when it has one and the name of its event (`:event`) when it is one.
+ */
+function own(
+  message: PublishMessage,
+  headers: Record<string, unknown>,
+  seq?: number,
+): PublishMessage {
   let own: Record<string, unknown> | null = null;
   for (const key in headers) {
     if (key.charCodeAt(0) !== 58 /* ':' */) (own ??= {})[key] = headers[key];
   }
-  return own;
+  const event = headers[EVENT];
+  return {
+    tag: message.tag,
+    headers: own,
+    payload: message.payload,
+    ...(seq !== undefined && { seq }),
+    ...(typeof event === 'string' && { event }),
+  };
 }
 
 /** The positions of one connection, for its lifetime across redials. */
@@ -68,7 +90,7 @@ export class Positions {
     // Anything but a non-negative safe integer (a number or not) is no sequence number.
     const seq = headers?.[SEQ] as number;
     if (!Number.isSafeInteger(seq) || seq < 0) {
-      this.#deliver(message);
+      this.#deliver(headers === null ? message : own(message, headers));
       return;
     }
     const tag = message.tag;
@@ -101,12 +123,7 @@ export class Positions {
       }
       return;
     }
-    const delivered: PublishMessage = {
-      tag,
-      headers: ownHeaders(headers!),
-      payload: message.payload,
-      seq,
-    };
+    const delivered = own(message, headers!, seq);
     if (early === undefined) {
       this.#take(delivered);
       return;
