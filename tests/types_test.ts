@@ -40,14 +40,20 @@ test("a routed stream reads the route's replies and writes its uploads, on both 
   assert.equal(status, 0, output);
 });
 
+test("events are typed by Api[':events'] on both sides: names, payloads and the handler's parameters (WSM-API-001)", () => {
+  const { status, output } = denoCheck('tests/types/events_ok.ts', 'tests/types/events_fail.ts');
+  assert.equal(status, 0, output);
+});
+
 for (
-  const [name, rules] of [
-    ['routes', 'the route types'],
-    ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>'],
-    ['uploads', 'the types of a routed stream'],
+  const [name, rules, rule] of [
+    ['routes', 'the route types', 'WSM-APP-003'],
+    ['api', 'the end-to-end types of connect<Api>() and Acceptor<Api, PeerData>', 'WSM-APP-003'],
+    ['uploads', 'the types of a routed stream', 'WSM-APP-003'],
+    ['events', 'the types of events', 'WSM-API-001'],
   ] as const
 ) {
-  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (WSM-APP-003)`, () => {
+  test(`${rules} refuse every wrong use once its @ts-expect-error is removed (${rule})`, () => {
     const source = readFileSync(join(root, 'tests', 'types', `${name}_fail.ts`), 'utf8');
     const lines = source.split('\n');
     const marked: number[] = [];
