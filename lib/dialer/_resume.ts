@@ -22,7 +22,7 @@ import {
  * A PUBLISH as the application sees it: its headers without the reserved ones (null when none is
  * left), with its `seq` when it has one and the name of its event (`:event`) when it is one.
  */
-function own(
+function ownMessage(
   message: PublishMessage,
   headers: Record<string, unknown>,
   seq?: number,
@@ -90,7 +90,7 @@ export class Positions {
     // Anything but a non-negative safe integer (a number or not) is no sequence number.
     const seq = headers?.[SEQ] as number;
     if (!Number.isSafeInteger(seq) || seq < 0) {
-      this.#deliver(headers === null ? message : own(message, headers));
+      this.#deliver(headers === null ? message : ownMessage(message, headers));
       return;
     }
     const tag = message.tag;
@@ -123,7 +123,7 @@ export class Positions {
       }
       return;
     }
-    const delivered = own(message, headers!, seq);
+    const delivered = ownMessage(message, headers!, seq);
     if (early === undefined) {
       this.#take(delivered);
       return;
