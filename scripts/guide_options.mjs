@@ -39,6 +39,7 @@ export const TABLES = [
   { key: 'authorized', entry: 'lib/acceptor/acceptor.ts', name: 'Authorized' },
   { key: 'broadcast', entry: 'lib/acceptor/acceptor.ts', name: 'BroadcastOptions' },
   { key: 'broadcast-all', entry: 'lib/acceptor/acceptor.ts', name: 'BroadcastAllOptions' },
+  { key: 'emit', entry: 'lib/acceptor/acceptor.ts', name: 'EmitOptions' },
   { key: 'acceptor-close', entry: 'lib/acceptor/acceptor.ts', name: 'AcceptorCloseOptions' },
   { key: 'hono', entry: 'lib/adapters/hono.ts', name: 'MuxwsHonoOptions' },
   { key: 'node', entry: 'lib/adapters/node.ts', name: 'AttachOptions' },

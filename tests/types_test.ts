@@ -50,6 +50,11 @@ test("a route's generator yields tracked messages of its type and reads ctx.last
   assert.equal(status, 0, output);
 });
 
+test("events are typed by Api[':events'] on both sides: names, payloads and the handler's parameters (WSM-API-001)", () => {
+  const { status, output } = denoCheck('tests/types/events_ok.ts', 'tests/types/events_fail.ts');
+  assert.equal(status, 0, output);
+});
+
 for (
   const [name, rules, rule] of [
     ['routes', 'the route types', 'WSM-APP-003'],
@@ -61,6 +66,7 @@ for (
       'WSM-API-002, WSM-API-003',
     ],
     ['tracked', 'the types of tracked messages', 'WSM-API-005'],
+    ['events', 'the types of events', 'WSM-API-001'],
   ] as const
 ) {
   test(`${rules} refuse every wrong use once its @ts-expect-error is removed (${rule})`, () => {

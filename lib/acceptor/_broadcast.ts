@@ -25,7 +25,7 @@ import { encodePublish } from '../wire/publish.ts';
 import { checkTag } from './_tags.ts';
 import type { PeerImpl } from './_peer.ts';
 import type { Recovery } from './_recovery.ts';
-import { SEQ } from '../wire/reserved.ts';
+import { EVENT, SEQ } from '../wire/reserved.ts';
 import { topicPrefix, type TopicPublisher, type TopicSink } from './_topics.ts';
 import { type TextBytes, textBytes } from '../sockets/node_ws.ts';
 
@@ -239,6 +239,10 @@ export class Broadcaster {
    * number once the store answered (a promise then; a store failure rejects it, and nothing is
    * sent).
    *
+   * An event (`Acceptor.emit`) is a broadcast whose frame carries its name in `:event`: it is
+   * logged, replayed, carried by the backplane and published natively as any other.
+   *
+   * @param event The event's name, already checked; undefined for a plain broadcast.
    * @returns How many local peers it was handed to.
    * @throws {TypeError} For an invalid `options.tag` or `except` tag, or an `except` entry that
    * is neither a tag nor a peer. An encode failure throws too, and nothing is sent anywhere.
@@ -247,8 +251,10 @@ export class Broadcaster {
     tag: string | undefined,
     payload: unknown,
     options: BroadcastAllOptions,
+    event?: string,
   ): number | Promise<number> {
-    const what = 'Cannot broadcast';
+    const what = event === undefined ? 'Cannot broadcast' : 'Cannot emit';
+    const operation = event === undefined ? 'broadcast()' : 'emit()';
     const shown = tag ?? checkTag(what, options.tag ?? '*');
     let except: string[] = NO_TAGS;
     let exceptPeers: Set<Peer> | undefined;
@@ -267,8 +273,10 @@ export class Broadcaster {
     }
     const recovery = this.#recovery;
     if (recovery !== undefined && tag !== undefined) {
-      const headers = options.headers ?? null;
-      const frame = encodePublish(this.#host.codec, tag, payload, headers, 'broadcast()');
+      const own = options.headers ?? null;
+      const frame = encodePublish(this.#host.codec, tag, payload, own, operation, event);
+      // What the log keeps and each replay sends: the event's name too.
+      const headers = event === undefined ? own : { ...own, [EVENT]: event };
       const left = { tags: except, peers: exceptPeers, gone };
       return recovery.broadcast(tag, frame, payload, headers, left, (encoded, seq, wire) => {
         const targets = this.#byTag.get(tag);
@@ -295,7 +303,7 @@ export class Broadcaster {
     const headers = options.headers ?? null;
     const codec = this.#host.codec;
     // An encode failure throws here: broadcast() rejects and nothing is sent anywhere.
-    const encoded = encodePublish(codec, shown, payload, headers, 'broadcast()');
+    const encoded = encodePublish(codec, shown, payload, headers, operation, event);
     const delivery: Delivery = {
       encoded,
       except,
@@ -310,7 +318,7 @@ export class Broadcaster {
     if (this.#backplane) {
       this.#publish({
         tag: tag ?? BROADCAST_ALL_TAG,
-        headers,
+        headers: event === undefined ? headers : { ...headers, [EVENT]: event },
         payload: encoded,
         except,
         origin: this.#nodeId,

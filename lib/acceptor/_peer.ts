@@ -14,6 +14,7 @@ import type { OpenOptions, RequestOptions, Stream } from '../session/stream.ts';
 import type { SocketDriver } from '../sockets/socket_driver.ts';
 import type {
   AttachOptions,
+  EmitOptions,
   IncomingData,
   Peer,
   PeerCloseInfo,
@@ -36,6 +37,7 @@ import {
 } from '../wire/codes.ts';
 import { callContained } from '../util/contain.ts';
 import { checkClose } from './_acceptor_checks.ts';
+import { encodeEvent } from './_events.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
 import type { ServedRoutes } from '../routes/routes.ts';
@@ -238,6 +240,10 @@ export class PeerImpl implements Peer {
 
   request(payload: unknown, options?: RequestOptions): Promise<unknown> {
     return this.session.request(payload, options);
+  }
+
+  emit(name: string, payload: unknown, options?: EmitOptions): boolean {
+    return this.admission.send(encodeEvent(this.sink.codec, name, payload, options));
   }
 
   close(code: number = 1000, reason: string = ''): void {

@@ -77,7 +77,8 @@ import {
 import { socketDriver } from '../sockets/node_ws.ts';
 import type { SocketDriver } from '../sockets/socket_driver.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
-import type { ApiSpec } from '../routes/api.ts';
+import type { ApiSpec, EventName, EventPayload } from '../routes/api.ts';
+import { checkEventName } from './_events.ts';
 import { checkedRoutes } from '../routes/route_streams.ts';
 import { Broadcaster, type BroadcastHost } from './_broadcast.ts';
 import { Recovery, recoveryBounds } from './_recovery.ts';
@@ -433,6 +434,57 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       return Promise.resolve(
         this.#broadcaster.broadcast(undefined, payload, options as unknown as BroadcastAllOptions),
       );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@linkcode Acceptor.broadcast} of the event `name`: the frame carries the name in the
+   * reserved header `:event`, which the dialer's `on(connection, name, handler)` handles (with
+   * no handler, `onPublish` gets it, `message.event` naming it). `except`, `history` (replayed
+   * with its name), the backplane and the native publish work as for any broadcast. The
+   * example of `on()` (entry `.`) shows both sides.
+   *
+   * @param tag The tag to reach, 1 to 256 characters.
+   * @param name One of `Api[':events']`: 1 to 256 characters, not starting with `:`.
+   * @param payload Its payload, as `Api[':events'][name]` types it; encoded once.
+   * @param options `headers` of the frame (beside `:event`), `except` tags and peers.
+   * @returns How many local peers it was handed to.
+   * @throws {TypeError} (as a rejection) For a bad name, and as `broadcast` does.
+   */
+  emit<E extends EventName<Api>>(
+    tag: string,
+    name: E,
+    payload: EventPayload<Api, E>,
+    options: BroadcastOptions<Api, PeerData> = {},
+  ): Promise<number> {
+    try {
+      checkTag('Cannot emit', tag);
+      const event = checkEventName(name);
+      const checked = options as unknown as BroadcastOptions;
+      return Promise.resolve(this.#broadcaster.broadcast(tag, payload, checked, event));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@linkcode Acceptor.broadcastAll} of the event `name`, as {@linkcode Acceptor.emit} is for
+   * a tag: the dialers receive it with the tag `options.tag` (default `'*'`); no `history` logs it.
+   *
+   * @returns How many local peers it was handed to.
+   * @throws {TypeError} (as a rejection) As {@linkcode Acceptor.emit} does.
+   */
+  emitAll<E extends EventName<Api>>(
+    name: E,
+    payload: EventPayload<Api, E>,
+    options: BroadcastAllOptions<Api, PeerData> = {},
+  ): Promise<number> {
+    try {
+      const event = checkEventName(name);
+      const checked = options as unknown as BroadcastAllOptions;
+      return Promise.resolve(this.#broadcaster.broadcast(undefined, payload, checked, event));
     } catch (error) {
       return Promise.reject(error);
     }

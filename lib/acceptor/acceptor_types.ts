@@ -11,7 +11,16 @@ import type { Limits } from '../session/limits.ts';
 import type { Stream } from '../session/stream.ts';
 import type { Backplane } from '../broadcast/backplane.ts';
 import type { History } from '../broadcast/history.ts';
-import type { ApiSpec, Caller, HelloOf, RouteContext, Routes, WelcomeOf } from '../routes/api.ts';
+import type {
+  ApiSpec,
+  Caller,
+  EventName,
+  EventPayload,
+  HelloOf,
+  RouteContext,
+  Routes,
+  WelcomeOf,
+} from '../routes/api.ts';
 
 /**
  * Which `Origin` an upgrade may come from:
@@ -309,6 +318,33 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> extends
   close(code?: number, reason?: string): void;
   /** Resolves once the peer's session has ended, with the close code and reason. */
   readonly closed: Promise<PeerCloseInfo>;
+  /**
+   * Sends the event `name` (one of `Api[':events']`) to this peer alone: a PUBLISH with the tag
+   * `'*'` (or `options.tag`) whose reserved header `:event` carries the name, which the dialer's
+   * `on(connection, name, handler)` receives. It is not a broadcast: no `history` logs it (so a
+   * redialled dialer is not replayed it), no backplane carries it, and `stats` do not count it.
+   * Sent before the peer's hello is acknowledged, it waits and follows the welcome.
+   *
+   * @param name The event's name: 1 to 256 characters, not starting with `:`.
+   * @param payload The event's payload, as `Api[':events'][name]` types it.
+   * @param options `tag` the dialer sees, `headers` of the frame.
+   * @returns True when it was handed to the socket (or waits for the welcome); false when the
+   * peer has ended or its socket is over `highWaterMark`.
+   * @throws {TypeError} For a bad name, tag or headers, or a payload the codec cannot encode.
+   */
+  emit<E extends EventName<Api>>(
+    name: E,
+    payload: EventPayload<Api, E>,
+    options?: EmitOptions,
+  ): boolean;
+}
+
+/** The options of {@linkcode Peer.emit}. */
+export interface EmitOptions {
+  /** The PUBLISH frame's headers, beside `:event`. @default {null} */
+  headers?: Record<string, unknown> | null;
+  /** The tag the dialer receives the event with. @default {'*'} */
+  tag?: string;
 }
 
 /**

@@ -9,7 +9,7 @@
 import type { RecoveredInfo } from './dialer_types.ts';
 import type { PublishMessage } from '../session/stream.ts';
 import { DIALER, MAX_RESUMED_TAGS, POSITION, RECOVERED, RESUME } from '../wire/reserved.ts';
-import { seqOf, sequenced } from './_broadcasts.ts';
+import { ownMessage, seqOf } from './_broadcasts.ts';
 
 /** The positions of one connection, for its lifetime across redials. */
 export class Positions {
@@ -59,7 +59,7 @@ export class Positions {
     const headers = message.headers;
     const seq = seqOf(message);
     if (seq === undefined) {
-      this.#deliver(message);
+      this.#deliver(ownMessage(message));
       return;
     }
     const tag = message.tag;
@@ -92,7 +92,7 @@ export class Positions {
       }
       return;
     }
-    const delivered = sequenced(message, seq);
+    const delivered = ownMessage(message, seq);
     if (early === undefined) {
       this.#take(delivered);
       return;

@@ -1,7 +1,8 @@
 /**
  * The application's API as one type both sides share: route names mapped to what
  * the caller sends (`input` with the OPEN, then any `upload`s) and what comes back, either one
- * `output` or a series of `message`s; the key `':hello'` types the hello and the welcome. From it come the handler types of
+ * `output` or a series of `message`s; the key `':hello'` types the hello and the welcome, the key
+ * `':events'` the events the acceptor emits. From it come the handler types of
  * {@linkcode Routes} and the typed route methods of both sides. Types only: nothing here exists
  * at run time.
  *
@@ -53,7 +54,8 @@ export interface RouteSpec {
 
 /**
  * An application's API: route names to their {@linkcode RouteSpec}s. The key `':hello'` types
- * the hello (`input`) and the welcome (`output`); other keys starting with `:` are reserved.
+ * the hello (`input`) and the welcome (`output`), the key `':events'` maps event names to their
+ * payloads ({@linkcode EventsOf}); other keys starting with `:` are reserved.
  * `ApiSpec` itself is the untyped API, where every part is `unknown`.
  *
  * @example
@@ -195,6 +197,55 @@ export type ReplyOf<Api, R> = R extends keyof Api
  * ```
  */
 export type HelloOf<Api> = InputOf<Api, ':hello'>;
+
+/**
+ * The events of `Api` (`Api[':events']`): event names mapped to their payload types, which the
+ * acceptor emits and the dialer's `on()` handles. An `Api` that declares no `':events'` takes
+ * any name with an `unknown` payload.
+ *
+ * @example
+ * ```ts
+ * import type { EventsOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':events': { message: { from: string; text: string }; notice: string } };
+ * const events: EventsOf<Api> = { message: { from: 'ada', text: 'hi' }, notice: 'deploying' };
+ * assert.equal(events.notice, 'deploying');
+ * ```
+ */
+export type EventsOf<Api> = string extends keyof Api ? Record<string, unknown>
+  : Api extends { readonly ':events': infer E } ? E
+  : Record<string, unknown>;
+
+/**
+ * The event names of `Api`: the keys of `Api[':events']`, or any string when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { EventName } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':events': { message: { text: string }; notice: string } };
+ * const names: EventName<Api>[] = ['message', 'notice'];
+ * assert.equal(names.length, 2);
+ * ```
+ */
+export type EventName<Api> = keyof EventsOf<Api> & string;
+
+/**
+ * The payload of event `E` of `Api`; `unknown` when `Api` declares no such event.
+ *
+ * @example
+ * ```ts
+ * import type { EventPayload } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':events': { message: { from: string; text: string } } };
+ * const payload: EventPayload<Api, 'message'> = { from: 'ada', text: 'hi' };
+ * assert.equal(payload.from, 'ada');
+ * ```
+ */
+export type EventPayload<Api, E> = E extends keyof EventsOf<Api> ? EventsOf<Api>[E] : unknown;
 
 /**
  * The welcome of `Api` (`Api[':hello']['output']`, what the acceptor's `onHello` returns);

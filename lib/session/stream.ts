@@ -95,6 +95,11 @@ export interface PublishMessage {
    * increasing per tag, across every node sharing the store; absent otherwise.
    */
   readonly seq?: number;
+  /**
+   * The event's name when the acceptor emitted it (`acceptor.emit()`, sent in the reserved
+   * header `:event`); absent for a plain broadcast.
+   */
+  readonly event?: string;
 }
 
 /**

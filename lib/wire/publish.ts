@@ -6,7 +6,7 @@
  */
 import type { Codec } from './codec.ts';
 import { isHeaders, isTag, PUBLISH } from './frame.ts';
-import { reservedKeyMessage, reservedKeyOf } from './reserved.ts';
+import { EVENT, reservedKeyMessage, reservedKeyOf } from './reserved.ts';
 import { mustBe } from '../util/describe.ts';
 import { encodeError } from '../util/value_path.ts';
 
@@ -14,6 +14,8 @@ import { encodeError } from '../util/value_path.ts';
  * Encodes a PUBLISH frame once, for `sendEncoded()` to every peer.
  *
  * @param operation The operation an encode error names (`broadcast()`).
+ * @param event The event it is, sent in the reserved header `:event` beside `headers`; already
+ * checked.
  * @throws {TypeError} When `tag` is not 1 to 256 characters, `headers` not a plain object or
  * null or with a reserved key, or the codec cannot encode the payload or headers (naming
  * `operation`, the tag and the value's path).
@@ -24,6 +26,7 @@ export function encodePublish(
   payload: unknown,
   headers?: Record<string, unknown> | null,
   operation: string = 'broadcast()',
+  event?: string,
 ): string | Uint8Array {
   if (!isTag(tag)) {
     throw new TypeError(
@@ -40,13 +43,14 @@ export function encodePublish(
     const reserved = reservedKeyOf(h);
     if (reserved !== undefined) throw new TypeError(reservedKeyMessage('Cannot publish', reserved));
   }
+  const sent = event === undefined ? h : { ...h, [EVENT]: event };
   try {
-    return codec.encode([PUBLISH, tag, h, payload]);
+    return codec.encode([PUBLISH, tag, sent, payload]);
   } catch (error) {
     throw encodeError(
       (frame) => codec.encode(frame),
       `of ${operation} to ${JSON.stringify(tag)}`,
-      [['headers', h], ['payload', payload]],
+      [['headers', sent], ['payload', payload]],
       error,
     );
   }

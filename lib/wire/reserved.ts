@@ -1,6 +1,6 @@
 /**
  * Reserved header keys (WSM-WIRE-003): keys starting with `:` are muxws's (`:route`, `:resume`,
- * `:seq`). An application cannot set them through `headers` (`TypeError`); muxws itself sets them
+ * `:seq`, `:event`). An application cannot set them through `headers` (`TypeError`); muxws itself sets them
  * through the {@linkcode MUXWS} part of the options of `open()` and `request()`, which no public
  * type declares and only `lib/` can name.
  *
@@ -64,6 +64,17 @@ export const DIALER = ':dialer';
 export const ISSUES = ':issues';
 /** The reserved header of a logged entry naming the tags and dialers its broadcast left out. */
 export const EXCEPT = ':except';
+/** The reserved PUBLISH header naming the event a broadcast is (the dialer's `on()` handlers). */
+export const EVENT = ':event';
+
+/** Whether `value` may name an event: a string of 1 to 256 characters, not starting with `:`. */
+export function isEventName(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 256 &&
+    value.charCodeAt(0) !== 58 /* ':' */;
+}
+
+/** What an event name must be, for the `TypeError` of one that is not ({@linkcode isEventName}). */
+export const EVENT_NAME = 'a string of 1 to 256 characters not starting with ":"';
 
 /**
  * The most tags one `:resume` names: the dialer keeps at most as many positions (past it, the tag
