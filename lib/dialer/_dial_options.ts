@@ -14,7 +14,7 @@ import type {
   DialerSocketConstructor,
   DialTarget,
 } from './dialer_types.ts';
-import { failsWith, unencodable } from '../util/value_path.ts';
+import { encodeError } from '../util/value_path.ts';
 import { Hello, type HelloOptions } from './hello.ts';
 import type { Limits } from '../session/limits.ts';
 import { type RandomDraw, Reconnect, uniform } from './schedule.ts';
@@ -260,14 +260,10 @@ export function checkHello(hello: Hello, codec: Codec): void {
     codec.encode([OPEN, 1, FLAG_END, headers, payload]);
   } catch (error) {
     // Named by the path of the part the codec refuses (`BigInt at .big`), as a stream's are.
-    const fails = failsWith((frame) => codec.encode(frame));
-    const [part, value] = fails(headers) ? ['headers', headers] : ['payload', payload];
-    throw new TypeError(
-      `Cannot connect as "hello.${part}" cannot be encoded by codec "${codec.name}": ${
-        unencodable(value, fails)
-      }`,
-      { cause: error },
-    );
+    throw encodeError((frame) => codec.encode(frame), `of the hello with codec "${codec.name}"`, [
+      ['headers', headers],
+      ['payload', payload],
+    ], error);
   }
 }
 
