@@ -82,7 +82,7 @@ test('connect() with no WebSocket option where none is global names the "ws" pac
     await assert.rejects(connect(URL_), {
       name: 'TypeError',
       message:
-        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global here: on Node 20, pass WebSocket from the "ws" package): current value is undefined',
+        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global: on Node 20, pass WebSocket from "ws"): current value is undefined',
     });
   } finally {
     if (saved) Object.defineProperty(globalThis, 'WebSocket', saved);
