@@ -8,6 +8,8 @@
  * @module
  */
 
+import { cut } from './describe.ts';
+
 /** The longest path rendered in a message; a longer one is cut with `…`. */
 const MAX_PATH_CHARS = 120;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
@@ -21,8 +23,7 @@ function kindOf(value: unknown): string {
   const type = typeof value;
   if (value == null || type === 'number') return Number.isFinite(value) ? type : String(value);
   if (type === 'string' || type === 'boolean') return type;
-  const name = Object.getPrototypeOf(Object(value))?.constructor?.name;
-  return typeof name === 'string' && name !== '' ? name : 'Object';
+  return Object.getPrototypeOf(Object(value))?.constructor?.name || 'Object';
 }
 
 /**
@@ -50,22 +51,20 @@ export function pathStep(key: unknown): string {
 export function unencodable(
   value: unknown,
   fails: (value: unknown) => boolean,
-  stop: (value: object) => boolean = () => false,
+  stop?: (value: object) => boolean,
 ): string {
   const onPath = new Set<unknown>();
   let path = '';
   for (let current = value;;) {
-    const at = path.length > MAX_PATH_CHARS
-      ? path.slice(0, MAX_PATH_CHARS) + '…'
-      : path || 'the root';
+    const at = cut(path, MAX_PATH_CHARS) || 'the root';
     if (onPath.has(current)) return `a circular reference at ${at}`;
     onPath.add(current);
     const holder = current as Record<string, unknown>;
-    const key = typeof current === 'object' && current !== null && !stop(current)
+    const key = typeof current === 'object' && current !== null && !stop?.(current)
       ? Object.keys(current).find((key) => fails(holder[key]))
       : undefined;
     if (key === undefined) return `${kindOf(current)} at ${at}`;
-    path += Array.isArray(current) ? `[${key}]` : pathStep(key);
+    path += pathStep(Array.isArray(current) ? Number(key) : key);
     current = holder[key];
   }
 }
