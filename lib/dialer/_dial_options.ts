@@ -14,7 +14,7 @@ import type {
   DialerSocketConstructor,
   DialTarget,
 } from './dialer_types.ts';
-import { failsWith, unencodable } from '../util/value_path.ts';
+import { encodeError } from '../util/value_path.ts';
 import { Hello, type HelloOptions } from './hello.ts';
 import type { Limits } from '../session/limits.ts';
 import { type RandomDraw, Reconnect, uniform } from './schedule.ts';
@@ -77,8 +77,29 @@ export interface DialOptions extends RedialPolicy {
   signal: AbortSignal | undefined;
 }
 
-function optionError(field: string, expected: string, value: unknown): TypeError {
-  return new TypeError(mustBe('connect', field, expected, value));
+function optionError(
+  field: string,
+  expected: string,
+  value: unknown,
+  Kind: typeof TypeError = TypeError,
+): TypeError {
+  return new Kind(mustBe('connect', field, expected, value));
+}
+
+/**
+ * The value of an option that takes an instance of `Class` or the options to make one: a new one
+ * for `undefined` or an options object, the instance itself, or the error naming `expected`.
+ */
+function instanceOf<T>(
+  field: string,
+  value: unknown,
+  Class: new (options?: object) => T,
+  expected: string,
+): T {
+  if (value === undefined) return new Class();
+  if (value instanceof Class) return value;
+  if (value !== null && typeof value === 'object') return new Class(value);
+  throw optionError(field, expected, value);
 }
 
 function duration(
@@ -90,13 +111,11 @@ function duration(
   if (value === undefined) return fallback;
   if (typeof value !== 'number') throw optionError(field, 'a number of milliseconds', value);
   if (Number.isNaN(value) || value < 0 || (positive && value === 0) || value === Infinity) {
-    throw new RangeError(
-      mustBe(
-        'connect',
-        field,
-        `a finite number ${positive ? 'greater than 0' : 'at least 0'}`,
-        value,
-      ),
+    throw optionError(
+      field,
+      `a finite number ${positive ? 'greater than 0' : 'at least 0'}`,
+      value,
+      RangeError,
     );
   }
   return value;
@@ -159,25 +178,16 @@ export function resolveOptions(
   ) {
     throw optionError('codec', 'a Codec with name, encode and decode', codec);
   }
-  let hello: DialOptions['hello'];
-  const helloOption = options.hello;
-  if (helloOption === undefined) hello = new Hello();
-  else if (helloOption instanceof Hello || typeof helloOption === 'function') hello = helloOption;
-  else if (helloOption !== null && typeof helloOption === 'object') hello = new Hello(helloOption);
-  else throw optionError('hello', 'a Hello, HelloOptions or a function', helloOption);
+  const hello = typeof options.hello === 'function'
+    ? options.hello
+    : instanceOf('hello', options.hello, Hello, 'a Hello, HelloOptions or a function');
   if (hello instanceof Hello) checkHello(hello, codec);
-  let reconnect: Reconnect | false;
-  const reconnectOption = options.reconnect;
-  if (reconnectOption === undefined) reconnect = new Reconnect();
-  else if (reconnectOption === false || reconnectOption instanceof Reconnect) {
-    reconnect = reconnectOption;
-  } else if (reconnectOption !== null && typeof reconnectOption === 'object') {
-    reconnect = new Reconnect(reconnectOption);
-  } else {
-    throw optionError('reconnect', 'a Reconnect, ReconnectOptions or false', reconnectOption);
-  }
-  const draw = options.draw ?? uniform;
-  if (typeof draw !== 'function') throw optionError('draw', 'a function', draw);
+  const reconnect = options.reconnect === false ? false : instanceOf(
+    'reconnect',
+    options.reconnect,
+    Reconnect,
+    'a Reconnect, ReconnectOptions or false',
+  );
   const closeCodes = options.closeCodes ?? {};
   if (closeCodes === null || typeof closeCodes !== 'object') {
     throw optionError('closeCodes', 'an object', closeCodes);
@@ -206,7 +216,7 @@ export function resolveOptions(
   if (needsWebSocket && typeof WebSocketCtor !== 'function') {
     throw optionError(
       'WebSocket',
-      'a WebSocket constructor (none is global here: on Node 20, pass WebSocket from the "ws" package)',
+      'a WebSocket constructor (none is global: on Node 20, pass WebSocket from "ws")',
       WebSocketCtor,
     );
   }
@@ -215,6 +225,7 @@ export function resolveOptions(
   }
   for (
     const name of [
+      'draw',
       'onStream',
       'onPublish',
       'onOpen',
@@ -231,7 +242,7 @@ export function resolveOptions(
     codec,
     hello,
     reconnect,
-    draw,
+    draw: options.draw ?? uniform,
     serviceRestart: codeList(
       'closeCodes.serviceRestart',
       closeCodes.serviceRestart,
@@ -272,14 +283,10 @@ export function checkHello(hello: Hello, codec: Codec): void {
     codec.encode([OPEN, 1, FLAG_END, headers, payload]);
   } catch (error) {
     // Named by the path of the part the codec refuses (`BigInt at .big`), as a stream's are.
-    const fails = failsWith((frame) => codec.encode(frame));
-    const [part, value] = fails(headers) ? ['headers', headers] : ['payload', payload];
-    throw new TypeError(
-      `Cannot connect as "hello.${part}" cannot be encoded by codec "${codec.name}": ${
-        unencodable(value, fails)
-      }`,
-      { cause: error },
-    );
+    throw encodeError((frame) => codec.encode(frame), `of the hello with codec "${codec.name}"`, [
+      ['headers', headers],
+      ['payload', payload],
+    ], error);
   }
 }
 

@@ -8,8 +8,9 @@
 /** Longest rendering kept whole; a longer one is cut there and ends with `…`. */
 const MAX_SHOWN = 60;
 
-function cut(text: string): string {
-  return text.length > MAX_SHOWN ? text.slice(0, MAX_SHOWN) + '…' : text;
+/** `text`, or its first `max` characters and `…` when it is longer. */
+export function cut(text: string, max: number = MAX_SHOWN): string {
+  return text.length > max ? text.slice(0, max) + '…' : text;
 }
 
 /**

@@ -8,28 +8,22 @@
  * @module
  */
 
+import { cut } from './describe.ts';
+
 /** The longest path rendered in a message; a longer one is cut with `…`. */
 const MAX_PATH_CHARS = 120;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-const KINDS: Readonly<Record<string, string>> = {
-  bigint: 'BigInt',
-  symbol: 'Symbol',
-  function: 'Function',
-};
 
 /**
- * What to call a value in an encode error: `BigInt`, `Symbol`, `Function`, `undefined`, `NaN`,
- * `Infinity`, `-Infinity`, `Array`, `Object`, or an object's class name (`Map`, `Date`,
- * `Uint8Array`, `Point`).
+ * What to call a value in an encode error: `undefined`, `null`, `NaN`, `Infinity`, `-Infinity`,
+ * `number`, `string`, `boolean`, or the name of its class (`BigInt`, `Symbol`, `Function`,
+ * `Array`, `Map`, `Date`, `Uint8Array`, `Point`), `Object` when it has none.
  */
 function kindOf(value: unknown): string {
   const type = typeof value;
-  if (value == null) return String(value);
-  if (type === 'number') return Number.isFinite(value) ? type : String(value);
-  if (type !== 'object') return KINDS[type] ?? type;
-  if (Array.isArray(value)) return 'Array';
-  const name = Object.getPrototypeOf(value)?.constructor?.name;
-  return typeof name === 'string' && name !== '' ? name : 'Object';
+  if (value == null || type === 'number') return Number.isFinite(value) ? type : String(value);
+  if (type === 'string' || type === 'boolean') return type;
+  return Object.getPrototypeOf(Object(value))?.constructor?.name || 'Object';
 }
 
 /**
@@ -57,32 +51,21 @@ export function pathStep(key: unknown): string {
 export function unencodable(
   value: unknown,
   fails: (value: unknown) => boolean,
-  stop: (value: object) => boolean = () => false,
+  stop?: (value: object) => boolean,
 ): string {
   const onPath = new Set<unknown>();
   let path = '';
   for (let current = value;;) {
-    const at = path === ''
-      ? 'the root'
-      : path.length > MAX_PATH_CHARS
-      ? path.slice(0, MAX_PATH_CHARS) + '…'
-      : path;
+    const at = cut(path, MAX_PATH_CHARS) || 'the root';
     if (onPath.has(current)) return `a circular reference at ${at}`;
     onPath.add(current);
-    let next: { key: string | number; child: unknown } | undefined;
-    if (typeof current === 'object' && current !== null && !stop(current)) {
-      const holder = current as Record<string | number, unknown>;
-      for (const key of Array.isArray(current) ? current.keys() : Object.keys(current)) {
-        const child = holder[key];
-        if (fails(child)) {
-          next = { key, child };
-          break;
-        }
-      }
-    }
-    if (next === undefined) return `${kindOf(current)} at ${at}`;
-    path += pathStep(next.key);
-    current = next.child;
+    const holder = current as Record<string, unknown>;
+    const key = typeof current === 'object' && current !== null && !stop?.(current)
+      ? Object.keys(current).find((key) => fails(holder[key]))
+      : undefined;
+    if (key === undefined) return `${kindOf(current)} at ${at}`;
+    path += pathStep(Array.isArray(current) ? Number(key) : key);
+    current = holder[key];
   }
 }
 

@@ -182,7 +182,7 @@ test('a session the acceptor closes with 4002 before the hello END fails the att
   assert.equal(clock.countTimers(), 0);
 });
 
-test('connect() rejects a hello its codec cannot encode with a TypeError naming the option, before any dial (WSM-APP-007)', async () => {
+test('connect() rejects a hello its codec cannot encode with a TypeError naming the part and the codec, before any dial (WSM-APP-007)', async () => {
   using clock = fakeTime();
   const server = new FakeServer();
   serveFake(server, new TestAcceptor());
@@ -194,7 +194,7 @@ test('connect() rejects a hello its codec cannot encode with a TypeError naming 
     assert(error instanceof TypeError);
     assert.match(
       error.message,
-      /^Cannot connect as "hello\.payload" cannot be encoded by codec "json": ./,
+      /^Cannot encode the payload of the hello with codec "json": ./,
     );
     return true;
   });
@@ -204,7 +204,7 @@ test('connect() rejects a hello its codec cannot encode with a TypeError naming 
   });
   await assert.rejects(headers, {
     name: 'TypeError',
-    message: /^Cannot connect as "hello\.headers"/,
+    message: /^Cannot encode the headers of the hello with codec "json": /,
   });
   assert.equal(server.connections.length, 0);
   assert.equal(clock.countTimers(), 0);
@@ -222,7 +222,7 @@ test('a hello function whose result the codec cannot encode fails that attempt w
   assert(error.cause instanceof TypeError);
   assert.match(
     error.cause.message,
-    /^Cannot connect as "hello\.payload" cannot be encoded by codec "json": ./,
+    /^Cannot encode the payload of the hello with codec "json": ./,
   );
   assert.equal(server.connections.length, 0);
   assert.equal(clock.countTimers(), 0);

@@ -82,7 +82,7 @@ test('connect() with no WebSocket option where none is global names the "ws" pac
     await assert.rejects(connect(URL_), {
       name: 'TypeError',
       message:
-        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global here: on Node 20, pass WebSocket from the "ws" package): current value is undefined',
+        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global: on Node 20, pass WebSocket from "ws"): current value is undefined',
     });
   } finally {
     if (saved) Object.defineProperty(globalThis, 'WebSocket', saved);
@@ -129,15 +129,15 @@ test('a hello the codec cannot encode is named by the path of the value, before 
     const [hello, message] of [
       [
         { payload: { user: 'ada', big: 1n } },
-        'Cannot connect as "hello.payload" cannot be encoded by codec "json": BigInt at .big',
+        'Cannot encode the payload of the hello with codec "json": BigInt at .big',
       ],
       [
         { payload: { rooms: [{ id: 1 }, { id: 2n }] } },
-        'Cannot connect as "hello.payload" cannot be encoded by codec "json": BigInt at .rooms[1].id',
+        'Cannot encode the payload of the hello with codec "json": BigInt at .rooms[1].id',
       ],
       [
         { payload: 'ok', headers: { trace: { at: 3n } } },
-        'Cannot connect as "hello.headers" cannot be encoded by codec "json": BigInt at .trace.at',
+        'Cannot encode the headers of the hello with codec "json": BigInt at .trace.at',
       ],
     ] as const
   ) {
@@ -156,7 +156,7 @@ test('a hello the codec cannot encode is named by the path of the value, before 
   assert(fromFunction instanceof ConnectError, String(fromFunction));
   assert.equal(
     (fromFunction.cause as Error).message,
-    'Cannot connect as "hello.payload" cannot be encoded by codec "json": BigInt at .big',
+    'Cannot encode the payload of the hello with codec "json": BigInt at .big',
   );
   assert.equal(server.connections.length, 0);
   assert.equal(clock.countTimers(), 0);
