@@ -54,6 +54,22 @@ test('the connect bundle stays within its min+gzip budget (WSM-API-006)', onDeno
   );
 });
 
+/**
+ * The budget of `export * from './mod.ts'` (every dialer feature and the events): today's figure,
+ * 23,492 B, with a stated margin of about 300 B. The contract's goal for this bundle is 18,432 B and
+ * is not met yet (docs/design/bundle-size.md says where the bytes are); this budget keeps the
+ * figure from growing while the core shrinks.
+ */
+const EVERYTHING_BUDGET_BYTES = 23_800;
+
+test('export * of mod.ts stays within its min+gzip budget (WSM-API-006)', onDenoOnly, () => {
+  const { gzipped, largest } = measure("export * from './mod.ts';");
+  assert.ok(
+    gzipped <= EVERYTHING_BUDGET_BYTES,
+    `Expected export * of mod.ts to be at most ${EVERYTHING_BUDGET_BYTES} B min+gzip: found ${gzipped} B (largest: ${largest})`,
+  );
+});
+
 test('the connect bundle leaves out the strict codec, route serving, the acceptor-only session API and the ws glue', () => {
   const code = new TextDecoder().decode(esbuildRun(esbuild, root, CONNECT));
   for (
