@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Acceptor, broadcastChannelBackplane, memoryHistory } from 'muxws/acceptor';
-import { connect, type ConnectOptions, on, type PublishMessage } from 'muxws';
+import { connect, type ConnectOptions, on, type PublishMessage, recovery } from 'muxws';
 import { startFaultProxy } from './_fault_proxy.ts';
 import { until } from './_dialer_real.ts';
 
@@ -127,7 +127,7 @@ export function eventsRealSuite(
     }
   });
 
-  test(`${name}: a dialer whose connection was reset is replayed the events it missed, by name, once and in order (WSM-API-001)`, async () => {
+  test(`${name}: a dialer with recovery() whose connection was reset is replayed the events it missed, by name, once and in order (WSM-API-001)`, async () => {
     const acceptor = chatAcceptor({ history: memoryHistory() });
     const server = await serve(acceptor);
     const proxy = await startFaultProxy(server.port);
@@ -137,6 +137,7 @@ export function eventsRealSuite(
       ...dial,
       heartbeat: false,
       reconnect: { initialDelayMs: 300, jitter: 0 },
+      recovery: recovery(),
     });
     on(connection, 'message', ({ text }, { seq }) => void heard.push({ text, seq }));
     try {

@@ -263,9 +263,11 @@ export class PeerImpl implements Peer {
     }
     return true;
   }
-}
 
-defineRouteCalls(PeerImpl);
+  static {
+    defineRouteCalls(this);
+  }
+}
 
 /** A peer's `closed` promise read before the peer ended, with its resolver. */
 class ClosedWaiter {

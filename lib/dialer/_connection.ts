@@ -546,11 +546,13 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
  * each the unrouted form with `:route` in its headers.
  */
 class RoutedConnection extends DialerConnection implements Connection {
-  // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
+  // The routed half of `Caller`, defined on the prototype (one copy for both sides).
   declare call: Connection['call'];
   declare stream: Connection['stream'];
+  static {
+    defineRouteCalls(this);
+  }
 }
-defineRouteCalls(RoutedConnection);
 
 /** The final close information after a failed attempt: its wire's close, if it saw one. */
 function attemptCloseInfo(

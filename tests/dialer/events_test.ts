@@ -4,7 +4,7 @@
 // handlers kept across a redial, and bad arguments refused with what was expected and found.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, on, type PublishMessage } from 'muxws';
+import { connect, on, type PublishMessage, recovery } from 'muxws';
 import { FakeServer } from '../_socket_pair.ts';
 import { fakeTime } from '../_fake_time.ts';
 
@@ -103,7 +103,7 @@ test('on() with every handler of a name removed leaves that event to onPublish (
   await connection.close();
 });
 
-test('on() with sequenced events hands each on once, in order, with its seq and without the reserved headers (WSM-API-001)', async () => {
+test('on() with sequenced events and recovery() hands each on once, in order, with its seq and without the reserved headers (WSM-API-001)', async () => {
   using clock = fakeTime();
   const server = acknowledging();
   const heard: unknown[] = [];
@@ -111,6 +111,7 @@ test('on() with sequenced events hands each on once, in order, with its seq and 
     WebSocket: server.WebSocket,
     heartbeat: false,
     reconnect: false,
+    recovery: recovery(),
   });
   on(connection, 'notice', (notice, { seq, headers }) => void heard.push([notice, seq, headers]));
   const send = (seq: number, notice: string) =>
