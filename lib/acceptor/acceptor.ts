@@ -1,7 +1,7 @@
 /**
  * The acceptor: the side that accepted the WebSocket. An {@linkcode Acceptor} is
- * transport-neutral: it never creates a socket. A runtime adapter (`./deno`, `./bun`, `./hono`,
- * `./cloudflare`) first asks {@linkcode Acceptor.checkUpgrade} whether to upgrade a request, and
+ * transport-neutral: it never creates a socket. A runtime adapter (`./deno`, `./bun`, `./node`,
+ * `./hono`, `./cloudflare`) first asks {@linkcode Acceptor.checkUpgrade} whether to upgrade a request, and
  * then hands the socket over with {@linkcode Acceptor.accept} (a standard server-side
  * `WebSocket`) or {@linkcode Acceptor.attach} (a push-style socket: Bun's `ServerWebSocket`,
  * Hono's `WSContext`, a Durable Object's hibernation handlers). Each accepted socket becomes a
@@ -13,7 +13,9 @@
  * acceptor holds no timer at all, so a Durable Object can hibernate.
  *
  * This entry also re-exports the backplane (`broadcastChannelBackplane`, and the `Backplane`
- * types), so a server imports both from `@muxws/core/acceptor`; `@muxws/core/redis` stays its own entry.
+ * types), the history (`memoryHistory`, and the `History` types) and {@linkcode tracked} (which
+ * a route's generator yields), so a server imports them from `@muxws/core/acceptor`;
+ * `@muxws/core/redis` stays its own entry.
  *
  * @example A hello answered with a welcome, over a sink that records what is sent
  * ```ts

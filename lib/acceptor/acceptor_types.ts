@@ -172,9 +172,11 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * The routes this acceptor serves: each route name maps to a handler `(input,
    * ctx) => output`, an async generator of messages, or a route with Standard Schemas (as
    * `route()` makes it, or `{ input?, upload?, handler }`); `ctx` holds `peer`, `stream`,
-   * `headers` and `signal`. A stream whose OPEN header `:route` names one is served by it; one
+   * `headers`, `signal` and `lastEventId` (the id of the last `tracked()` message a re-opened
+   * subscription received). A stream whose OPEN header `:route` names one is served by it; one
    * naming no route is reset with `not_found`, an input or upload its schema refuses with
-   * `invalid`. Checked at construction (`TypeError`).
+   * `invalid`, and an output or message its schema refuses with `internal` (the error goes to
+   * `onError`). Checked at construction (`TypeError`).
    */
   routes?: Routes<Api, RouteContext<Peer<Api, PeerData>>>;
   /** A socket opened: the peer exists, before any of its streams. */
@@ -200,9 +202,10 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
   nodeId?: string;
   /**
    * The broadcast log that lets a dialer recover what it missed while reconnecting: every
-   * broadcast to a tag is appended first and carries the tag's sequence number; a peer that gains a tag is told its position; a redialled peer whose
-   * hello names its positions is replayed what came after them before any live broadcast of
-   * those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
+   * broadcast to a tag is appended first and carries the tag's sequence number; a peer that
+   * gains a tag is told its position; a redialled peer whose hello names its positions (a dialer
+   * given `recovery: recovery()`, imported from `@muxws/core`) is replayed what came after them
+   * before any live broadcast of those tags. `memoryHistory()` keeps one node's log; `redisHistory()` (entry `./redis`) one
    * shared by every node. Without it nothing of this happens or costs anything.
    *
    * @example Each broadcast to a tag carries its number in `:seq`

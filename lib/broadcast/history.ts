@@ -1,11 +1,11 @@
 /**
  * The broadcast history an acceptor keeps so a dialer that lost its connection gets what it
- * missed: per-tag sequence numbers and a bounded log per tag, shared by every node that uses the
- * same store.
+ * missed, when that dialer was given `recovery: recovery()` (entry `.`): per-tag sequence numbers
+ * and a bounded log per tag, shared by every node that uses the same store.
  *
  * A store is any object with the three methods of {@linkcode History}; `memoryHistory()` keeps
  * the log of one node in memory, `redisHistory()` (entry `./redis`) keeps it in Redis Streams so
- * that a dialer whose node died recovers on another node.
+ * that a dialer with `recovery()` whose node died recovers on another node.
  *
  * @module
  */

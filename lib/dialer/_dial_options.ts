@@ -216,7 +216,7 @@ export function resolveOptions(
   if (needsWebSocket && typeof WebSocketCtor !== 'function') {
     throw optionError(
       'WebSocket',
-      'a WebSocket constructor (none is global: on Node 20, pass WebSocket from "ws")',
+      'a WebSocket constructor (none is global: on Node 20, pass wsDialer(WebSocket) from "@muxws/core/node")',
       WebSocketCtor,
     );
   }

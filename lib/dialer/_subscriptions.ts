@@ -4,8 +4,8 @@
  * there is none), re-opened on every new connection in registration order, with its dedupe
  * window kept across reconnects, and its state and `ready` promise saying what the acceptor made
  * of it. Each remembers the id of the last tracked message it received and re-opens with it in
- * the reserved OPEN header `:last-event-id` (WSM-API-005). It opens streams and reports through a {@linkcode SubscriptionsHost}, so it knows
- * nothing of the connection. Internal.
+ * the reserved OPEN header `:last-event-id` (WSM-API-005). It opens streams and reports through a
+ * {@linkcode SubscriptionsHost}, so it knows nothing of the connection. Internal.
  *
  * @module
  */

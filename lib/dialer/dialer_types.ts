@@ -141,7 +141,10 @@ export interface HeartbeatOptions {
 export interface RecoveredInfo {
   /** The tag. */
   readonly tag: string;
-  /** How many missed broadcasts were replayed (and handed to `onPublish`, unless seen). */
+  /**
+   * How many missed broadcasts were replayed (each handed to `onPublish` or an `on()` handler,
+   * unless seen).
+   */
   readonly replayed: number;
   /**
    * True when some broadcasts the dialer missed were no longer in the acceptor's log (the
@@ -524,8 +527,9 @@ export interface ConnectOptions<Api = ApiSpec> {
    */
   routes?: DialerRoutes<Api>;
   /**
-   * PUBLISH frames. With `recovery` and an acceptor that keeps a `history`, each broadcast is
-   * handed over at most once across reconnects, and what was missed while reconnecting first.
+   * PUBLISH frames no `on()` handler takes: plain broadcasts, and events with no handler (named
+   * in `message.event`). With `recovery` and an acceptor that keeps a `history`, each broadcast
+   * is handed over at most once across reconnects, and what was missed while reconnecting first.
    * Never called for a connection before its `onOpen`, nor before the `connect()` that made it
    * resolved.
    */
@@ -585,8 +589,9 @@ export type ConnectArgs<Api> = DeclaresHello<Api> extends true
  *
  * Callback order on a loss: every stream of the lost socket fails with `connection_lost`, then
  * `onClose`, then (when a redial is scheduled) `onReconnecting`. On establishment: standing
- * subscriptions are re-opened in registration order (each `onReopen`), then `onOpen`. The state
- * is always updated before a callback runs.
+ * subscriptions are re-opened in registration order (each `onReopen`), then the requests waiting
+ * for a connection are sent (with `whileReconnecting`), then `onOpen`. The state is always
+ * updated before a callback runs.
  *
  * @example Requests and a stream
  * ```ts ignore

@@ -267,7 +267,8 @@ function stream(this: RouteOpener, route: unknown, input: unknown, options?: Ope
 
 /**
  * The options of a routed subscription as the unrouted form takes them: `:route` in their
- * `headers`, once the route name and the headers are checked. Options that are not an object
+ * {@linkcode MUXWS} part (muxws's own, see `lib/wire/reserved.ts`), not in their `headers`, once
+ * the route name and the headers are checked. Options that are not an object
  * are returned as they are, for the unrouted form's checks to name.
  *
  * @throws {TypeError} For a bad route name or headers.

@@ -10,14 +10,16 @@
  *
  * This file is the session: its checks, the stream table and both sides' ids, the socket
  * (sending, congestion, replies capped at `maxBufferedBytes`), the window and reset budgets,
- * containment of user code and the end, and the API that opens streams and sends PING and GOAWAY.
- * Its parts are objects it owns or helpers it calls, none a class it extends:
+ * containment of user code and the end, and the API that opens streams and sends PING. Its parts
+ * are objects it owns or helpers it calls, none a class it extends:
  * - `_session_options.ts`: the sink, options and GOAWAY types (re-exported here);
  * - `_receive.ts`: receiving, functions over the session (their host): decoding a received
  *   message and dispatching its frame;
  * - `socket_wait.ts`: writes and PONGs waiting for `bufferedAmount` to fall;
  * - `_reset_budget.ts`: the reset-rate ring;
- * - `_request.ts`: the deadlines of requests.
+ * - `_request.ts`: the deadlines of requests;
+ * - `acceptor_api.ts`: the API only an acceptor uses, functions over the session: GOAWAY
+ *   (`goAway()`), a PUBLISH encoded once (`sendEncoded()`) and `idle()`.
  *
  * Callback order: state is updated first, then user code runs through one containment point
  * (`lib/util/contain.ts`), so a callback that throws or returns a thenable that rejects is reported to
@@ -103,7 +105,8 @@ export function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limi
 /**
  * The multiplexer both sides run (see the module doc and docs/design/session.md): the one
  * session class of the dialer, the acceptor and the tests. It checks the options it is handed,
- * opens streams, sends PING and GOAWAY and a PUBLISH encoded once. What it refuses of what
+ * opens streams and sends PING; GOAWAY and a PUBLISH encoded once are `goAway()` and
+ * `sendEncoded()` of `lib/session/acceptor_api.ts`, functions over it. What it refuses of what
  * arrives beyond the frame checks and limits (after its GOAWAY, before the hello, a PUBLISH from a
  * dialer) is the {@linkcode SessionPolicy} its maker hands it (the acceptor's); without one, every
  * OPEN and PUBLISH that passes the frame checks is taken. Its streams hold the session itself as

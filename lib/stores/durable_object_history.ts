@@ -51,7 +51,8 @@ interface TagCounter {
 /**
  * A broadcast history in a Durable Object's storage, for the acceptor of that object (a room):
  * the log and each tag's counter outlive hibernation and restarts of the object, so a dialer that
- * redials after the object slept still gets what it missed, numbered on from where it was.
+ * redials after the object slept still gets what it missed (when it has `recovery: recovery()`
+ * from `@muxws/core`), numbered on from where it was.
  * Per tag it keeps at most `maxEntries` entries (default 10000; the oldest is deleted with each
  * append past it), and a read skips (and deletes) those older than `maxAgeMs` (default 120000).
  * Every append is one storage write (the entry and the counter), made before the broadcast

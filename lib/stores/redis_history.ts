@@ -1,6 +1,7 @@
 /**
  * The broadcast history on Redis Streams, as `redisHistory`: the {@linkcode History} store that
- * lets a dialer whose node died recover what it missed on another node.
+ * lets a dialer whose node died recover what it missed on another node, when the dialer has
+ * `recovery: recovery()` (from `@muxws/core`).
  *
  * Each tag has two keys, both holding the tag as a cluster hash tag so they share a slot:
  * `<prefix>{<tag>}:log`, a stream whose entry ids are `<seq>-0`, and `<prefix>{<tag>}:seq`, a

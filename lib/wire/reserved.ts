@@ -1,8 +1,10 @@
 /**
- * Reserved header keys (WSM-WIRE-003): keys starting with `:` are muxws's (`:route`, `:resume`,
- * `:seq`, `:event`). An application cannot set them through `headers` (`TypeError`); muxws itself sets them
- * through the {@linkcode MUXWS} part of the options of `open()` and `request()`, which no public
- * type declares and only `lib/` can name.
+ * Reserved header keys (WSM-WIRE-003): keys starting with `:` are muxws's (`:route`, which is
+ * `ROUTE_HEADER` in `lib/routes/routes.ts`; here `:seq`, `:position`, `:recovered`, `:resume`,
+ * `:dialer`, `:issues`, `:except`, `:event`, `:id`, `:last-event-id`). An application cannot set
+ * them through `headers` (`TypeError`); muxws itself sets them through the {@linkcode MUXWS}
+ * part of the options of `open()` and `request()`, which no public type declares and only `lib/`
+ * can name.
  *
  * Internal: imported from `lib/` only.
  *

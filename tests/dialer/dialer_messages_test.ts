@@ -75,14 +75,14 @@ test('an acceptor closing with 1008 for another reason is reported as it is, wit
   assert.equal(clock.countTimers(), 0);
 });
 
-test('connect() with no WebSocket option where none is global names the "ws" package, before any dial', async () => {
+test('connect() with no WebSocket option where none is global points at wsDialer() of @muxws/core/node, before any dial', async () => {
   const saved = Object.getOwnPropertyDescriptor(globalThis, 'WebSocket');
   delete (globalThis as { WebSocket?: unknown }).WebSocket;
   try {
     await assert.rejects(connect(URL_), {
       name: 'TypeError',
       message:
-        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global: on Node 20, pass WebSocket from "ws"): current value is undefined',
+        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global: on Node 20, pass wsDialer(WebSocket) from "@muxws/core/node"): current value is undefined',
     });
   } finally {
     if (saved) Object.defineProperty(globalThis, 'WebSocket', saved);

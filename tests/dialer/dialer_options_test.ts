@@ -191,7 +191,7 @@ test('resolveOptions() needs a WebSocket constructor only for the WebSocket tran
     assert.throws(() => resolveOptions(URL_, none, true), {
       name: 'TypeError',
       message:
-        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global: on Node 20, pass WebSocket from "ws"): current value is undefined',
+        'Cannot connect as "WebSocket" must be a WebSocket constructor (none is global: on Node 20, pass wsDialer(WebSocket) from "@muxws/core/node"): current value is undefined',
     });
     assert.equal(resolveOptions(URL_, none, false).WebSocket, undefined);
   } finally {
