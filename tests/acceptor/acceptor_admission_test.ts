@@ -134,6 +134,32 @@ test('broadcasts to a peer whose onHello still runs wait and follow the welcome,
   }
 });
 
+test('a refused hello drops what waited for it: its broadcasts count as dropped, its peer.emit frames count nowhere (WSM-LIM-003)', async () => {
+  const lookup = deferred();
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: async (_hello, peer) => {
+      peer.tags.add('room');
+      assert.equal(peer.emit('note', 'to this peer'), true, 'it waits for the acknowledgement');
+      await lookup.promise;
+      throw new StreamError('forbidden', 'No');
+    },
+  });
+  try {
+    const joining = raw(acceptor);
+    joining.send([1, 1, 3, null, 'hi']);
+    await settle();
+    assert.equal(await acceptor.broadcast('room', 'during'), 1);
+    assert.deepEqual([acceptor.stats.delivered, acceptor.stats.dropped], [1, 0]);
+    lookup.resolve();
+    await settle();
+    assert.deepEqual(joining.sent, [[4, 1, 'forbidden', 'No']]);
+    assert.deepEqual([acceptor.stats.delivered, acceptor.stats.dropped], [0, 1]);
+  } finally {
+    await acceptor.close({ drainMs: 0 });
+  }
+});
+
 test(`at most ${MAX_WAITING_FRAMES} broadcasts wait for an acknowledgement; later ones are dropped and counted (WSM-API-004)`, async () => {
   const { lookup, acceptor, joining } = await helloInLookup();
   try {
