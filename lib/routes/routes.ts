@@ -1,11 +1,11 @@
 /**
  * Routes (WSM-APP-003), the part both sides share: the reserved `:route` header, the checks on
- * route names and application headers, and {@linkcode serveRoute}, what a receiving side does
+ * route names, and {@linkcode serveRoute}, what a receiving side does
  * with a stream whose OPEN names a route. Internal: the dialer and the acceptor build on it.
  *
  * @module
  */
-import { EVENT_ID, reservedKeyMessage, reservedKeyOf } from '../wire/reserved.ts';
+import { EVENT_ID } from '../wire/reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from '../errors.ts';
 import { control, type Stream } from '../session/stream.ts';
@@ -37,20 +37,6 @@ interface RouteObject {
 /** A route as this module serves it: any `Routes<Api, Ctx>` fits. */
 export interface ServedRoutes {
   readonly [name: string]: AnyHandler | RouteObject | undefined;
-}
-
-/**
- * Throws when an application's `headers` use a reserved key, so `:route` and the keys to come
- * stay muxws's.
- *
- * @param headers The headers the application gave (anything: only an object's own keys count).
- * @param what What was attempted, for the message: `open a stream`, `call "chat.say"`.
- * @throws {TypeError} Naming the first reserved key found.
- */
-export function checkHeaders(headers: unknown, what: string): void {
-  if (headers === null || typeof headers !== 'object') return;
-  const key = reservedKeyOf(headers as Record<string, unknown>);
-  if (key !== undefined) throw new TypeError(reservedKeyMessage(`Cannot ${what}`, key));
 }
 
 /**

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { mustBe } from '../util/describe.ts';
 
 /**
  * The key of what muxws itself adds to the options of `open()` and `request()`: the routes layer
@@ -27,19 +28,42 @@ export interface MuxwsOpen {
 /** Options with muxws's own part: see {@linkcode MUXWS}. */
 export type WithMuxws<T> = T & { readonly [MUXWS]?: MuxwsOpen };
 
-/** The first reserved key (starting with `:`) of application headers, if any. */
-export function reservedKeyOf(headers: Readonly<Record<string, unknown>>): string | undefined {
-  for (const key in headers) {
-    if (key.charCodeAt(0) === 58 /* ':' */) return key;
-  }
-  return undefined;
+/** True for `null` or a plain object (not an array, not a class instance). */
+export function isHeaders(value: unknown): value is Record<string, unknown> | null {
+  if (value === null) return true;
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
-/** The message of the `TypeError` for a reserved key in application headers. */
-export function reservedKeyMessage(what: string, key: string): string {
-  return `${what} as "headers" must not use the reserved key ${
-    JSON.stringify(key)
-  }: keys starting with ":" are muxws's`;
+/**
+ * The one check of an application's `headers`: `undefined`, `null`, or a plain object using no
+ * reserved key.
+ *
+ * @param headers The headers the application gave.
+ * @param action What was attempted, for the message (`open a stream`, `call "chat.say"`); a
+ * function is called only when the check fails.
+ * @throws {TypeError} For headers that are not a plain object or null, or naming the first
+ * reserved key found.
+ */
+export function checkOwnHeaders(
+  headers: unknown,
+  action: string | (() => string),
+): asserts headers is Record<string, unknown> | null | undefined {
+  if (headers === undefined || headers === null) return;
+  if (!isHeaders(headers)) {
+    const what = typeof action === 'string' ? action : action();
+    throw new TypeError(mustBe(what, 'headers', 'a plain object or null', headers));
+  }
+  for (const key in headers) {
+    if (key.charCodeAt(0) !== 58 /* ':' */) continue;
+    const what = typeof action === 'string' ? action : action();
+    throw new TypeError(
+      `Cannot ${what} as "headers" must not use the reserved key ${
+        JSON.stringify(key)
+      }: keys starting with ":" are muxws's`,
+    );
+  }
 }
 
 /** The reserved PUBLISH header carrying a broadcast's sequence number (recovery). */
