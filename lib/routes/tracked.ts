@@ -30,10 +30,10 @@ export interface Tracked<T> {
 }
 
 /**
- * The mark of a value {@linkcode tracked} made: registered, so the acceptor entry and the dialer
- * entry recognise each other's even when a bundler gave each its own copy of this module.
+ * The mark of a value {@linkcode tracked} made: private to this module, so no other value can
+ * pass for one. Both entries (`muxws` and `muxws/acceptor`) share this module.
  */
-const TRACKED: symbol = Symbol.for('muxws.tracked');
+const TRACKED: symbol = Symbol('muxws.tracked');
 
 /**
  * Tracks a message: yielded by a route's async generator (on the acceptor's routes or the
