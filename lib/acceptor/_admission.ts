@@ -31,7 +31,7 @@ const MAX_WAITING_BYTES: number = 1024 * 1024;
  *   the acknowledgement;
  * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
  */
-export type AdmissionState = 'open' | 'shut' | 'hello' | 'refused';
+type AdmissionState = 'open' | 'shut' | 'hello' | 'refused';
 
 /** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
 interface Waiting {

@@ -54,8 +54,6 @@ export type { GoAway, SessionOptions, SessionSink } from './_session_options.ts'
 export type { SessionPolicy } from './_receive.ts';
 // The receiving steps a policy hands an OPEN or a PUBLISH to (`lib/acceptor/_policy.ts`).
 export { accept, malformed, published, refuse } from './_receive.ts';
-export { encodePublish } from '../wire/publish.ts';
-export { SOCKET_POLL_MS } from './socket_wait.ts';
 
 /**
  * Units of receive window one session's streams may grow, together, past `INITIAL_WINDOW` while
