@@ -17,7 +17,7 @@ import {
 import { control, type OpenOptions, type RequestOptions, type Stream } from '../session/stream.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { StreamError } from '../errors.ts';
-import { mustBe } from '../util/describe.ts';
+import { lengthNote, mustBe } from '../util/describe.ts';
 import type { RouteContext } from './api.ts';
 import {
   answerRoute,
@@ -153,7 +153,6 @@ export function streamHandler<P>(
 
 /** Why a routed stream whose `:last-event-id` is not an event id is refused. */
 function badLastEventId(value: unknown): string {
-  const long = typeof value === 'string' ? ` (${value.length} characters)` : '';
   return `${
     mustBe(
       'serve the route',
@@ -161,7 +160,7 @@ function badLastEventId(value: unknown): string {
       `a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters`,
       value,
     )
-  }${long}`;
+  }${lengthNote(value, MAX_EVENT_ID_LENGTH)}`;
 }
 
 /** `ctx.signal` of a routed stream: its stream's `signal`, read when asked for. */

@@ -5,13 +5,13 @@
  *
  * @module
  */
-import { EVENT_ID } from '../wire/reserved.ts';
+import { EVENT_ID, isName } from '../wire/reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from '../errors.ts';
 import { control, type Stream } from '../session/stream.ts';
 import { iteratorOf, readableOf } from '../session/stream_reads.ts';
 import { ResetCode } from '../wire/codes.ts';
-import { describe } from '../util/describe.ts';
+import { describe, lengthNote } from '../util/describe.ts';
 import { pathStep } from '../util/value_path.ts';
 import { isTracked } from './tracked.ts';
 
@@ -51,19 +51,11 @@ export function checkRouteName(
   name: unknown,
   what: string = 'use a route',
 ): asserts name is string {
-  if (
-    typeof name === 'string' && name !== '' && name.length <= MAX_ROUTE_NAME_LENGTH &&
-    !name.startsWith(':')
-  ) {
-    return;
-  }
-  const length = typeof name === 'string' && name.length > MAX_ROUTE_NAME_LENGTH
-    ? ` (${name.length} characters)`
-    : '';
+  if (isName(name)) return;
   throw new TypeError(
     `Cannot ${what} as the route name must be a non-empty string of at most ${MAX_ROUTE_NAME_LENGTH} characters not starting with ":": current value is ${
       describe(name)
-    }${length}`,
+    }${lengthNote(name, MAX_ROUTE_NAME_LENGTH)}`,
   );
 }
 

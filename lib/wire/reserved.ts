@@ -91,13 +91,16 @@ export const EXCEPT = ':except';
 /** The reserved PUBLISH header naming the event a broadcast is (the dialer's `on()` handlers). */
 export const EVENT = ':event';
 
-/** Whether `value` may name an event: a string of 1 to 256 characters, not starting with `:`. */
-export function isEventName(value: unknown): value is string {
+/**
+ * Whether `value` may name a route or an event: a string of 1 to 256 characters, not starting
+ * with `:`.
+ */
+export function isName(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= 256 &&
     value.charCodeAt(0) !== 58 /* ':' */;
 }
 
-/** What an event name must be, for the `TypeError` of one that is not ({@linkcode isEventName}). */
+/** What an event name must be, for the `TypeError` of one that is not ({@linkcode isName}). */
 export const EVENT_NAME = 'a string of 1 to 256 characters not starting with ":"';
 
 /**
