@@ -31,11 +31,13 @@ const MAX_WAITING_BYTES: number = 1024 * 1024;
  *   the acknowledgement;
  * - `refused`: its hello was refused: nothing goes out, and the peer is closing.
  */
-export type AdmissionState = 'open' | 'shut' | 'hello' | 'refused';
+type AdmissionState = 'open' | 'shut' | 'hello' | 'refused';
 
 /** The PUBLISH frames that wait for a peer's hello to be acknowledged. */
 interface Waiting {
   readonly frames: Array<string | Uint8Array>;
+  /** For each of `frames`, whether it was counted in `stats.delivered` (a broadcast). */
+  readonly counted: boolean[];
   bytes: number;
 }
 
@@ -68,25 +70,30 @@ export class Admission {
   /**
    * The acknowledgement was sent: the frames that waited go out, in order, and later ones too.
    *
-   * @returns How many of those that waited were not sent (the socket was congested).
+   * @returns How many of those that waited, counted as delivered, were not sent (the socket
+   * was congested).
    */
   admit(): number {
     this.#state = 'open';
     const waiting = this.#waiting;
     this.#waiting = undefined;
+    if (waiting === undefined) return 0;
     let unsent = 0;
-    for (const data of waiting?.frames ?? []) if (!sendEncoded(this.#session, data)) unsent++;
+    const { frames, counted } = waiting;
+    for (let i = 0; i < frames.length; i++) {
+      if (!sendEncoded(this.#session, frames[i]) && counted[i]) unsent++;
+    }
     return unsent;
   }
 
   /**
    * The hello was refused: what waited is dropped, and nothing more goes out.
    *
-   * @returns How many frames waited.
+   * @returns How many of the frames that waited were counted as delivered.
    */
   helloRefused(): number {
     this.#state = 'refused';
-    const waited = this.#waiting?.frames.length ?? 0;
+    const waited = this.#waiting?.counted.filter(Boolean).length ?? 0;
     this.#waiting = undefined;
     return waited;
   }
@@ -95,19 +102,22 @@ export class Admission {
    * Sends one already-encoded PUBLISH through the session, or keeps it until the peer is
    * accepted.
    *
+   * @param counted True for a frame the caller counts in `stats.delivered` (a broadcast, or one
+   * recovery held): if it waits and is then dropped, it is counted as dropped instead.
    * @returns False, sending nothing, when the session ended, the socket is congested, the hello
    * was refused, or the frames waiting for the acknowledgement are at their cap.
    */
-  send(data: string | Uint8Array): boolean {
+  send(data: string | Uint8Array, counted: boolean = false): boolean {
     const state = this.#state;
     if (state === 'open') return sendEncoded(this.#session, data);
     if (state === 'refused' || this.#session.isClosed) return false;
-    const waiting = this.#waiting ??= { frames: [], bytes: 0 };
+    const waiting = this.#waiting ??= { frames: [], counted: [], bytes: 0 };
     const size = typeof data === 'string' ? data.length : data.byteLength;
     if (
       waiting.frames.length >= MAX_WAITING_FRAMES || waiting.bytes + size > MAX_WAITING_BYTES
     ) return false;
     waiting.frames.push(data);
+    waiting.counted.push(counted);
     waiting.bytes += size;
     return true;
   }

@@ -9,7 +9,7 @@
  */
 import type { Codec } from '../wire/codec.ts';
 import type { EmitOptions } from './acceptor_types.ts';
-import { EVENT_NAME, isEventName } from '../wire/reserved.ts';
+import { EVENT_NAME, isName } from '../wire/reserved.ts';
 import { encodePublish } from '../wire/publish.ts';
 import { mustBe } from '../util/describe.ts';
 import { checkTag } from './_tags.ts';
@@ -20,7 +20,7 @@ import { checkTag } from './_tags.ts';
  * @throws {TypeError} When it is not a string of 1 to 256 characters not starting with `:`.
  */
 export function checkEventName(name: unknown): string {
-  if (!isEventName(name)) throw new TypeError(mustBe('emit', 'name', EVENT_NAME, name));
+  if (!isName(name)) throw new TypeError(mustBe('emit', 'name', EVENT_NAME, name));
   return name;
 }
 

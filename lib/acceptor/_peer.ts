@@ -98,7 +98,7 @@ export interface PeerHost {
 
 /** Why the GOAWAY of a closing acceptor is sent, for the dialer's logs. */
 const CLOSING_MESSAGE = 'The acceptor is closing';
-/** The reset message of a hello whose `onHello` failed with anything but a `StreamError`. */
+/** The reset message of a hello whose handler failed with anything but a `StreamError`. */
 const HELLO_FAILED_MESSAGE = 'The hello handler failed';
 
 /**
@@ -446,44 +446,9 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
       ? headers === null || Object.keys(headers).every((key) => key.charCodeAt(0) === 58)
       : false;
     if (!only && this.#host.onHello !== undefined) return this.#hello(stream);
-    const peer = this.peer;
-    recovery.arrived(peer, headers);
-    peer.admission.holdForHello();
+    recovery.arrived(this.peer, headers);
     const handler = only ? undefined : this.onStream;
-    const done = (welcome: unknown) => {
-      this.#admit(stream, welcome);
-      recovery.acknowledged(peer);
-      return welcome;
-    };
-    const failed = (error: unknown) => {
-      this.#open();
-      recovery.acknowledged(peer);
-      throw error;
-    };
-    if (handler === undefined) return done(undefined);
-    let result: unknown;
-    try {
-      result = handler(stream);
-    } catch (error) {
-      return failed(error);
-    }
-    if (
-      result !== null && (typeof result === 'object' || typeof result === 'function') &&
-      typeof (result as PromiseLike<unknown>).then === 'function'
-    ) {
-      return Promise.resolve(result as PromiseLike<unknown>).then(done, failed);
-    }
-    return done(result);
-  }
-
-  /**
-   * Sends the acknowledgement of the hello on `stream` (the `welcome` with END, or the reset of a
-   * welcome that cannot be encoded) before anything else may reach the peer, then lets the frames
-   * that waited go out. The session's own settle of `stream` that follows does nothing.
-   */
-  #admit(stream: Stream, welcome: unknown): void {
-    control.settle(stream, welcome);
-    this.#open();
+    return this.#answer(stream, handler && (() => handler(stream)), undefined);
   }
 
   /** The peer's hello was refused: what waited for it is dropped. */
@@ -499,49 +464,62 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     this.#host.admitted(this.peer);
   }
 
-  /**
-   * Runs `onHello`: what it returns is the welcome (sent with END by the session once the hello
-   * is acknowledged); a failure resets stream 1 itself, so a `StreamError` is an outcome, never
-   * reported, and the session sends nothing more.
-   */
+  /** Runs `onHello`, whose answer accepts or refuses the peer. */
   #hello(stream: Stream): unknown {
     this.clearHelloTimer();
     const peer = this.peer;
-    const session = peer.session;
     const hello = helloOf(stream);
+    this.#host.recovery?.arrived(peer, hello.headers);
+    return this.#answer(stream, () => this.#host.onHello!(hello, peer), hello);
+  }
+
+  /**
+   * The one accept-or-refuse step of a hello on `stream`: frames wait while `run` (the handler;
+   * none for muxws's own hello) runs. What it returns is the welcome, sent with END before
+   * anything else may reach the peer; then the frames that waited go out and a replay starts. A
+   * failure, or a welcome that cannot be encoded, refuses the peer: stream 1 is reset (a
+   * `StreamError` is an outcome, never reported), what waited is dropped and the peer is closed.
+   * The session's own settle of `stream` that follows does nothing.
+   *
+   * @param hello The hello to keep as the peer's once it is accepted (`onHello`'s).
+   */
+  #answer(stream: Stream, run: (() => unknown) | undefined, hello: PeerHello | undefined): unknown {
+    const peer = this.peer;
+    const session = peer.session;
     const recovery = this.#host.recovery;
-    recovery?.arrived(peer, hello.headers);
     peer.admission.holdForHello();
-    const refuse = (error: unknown) => {
+    const close = () => {
       this.#refused();
       recovery?.refused(peer);
+      // After the RESET that says why: a refused peer receives nothing and keeps nothing open.
+      // Not a terminal code, so the dialer's retry (with fresh credentials) goes on.
+      session.close(CloseCode.Normal, HELLO_REFUSED_REASON);
+    };
+    const refuse = (error: unknown) => {
       if (error instanceof StreamError) {
         control.failHandler(stream, error); // its code, message and issues; nothing reported
       } else {
         this.#host.report(error, peer);
         stream.reset(ResetCode.Internal, HELLO_FAILED_MESSAGE);
       }
-      // After the RESET that says why: a refused peer receives nothing and keeps nothing open.
-      // Not a terminal code, so the dialer's retry (with fresh credentials) goes on.
-      session.close(CloseCode.Normal, HELLO_REFUSED_REASON);
+      close();
     };
     const accept = (welcome: unknown) => {
       control.settle(stream, welcome);
+      // A welcome that could not be encoded: the dialer was sent a RESET, as for a refusal.
       if (stream.signal.aborted) {
-        // The welcome could not be encoded: the dialer was sent a RESET, as for a refusal.
-        this.#refused();
-        recovery?.refused(peer);
-        session.close(CloseCode.Normal, HELLO_REFUSED_REASON);
+        close();
         return welcome;
       }
-      peer.hello = hello;
+      if (hello !== undefined) peer.hello = hello;
       this.#open();
       recovery?.acknowledged(peer);
       return welcome;
     };
+    if (run === undefined) return accept(undefined);
     let result: unknown;
     try {
-      result = this.#host.onHello!(hello, peer);
+      result = run();
     } catch (error) {
       return refuse(error);
     }

@@ -55,8 +55,11 @@ const MAX_DIALER_ID = 64;
 /** What recovery reads of a peer. */
 interface RecoveringPeer extends Peer {
   readonly session: { congested(): boolean };
-  /** What the peer is sent goes through its admission (it waits for the hello). */
-  readonly admission: { send(data: string | Uint8Array): boolean };
+  /**
+   * What the peer is sent goes through its admission (it waits for the hello); `counted` marks a
+   * held broadcast, already counted as delivered.
+   */
+  readonly admission: { send(data: string | Uint8Array, counted?: boolean): boolean };
 }
 
 /** What recovery needs of its acceptor. */
@@ -552,7 +555,7 @@ export class Recovery {
       if (held.seq !== undefined && held.seq <= position) continue;
       if (peer.session.congested() && !await this.#room(peer)) return;
       if (peer.isClosed) return;
-      peer.admission.send(held.data);
+      peer.admission.send(held.data, true);
     }
     const holds = this.#holds.get(peer);
     if (holds?.tags.get(tag) !== hold) return;

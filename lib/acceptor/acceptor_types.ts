@@ -326,13 +326,18 @@ export interface Peer<Api = ApiSpec, PeerData = Record<string, unknown>> extends
    * `'*'` (or `options.tag`) whose reserved header `:event` carries the name, which the dialer's
    * `on(connection, name, handler)` receives. It is not a broadcast: no `history` logs it (so a
    * redialled dialer is not replayed it), no backplane carries it, and `stats` do not count it.
-   * Sent before the peer's hello is acknowledged, it waits and follows the welcome.
+   * Sent before the peer's hello is acknowledged, it waits and follows the welcome, when
+   * `onHello` is set and the hello is required (the default); with `requireHello: false`, one
+   * sent before any hello arrived goes out at once, as the dialer may send none, and one sent
+   * while `onHello` runs waits. At most 4096 frames or 1 MiB wait, together with the broadcasts
+   * that wait for the same peer.
    *
    * @param name The event's name: 1 to 256 characters, not starting with `:`.
    * @param payload The event's payload, as `Api[':events'][name]` types it.
    * @param options `tag` the dialer sees, `headers` of the frame.
-   * @returns True when it was handed to the socket (or waits for the welcome); false when the
-   * peer has ended or its socket is over `highWaterMark`.
+   * @returns True when it was handed to the socket (or waits for the welcome); false, sending
+   * nothing, when the peer has ended, its socket is over `highWaterMark`, its hello was refused,
+   * or the frames waiting for its welcome are at their cap.
    * @throws {TypeError} For a bad name, tag or headers, or a payload the codec cannot encode.
    */
   emit<E extends EventName<Api>>(

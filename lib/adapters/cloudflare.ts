@@ -64,7 +64,7 @@ import type {
 import { reportTo } from '../util/contain.ts';
 import { acceptorMaySend, CloseCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
-import { isTag, MAX_TAG_LENGTH, PING, PONG } from '../wire/frame.ts';
+import { isStreamId, isTag, MAX_TAG_LENGTH, PING, PONG } from '../wire/frame.ts';
 import { encode } from '../wire/json.ts';
 import { jsonCodec, subprotocol } from '../wire/codec.ts';
 
@@ -551,6 +551,6 @@ function isAttachment(value: unknown): value is PeerAttachment {
   const v = value as Partial<PeerAttachment>;
   return v.muxws === 1 && typeof v.id === 'string' && Array.isArray(v.tags) &&
     typeof v.data === 'object' && v.data !== null &&
-    (v.next === undefined || (Number.isSafeInteger(v.next) && v.next > 0 && v.next % 2 === 0)) &&
+    (v.next === undefined || (isStreamId(v.next) && v.next % 2 === 0)) &&
     (v.hello === undefined || (typeof v.hello === 'object' && v.hello !== null));
 }

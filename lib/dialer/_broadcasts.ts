@@ -20,7 +20,7 @@ export function seqOf(message: PublishMessage): number | undefined {
 }
 
 /** Whether the headers of a sequenced PUBLISH make it a recovery marker, not a broadcast. */
-export function isMarker(headers: Record<string, unknown>): boolean {
+function isMarker(headers: Record<string, unknown>): boolean {
   return headers[POSITION] === true || RECOVERED in headers;
 }
 

@@ -52,7 +52,7 @@ export interface ExtensionHost {
 export const EXTENSIONS: unique symbol = Symbol('muxws.extensions');
 
 /** An object that may carry an {@linkcode ExtensionHost}. */
-export interface Extensible {
+interface Extensible {
   readonly [EXTENSIONS]?: ExtensionHost;
 }
 

@@ -13,7 +13,7 @@ import type { Report } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
 
 /** The key under which an option value carries its factory; module-private to the dialer. */
-export const FEATURE: unique symbol = /* @__PURE__ */ Symbol('muxws.feature');
+const FEATURE: unique symbol = /* @__PURE__ */ Symbol('muxws.feature');
 
 /** What the dialer's side of recovery gives the connection: where its broadcasts go. */
 export interface BroadcastReceiver {

@@ -10,13 +10,12 @@
  * @module
  */
 import {
+  checkOwnHeaders,
   EVENT_ID,
   isEventId,
   LAST_EVENT_ID,
   MUXWS,
   type MuxwsOpen,
-  reservedKeyMessage,
-  reservedKeyOf,
   type WithMuxws,
 } from '../wire/reserved.ts';
 import type {
@@ -95,11 +94,7 @@ export function checkSubscribeOptions(options: SubscribeOptions): void {
     const fn = options[name];
     if (fn !== undefined && typeof fn !== 'function') throw subscribeError(name, 'a function', fn);
   }
-  const headers = options.headers;
-  if (headers !== undefined && headers !== null) {
-    const key = typeof headers === 'object' ? reservedKeyOf(headers) : undefined;
-    if (key !== undefined) throw new TypeError(reservedKeyMessage('Cannot subscribe', key));
-  }
+  checkOwnHeaders(options.headers, 'subscribe');
   const dedupe = options.dedupe;
   if (dedupe !== undefined) {
     if (dedupe === null || typeof dedupe !== 'object' || typeof dedupe.key !== 'function') {

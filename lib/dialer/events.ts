@@ -11,7 +11,7 @@ import type { Connection } from './dialer_types.ts';
 import type { PublishMessage } from '../session/stream.ts';
 import type { ApiSpec, EventName, EventPayload } from '../routes/api.ts';
 import { type ExtensionHost, hostOf } from './_extensions.ts';
-import { EVENT_NAME, isEventName } from '../wire/reserved.ts';
+import { EVENT_NAME, isName } from '../wire/reserved.ts';
 import { mustBe } from '../util/describe.ts';
 import { callContained } from '../util/contain.ts';
 
@@ -89,7 +89,7 @@ export function on<Api = ApiSpec, E extends EventName<Api> = EventName<Api>>(
 ): () => void {
   const what = 'listen for events';
   const host = hostOf(connection, what);
-  if (!isEventName(name)) throw new TypeError(mustBe(what, 'name', EVENT_NAME, name));
+  if (!isName(name)) throw new TypeError(mustBe(what, 'name', EVENT_NAME, name));
   if (typeof handler !== 'function') {
     throw new TypeError(mustBe(what, 'handler', 'a function', handler));
   }

@@ -7,22 +7,20 @@
  * @module
  */
 import {
+  checkOwnHeaders,
   isEventId,
   LAST_EVENT_ID,
   MAX_EVENT_ID_LENGTH,
   MUXWS,
-  reservedKeyOf,
   type WithMuxws,
 } from '../wire/reserved.ts';
 import { control, type OpenOptions, type RequestOptions, type Stream } from '../session/stream.ts';
 import { ResetCode } from '../wire/codes.ts';
 import { StreamError } from '../errors.ts';
-import { mustBe } from '../util/describe.ts';
-import { isHeaders } from '../wire/frame.ts';
+import { lengthNote, mustBe } from '../util/describe.ts';
 import type { RouteContext } from './api.ts';
 import {
   answerRoute,
-  checkHeaders,
   checkRouteName,
   checkRoutes,
   isThenable,
@@ -155,7 +153,6 @@ export function streamHandler<P>(
 
 /** Why a routed stream whose `:last-event-id` is not an event id is refused. */
 function badLastEventId(value: unknown): string {
-  const long = typeof value === 'string' ? ` (${value.length} characters)` : '';
   return `${
     mustBe(
       'serve the route',
@@ -163,7 +160,7 @@ function badLastEventId(value: unknown): string {
       `a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters`,
       value,
     )
-  }${long}`;
+  }${lengthNote(value, MAX_EVENT_ID_LENGTH)}`;
 }
 
 /** `ctx.signal` of a routed stream: its stream's `signal`, read when asked for. */
@@ -209,15 +206,8 @@ function routed<O extends { headers?: Record<string, unknown> | null }>(
   operation: string,
 ): WithMuxws<O> {
   checkRouteName(route, action);
-  const headers = options?.headers;
-  if (headers !== undefined && headers !== null) {
-    // The message's prefix is built only when a check fails: this runs on every routed call.
-    const what = () => `${action} ${JSON.stringify(route)}`;
-    if (!isHeaders(headers)) {
-      throw new TypeError(mustBe(what(), 'headers', 'a plain object or null', headers));
-    }
-    if (reservedKeyOf(headers) !== undefined) checkHeaders(headers, what());
-  }
+  // The message's prefix is built only when the check fails: this runs on every routed call.
+  checkOwnHeaders(options?.headers, () => `${action} ${JSON.stringify(route)}`);
   const muxws = { headers: { [ROUTE_HEADER]: route }, operation };
   return { ...options, [MUXWS]: muxws } as unknown as WithMuxws<O>;
 }

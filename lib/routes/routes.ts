@@ -1,17 +1,17 @@
 /**
  * Routes (WSM-APP-003), the part both sides share: the reserved `:route` header, the checks on
- * route names and application headers, and {@linkcode serveRoute}, what a receiving side does
+ * route names, and {@linkcode serveRoute}, what a receiving side does
  * with a stream whose OPEN names a route. Internal: the dialer and the acceptor build on it.
  *
  * @module
  */
-import { EVENT_ID, reservedKeyMessage, reservedKeyOf } from '../wire/reserved.ts';
+import { EVENT_ID, isName } from '../wire/reserved.ts';
 import type { RouteContext, StandardSchemaV1, StandardSchemaV1Issue } from './api.ts';
 import { StreamError, StreamResetError } from '../errors.ts';
 import { control, type Stream } from '../session/stream.ts';
 import { iteratorOf, readableOf } from '../session/stream_reads.ts';
 import { ResetCode } from '../wire/codes.ts';
-import { describe } from '../util/describe.ts';
+import { describe, lengthNote } from '../util/describe.ts';
 import { pathStep } from '../util/value_path.ts';
 import { isTracked } from './tracked.ts';
 
@@ -40,20 +40,6 @@ export interface ServedRoutes {
 }
 
 /**
- * Throws when an application's `headers` use a reserved key, so `:route` and the keys to come
- * stay muxws's.
- *
- * @param headers The headers the application gave (anything: only an object's own keys count).
- * @param what What was attempted, for the message: `open a stream`, `call "chat.say"`.
- * @throws {TypeError} Naming the first reserved key found.
- */
-export function checkHeaders(headers: unknown, what: string): void {
-  if (headers === null || typeof headers !== 'object') return;
-  const key = reservedKeyOf(headers as Record<string, unknown>);
-  if (key !== undefined) throw new TypeError(reservedKeyMessage(`Cannot ${what}`, key));
-}
-
-/**
  * Throws unless `name` is a route name: a non-empty string of at most 256 characters, not
  * starting with `:`.
  *
@@ -65,19 +51,11 @@ export function checkRouteName(
   name: unknown,
   what: string = 'use a route',
 ): asserts name is string {
-  if (
-    typeof name === 'string' && name !== '' && name.length <= MAX_ROUTE_NAME_LENGTH &&
-    !name.startsWith(':')
-  ) {
-    return;
-  }
-  const length = typeof name === 'string' && name.length > MAX_ROUTE_NAME_LENGTH
-    ? ` (${name.length} characters)`
-    : '';
+  if (isName(name)) return;
   throw new TypeError(
     `Cannot ${what} as the route name must be a non-empty string of at most ${MAX_ROUTE_NAME_LENGTH} characters not starting with ":": current value is ${
       describe(name)
-    }${length}`,
+    }${lengthNote(name, MAX_ROUTE_NAME_LENGTH)}`,
   );
 }
 

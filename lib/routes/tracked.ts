@@ -6,7 +6,7 @@
  * @module
  */
 import { isEventId, MAX_EVENT_ID_LENGTH } from '../wire/reserved.ts';
-import { describe } from '../util/describe.ts';
+import { describe, lengthNote } from '../util/describe.ts';
 
 /**
  * A message with its id, as {@linkcode tracked} makes it: yielded by a route's async generator,
@@ -30,10 +30,10 @@ export interface Tracked<T> {
 }
 
 /**
- * The mark of a value {@linkcode tracked} made: registered, so the acceptor entry and the dialer
- * entry recognise each other's even when a bundler gave each its own copy of this module.
+ * The mark of a value {@linkcode tracked} made: private to this module, so no other value can
+ * pass for one. Both entries (`muxws` and `muxws/acceptor`) share this module.
  */
-const TRACKED: symbol = Symbol.for('muxws.tracked');
+const TRACKED: symbol = Symbol('muxws.tracked');
 
 /**
  * Tracks a message: yielded by a route's async generator (on the acceptor's routes or the
@@ -72,12 +72,12 @@ const TRACKED: symbol = Symbol.for('muxws.tracked');
 export function tracked<T>(id: string, value: T): Tracked<T> {
   const found: unknown = id;
   if (!isEventId(found)) {
-    const long = typeof found === 'string' && found.length > MAX_EVENT_ID_LENGTH;
+    const long = lengthNote(found, MAX_EVENT_ID_LENGTH);
     const message =
       `Cannot track a message as "id" must be a non-empty string of at most ${MAX_EVENT_ID_LENGTH} characters: current value is ${
         describe(found)
-      }${long ? ` (${found.length} characters)` : ''}`;
-    throw long ? new RangeError(message) : new TypeError(message);
+      }${long}`;
+    throw long !== '' ? new RangeError(message) : new TypeError(message);
   }
   return Object.defineProperty({ id, value }, TRACKED, { value: true });
 }

@@ -9,7 +9,7 @@ import { DATA, overLimit } from '../wire/frame.ts';
 import { encodeError } from '../util/value_path.ts';
 
 /** What encoding a DATA needs of the session (the stream's host has it). */
-export interface DataHost {
+interface DataHost {
   /** The connection's codec. */
   readonly codec: Codec;
   /** The largest message this side sends. */

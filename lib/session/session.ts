@@ -34,22 +34,13 @@ import { type Limits, resolveLimits } from './limits.ts';
 import { CloseCode, closeCodeOf, SESSION_CLOSE } from '../wire/codes.ts';
 import { callContained, lastResort, reportTo } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
-import {
-  FLAG_END,
-  FLAG_HELLO,
-  isHeaders,
-  isStreamId,
-  OPEN,
-  overLimit,
-  PING,
-  PONG,
-} from '../wire/frame.ts';
+import { FLAG_END, FLAG_HELLO, isStreamId, OPEN, overLimit, PING, PONG } from '../wire/frame.ts';
 import { depthSkipOf, receive, type ReceiverHost, type SessionPolicy } from './_receive.ts';
 import { decode as jsonDecode } from '../wire/json.ts';
 import { RequestDeadlines } from './_request.ts';
 import { ResetBudget } from './_reset_budget.ts';
 import { SocketWait, type SocketWaitHost } from './socket_wait.ts';
-import { MUXWS, reservedKeyMessage, reservedKeyOf, type WithMuxws } from '../wire/reserved.ts';
+import { checkOwnHeaders, MUXWS, type WithMuxws } from '../wire/reserved.ts';
 import type { GoAway, SessionOptions, SessionSink } from './_session_options.ts';
 import type { Codec } from '../wire/codec.ts';
 import {
@@ -65,8 +56,6 @@ export type { GoAway, SessionOptions, SessionSink } from './_session_options.ts'
 export type { SessionPolicy } from './_receive.ts';
 // The receiving steps a policy hands an OPEN or a PUBLISH to (`lib/acceptor/_policy.ts`).
 export { accept, malformed, published, refuse } from './_receive.ts';
-export { encodePublish } from '../wire/publish.ts';
-export { SOCKET_POLL_MS } from './socket_wait.ts';
 
 /**
  * Units of receive window one session's streams may grow, together, past `INITIAL_WINDOW` while
@@ -488,17 +477,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     }
     const end = endOption ?? false;
     let headers = options?.headers ?? null;
-    if (headers !== null) {
-      if (!isHeaders(headers)) {
-        throw new TypeError(
-          mustBe('open a stream', 'headers', 'a plain object or null', headers),
-        );
-      }
-      const reserved = reservedKeyOf(headers);
-      if (reserved !== undefined) {
-        throw new TypeError(reservedKeyMessage('Cannot open a stream', reserved));
-      }
-    }
+    checkOwnHeaders(headers, 'open a stream');
     if (muxws?.headers !== undefined) headers = { ...muxws.headers, ...headers };
     if (typeof end !== 'boolean') {
       throw new TypeError(

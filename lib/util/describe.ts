@@ -33,6 +33,14 @@ export function describe(value: unknown): string {
 }
 
 /**
+ * ` (N characters)` for a string longer than `max`, to follow its `describe()` rendering (cut at
+ * 60 characters) in a message that says the limit; `''` for any other value.
+ */
+export function lengthNote(value: unknown, max: number): string {
+  return typeof value === 'string' && value.length > max ? ` (${value.length} characters)` : '';
+}
+
+/**
  * The message for a bad argument, the same from every part of the library: `Cannot <action> as
  * "<field>" must be <expected>: current value is <value>`, the value rendered by `describe()`.
  */

@@ -15,13 +15,13 @@ export interface Issue {
 }
 
 /** The most issues kept: later ones are dropped. */
-export const MAX_ISSUES = 16;
+const MAX_ISSUES = 16;
 /** The longest issue message kept, in UTF-16 code units; a longer one is cut. */
-export const MAX_ISSUE_MESSAGE_LENGTH = 256;
+const MAX_ISSUE_MESSAGE_LENGTH = 256;
 /** The most keys of an issue's path kept; a deeper path is cut. */
-export const MAX_ISSUE_PATH_KEYS = 32;
+const MAX_ISSUE_PATH_KEYS = 32;
 /** The longest path key kept, in UTF-16 code units; a longer one is cut. */
-export const MAX_ISSUE_KEY_LENGTH = 256;
+const MAX_ISSUE_KEY_LENGTH = 256;
 
 /** The issues of a value that has none: one frozen empty array. */
 export const NO_ISSUES: readonly Issue[] = /* @__PURE__ */ Object.freeze([]);

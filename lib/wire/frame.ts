@@ -13,7 +13,7 @@
 import { describe } from '../util/describe.ts';
 import { ProtocolError, RESET_CODE_PATTERN } from '../errors.ts';
 import type { Issue } from '../util/issues.ts';
-import { ISSUES } from './reserved.ts';
+import { isHeaders, ISSUES } from './reserved.ts';
 
 /** OPEN `[1, id, flags, headers, payload]`. Either side opens stream `id` (its own parity). */
 export const OPEN = 1;
@@ -214,14 +214,6 @@ const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
  */
 export function isStreamId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
-}
-
-/** True for `null` or a plain object (not an array, not a class instance). */
-export function isHeaders(value: unknown): value is Record<string, unknown> | null {
-  if (value === null) return true;
-  if (typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 /** True for a reset code (WSM-WIRE-005). */

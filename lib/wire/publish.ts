@@ -5,8 +5,8 @@
  * @module
  */
 import type { Codec } from './codec.ts';
-import { isHeaders, isTag, PUBLISH } from './frame.ts';
-import { EVENT, reservedKeyMessage, reservedKeyOf } from './reserved.ts';
+import { isTag, PUBLISH } from './frame.ts';
+import { checkOwnHeaders, EVENT } from './reserved.ts';
 import { mustBe } from '../util/describe.ts';
 import { encodeError } from '../util/value_path.ts';
 
@@ -28,21 +28,14 @@ export function encodePublish(
   operation: string = 'broadcast()',
   event?: string,
 ): string | Uint8Array {
+  const action = event === undefined ? 'publish' : 'emit';
   if (!isTag(tag)) {
     throw new TypeError(
-      mustBe('publish', 'tag', 'a string of 1 to 256 characters', tag),
+      mustBe(action, 'tag', 'a string of 1 to 256 characters', tag),
     );
   }
   const h = headers ?? null;
-  if (!isHeaders(h)) {
-    throw new TypeError(
-      mustBe('publish', 'headers', 'a plain object or null', h),
-    );
-  }
-  if (h !== null) {
-    const reserved = reservedKeyOf(h);
-    if (reserved !== undefined) throw new TypeError(reservedKeyMessage('Cannot publish', reserved));
-  }
+  checkOwnHeaders(h, action);
   const sent = event === undefined ? h : { ...h, [EVENT]: event };
   try {
     return codec.encode([PUBLISH, tag, sent, payload]);

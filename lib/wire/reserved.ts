@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { mustBe } from '../util/describe.ts';
 
 /**
  * The key of what muxws itself adds to the options of `open()` and `request()`: the routes layer
@@ -29,19 +30,42 @@ export interface MuxwsOpen {
 /** Options with muxws's own part: see {@linkcode MUXWS}. */
 export type WithMuxws<T> = T & { readonly [MUXWS]?: MuxwsOpen };
 
-/** The first reserved key (starting with `:`) of application headers, if any. */
-export function reservedKeyOf(headers: Readonly<Record<string, unknown>>): string | undefined {
-  for (const key in headers) {
-    if (key.charCodeAt(0) === 58 /* ':' */) return key;
-  }
-  return undefined;
+/** True for `null` or a plain object (not an array, not a class instance). */
+export function isHeaders(value: unknown): value is Record<string, unknown> | null {
+  if (value === null) return true;
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
-/** The message of the `TypeError` for a reserved key in application headers. */
-export function reservedKeyMessage(what: string, key: string): string {
-  return `${what} as "headers" must not use the reserved key ${
-    JSON.stringify(key)
-  }: keys starting with ":" are muxws's`;
+/**
+ * The one check of an application's `headers`: `undefined`, `null`, or a plain object using no
+ * reserved key.
+ *
+ * @param headers The headers the application gave.
+ * @param action What was attempted, for the message (`open a stream`, `call "chat.say"`); a
+ * function is called only when the check fails.
+ * @throws {TypeError} For headers that are not a plain object or null, or naming the first
+ * reserved key found.
+ */
+export function checkOwnHeaders(
+  headers: unknown,
+  action: string | (() => string),
+): asserts headers is Record<string, unknown> | null | undefined {
+  if (headers === undefined || headers === null) return;
+  if (!isHeaders(headers)) {
+    const what = typeof action === 'string' ? action : action();
+    throw new TypeError(mustBe(what, 'headers', 'a plain object or null', headers));
+  }
+  for (const key in headers) {
+    if (key.charCodeAt(0) !== 58 /* ':' */) continue;
+    const what = typeof action === 'string' ? action : action();
+    throw new TypeError(
+      `Cannot ${what} as "headers" must not use the reserved key ${
+        JSON.stringify(key)
+      }: keys starting with ":" are muxws's`,
+    );
+  }
 }
 
 /** The reserved PUBLISH header carrying a broadcast's sequence number (recovery). */
@@ -69,13 +93,16 @@ export const EXCEPT = ':except';
 /** The reserved PUBLISH header naming the event a broadcast is (the dialer's `on()` handlers). */
 export const EVENT = ':event';
 
-/** Whether `value` may name an event: a string of 1 to 256 characters, not starting with `:`. */
-export function isEventName(value: unknown): value is string {
+/**
+ * Whether `value` may name a route or an event: a string of 1 to 256 characters, not starting
+ * with `:`.
+ */
+export function isName(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= 256 &&
     value.charCodeAt(0) !== 58 /* ':' */;
 }
 
-/** What an event name must be, for the `TypeError` of one that is not ({@linkcode isEventName}). */
+/** What an event name must be, for the `TypeError` of one that is not ({@linkcode isName}). */
 export const EVENT_NAME = 'a string of 1 to 256 characters not starting with ":"';
 
 /**

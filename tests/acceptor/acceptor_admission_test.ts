@@ -134,6 +134,89 @@ test('broadcasts to a peer whose onHello still runs wait and follow the welcome,
   }
 });
 
+test('a refused hello drops what waited for it: its broadcasts count as dropped, its peer.emit frames count nowhere (WSM-LIM-003)', async () => {
+  const lookup = deferred();
+  const acceptor = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: async (_hello, peer) => {
+      peer.tags.add('room');
+      assert.equal(peer.emit('note', 'to this peer'), true, 'it waits for the acknowledgement');
+      await lookup.promise;
+      throw new StreamError('forbidden', 'No');
+    },
+  });
+  try {
+    const joining = raw(acceptor);
+    joining.send([1, 1, 3, null, 'hi']);
+    await settle();
+    assert.equal(await acceptor.broadcast('room', 'during'), 1);
+    assert.deepEqual([acceptor.stats.delivered, acceptor.stats.dropped], [1, 0]);
+    lookup.resolve();
+    await settle();
+    assert.deepEqual(joining.sent, [[4, 1, 'forbidden', 'No']]);
+    assert.deepEqual([acceptor.stats.delivered, acceptor.stats.dropped], [0, 1]);
+  } finally {
+    await acceptor.close({ drainMs: 0 });
+  }
+});
+
+test('peer.emit waits for the required hello, goes out at once when requireHello is false, and returns false once the hello is refused (WSM-API-004)', async () => {
+  // With onHello set, a hello is required unless requireHello says false.
+  const required = new Acceptor({
+    idleTimeoutMs: 0,
+    onHello: (hello) => {
+      if (hello.payload !== 'good') throw new StreamError('unauthorized', 'Bad token');
+      return 'welcome';
+    },
+  });
+  const optional = new Acceptor({
+    idleTimeoutMs: 0,
+    requireHello: false,
+    onHello: () => 'welcome',
+  });
+  try {
+    const waiting = raw(required);
+    assert.equal(waiting.handle.peer.emit('note', 1), true);
+    assert.deepEqual(waiting.sent, [], 'it waits for the required hello');
+    waiting.send([1, 1, 3, null, 'good']);
+    await settle();
+    assert.deepEqual(waiting.sent, [[2, 1, 1, 'welcome'], [9, '*', { ':event': 'note' }, 1]]);
+
+    const refused = raw(required);
+    assert.equal(refused.handle.peer.emit('note', 1), true);
+    refused.send([1, 1, 3, null, 'bad']);
+    await settle();
+    assert.equal(refused.handle.peer.emit('note', 2), false, 'a refused peer is sent nothing');
+    assert.deepEqual(refused.sent, [[4, 1, 'unauthorized', 'Bad token']]);
+    assert.deepEqual([required.stats.delivered, required.stats.dropped], [0, 0]);
+
+    const early = raw(optional);
+    assert.equal(early.handle.peer.emit('note', 1), true);
+    await settle();
+    assert.deepEqual(early.sent, [[9, '*', { ':event': 'note' }, 1]], 'no hello is awaited');
+  } finally {
+    await required.close({ drainMs: 0 });
+    await optional.close({ drainMs: 0 });
+  }
+});
+
+test(`at most ${MAX_WAITING_FRAMES} peer.emit frames wait for a required hello; later ones return false (WSM-API-004)`, async () => {
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, requireHello: true, onHello: () => 'hi' });
+  try {
+    const joining = raw(acceptor);
+    for (let i = 0; i < MAX_WAITING_FRAMES; i++) {
+      assert.equal(joining.handle.peer.emit('n', i), true);
+    }
+    assert.equal(joining.handle.peer.emit('n', MAX_WAITING_FRAMES), false);
+    joining.send([1, 1, 3, null, 'x']);
+    await settle();
+    assert.equal(published(joining.sent).length, MAX_WAITING_FRAMES);
+    assert.deepEqual([acceptor.stats.delivered, acceptor.stats.dropped], [0, 0]);
+  } finally {
+    await acceptor.close({ drainMs: 0 });
+  }
+});
+
 test(`at most ${MAX_WAITING_FRAMES} broadcasts wait for an acknowledgement; later ones are dropped and counted (WSM-API-004)`, async () => {
   const { lookup, acceptor, joining } = await helloInLookup();
   try {

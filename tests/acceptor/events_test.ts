@@ -124,7 +124,16 @@ test('emit(), emitAll() and peer.emit() refuse a bad name, tag or headers, namin
   await assert.rejects(acceptor.emit('room', 'notice', 1, { headers: { ':event': 'other' } }), {
     name: 'TypeError',
     message:
-      'Cannot publish as "headers" must not use the reserved key ":event": keys starting with ":" are muxws\'s',
+      'Cannot emit as "headers" must not use the reserved key ":event": keys starting with ":" are muxws\'s',
+  });
+  assert.throws(() => peer.emit('notice', 1, { headers: { ':seq': 1 } }), {
+    name: 'TypeError',
+    message:
+      'Cannot emit as "headers" must not use the reserved key ":seq": keys starting with ":" are muxws\'s',
+  });
+  assert.throws(() => peer.emit('notice', 1, { headers: [1] as never }), {
+    name: 'TypeError',
+    message: 'Cannot emit as "headers" must be a plain object or null: current value is [1]',
   });
   assert.throws(() => peer.emit('notice', 1n), {
     name: 'TypeError',

@@ -332,6 +332,42 @@ test('a hello with only :resume is acknowledged without onHello and never reache
   await acceptor.close({ drainMs: 0 });
 });
 
+for (
+  const [what, options] of [
+    ['an onHello that throws', { onHello: () => Promise.reject(new Error('down')) }],
+    ['an onStream that throws', {
+      onStream: () => {
+        throw new Error('down');
+      },
+    }],
+    ['an onStream whose welcome cannot be encoded', { onStream: () => 1n }],
+  ] as Array<[string, AcceptorOptions]>
+) {
+  test(`a hello with :resume answered by ${what} refuses the peer: a RESET, then closed, nothing replayed (WSM-REC-002)`, async () => {
+    const errors: unknown[] = [];
+    const acceptor = new Acceptor({
+      idleTimeoutMs: 0,
+      history: memoryHistory({ now: () => 0 }),
+      onError: (error) => void errors.push(error),
+      ...options,
+    });
+    try {
+      await acceptor.broadcast('room', 'missed');
+      const peer = rawPeer(acceptor, ['room']);
+      peer.handle.message(resumeHello({ room: 0 }, 'token'));
+      await settle();
+      assert.equal(await acceptor.broadcast('room', 'live'), 0, 'a refused peer is skipped');
+      await settle();
+      assert.deepEqual(peer.got.map((f) => (f as unknown[])[0]), [4], 'only the RESET');
+      assert.equal(peer.handle.peer.isClosed, true);
+      assert.deepEqual(await peer.handle.peer.closed, { code: 1000, reason: 'hello rejected' });
+      assert.equal(errors.length, 1);
+    } finally {
+      await acceptor.close({ drainMs: 0 });
+    }
+  });
+}
+
 /**
  * An acceptor served to connect() over in-memory sockets that deliver on fake time (1 ms), as a
  * real socket delivers a message only after the dialer listens; `sockets` holds each server end.

@@ -16,7 +16,7 @@ import {
   subscribe,
   TimeoutError,
 } from 'muxws';
-import { encodePublish } from '../../lib/session/session.ts';
+import { encodePublish } from '../../lib/wire/publish.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { watchUnhandled } from '../_unhandled.ts';
 import { CLOSED, CONNECTING, FakeServer, OPEN } from '../_socket_pair.ts';

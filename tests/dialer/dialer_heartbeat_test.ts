@@ -10,7 +10,7 @@ import {
   onlineHints,
   TimeoutError,
 } from 'muxws';
-import { encodePublish } from '../../lib/session/session.ts';
+import { encodePublish } from '../../lib/wire/publish.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { FakeServer } from '../_socket_pair.ts';
 import { type DialDecision, serveFake, TestAcceptor } from '../_test_acceptor.ts';

@@ -261,6 +261,16 @@ const badSubscribe: [unknown, typeof TypeError | typeof RangeError, string][] = 
     'Cannot subscribe as "onReopen" must be a function: current value is 1',
   ],
   [
+    { onMessage, headers: [1] },
+    TypeError,
+    'Cannot subscribe as "headers" must be a plain object or null: current value is [1]',
+  ],
+  [
+    { onMessage, headers: { ':route': 'x' } },
+    TypeError,
+    'Cannot subscribe as "headers" must not use the reserved key ":route": keys starting with ":" are muxws\'s',
+  ],
+  [
     { onMessage, dedupe: {} },
     TypeError,
     'Cannot subscribe as "dedupe.key" must be a function: current value is undefined',

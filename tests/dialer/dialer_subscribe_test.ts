@@ -188,6 +188,14 @@ test('subscribe() throws TypeError or RangeError at once for bad options (WSM-SU
     },
   );
   assert.throws(
+    () => subscribe(connection, 'x', { onMessage: () => {}, headers: 'room' as never }),
+    {
+      name: 'TypeError',
+      message:
+        'Cannot subscribe as "headers" must be a plain object or null: current value is "room"',
+    },
+  );
+  assert.throws(
     () => subscribe(connection, 'x', { onMessage: () => {}, dedupe: { key: String, window: 0 } }),
     RangeError,
   );

@@ -15,7 +15,6 @@ import {
 } from 'muxws';
 import type { Stream } from 'muxws';
 import {
-  checkHeaders,
   checkRouteName,
   checkRoutes,
   renderPath,
@@ -26,6 +25,7 @@ import {
 } from '../../lib/routes/routes.ts';
 import { probe, sessionPair, settle } from '../_session_pair.ts';
 import { streamHandler } from '../../lib/routes/route_streams.ts';
+import { checkOwnHeaders } from '../../lib/wire/reserved.ts';
 
 type Api = {
   'chat.say': { input: { text: string }; output: { delivered: number } };
@@ -320,15 +320,23 @@ test('serveRoute() lets a handler that returns nothing write through ctx.stream 
   assert.deepEqual(await readAll(open('ticker', null)), [1, 2]);
 });
 
-test('checkHeaders() refuses a reserved key, naming it, and accepts the rest', () => {
-  assert.throws(() => checkHeaders({ room: 'a', ':route': 'x' }, 'open a stream'), {
+test('checkOwnHeaders() refuses a reserved key or headers that are not a plain object, naming them, and accepts the rest', () => {
+  assert.throws(() => checkOwnHeaders({ room: 'a', ':route': 'x' }, 'open a stream'), {
     name: 'TypeError',
     message:
       'Cannot open a stream as "headers" must not use the reserved key ":route": keys starting with ":" are muxws\'s',
   });
-  assert.throws(() => checkHeaders({ ':resume': 1 }, 'call "chat.say"'), /reserved key ":resume"/);
-  for (const headers of [undefined, null, {}, { room: 'a', 'a:b': 1 }]) {
-    checkHeaders(headers, 'open a stream');
+  assert.throws(
+    () => checkOwnHeaders({ ':resume': 1 }, 'call "chat.say"'),
+    /reserved key ":resume"/,
+  );
+  assert.throws(() => checkOwnHeaders('a', () => 'subscribe'), {
+    name: 'TypeError',
+    message: 'Cannot subscribe as "headers" must be a plain object or null: current value is "a"',
+  });
+  assert.throws(() => checkOwnHeaders(new Map(), 'subscribe'), /must be a plain object or null/);
+  for (const headers of [undefined, null, {}, { room: 'a', 'a:b': 1 }, Object.create(null)]) {
+    checkOwnHeaders(headers, () => assert.fail('the message is built only for a failure'));
   }
 });
 

@@ -68,7 +68,7 @@ test('tracked() refuses an id that is not a string of 1 to 256 characters, namin
   });
 });
 
-test("a tracked generator route sends each tracked value with its id in the DATA's :id header, and a plain value without (WSM-API-005)", async () => {
+test("a tracked generator route sends each tracked value with its id in the DATA's :id header, and a plain value without, a look-alike too (WSM-API-005)", async () => {
   const seen: Array<string | undefined> = [];
   const acceptor = new Acceptor<{ feed: { message: unknown } }>({
     idleTimeoutMs: 0,
@@ -77,6 +77,8 @@ test("a tracked generator route sends each tracked value with its id in the DATA
         seen.push(ctx.lastEventId);
         yield tracked('7', { n: 7 });
         yield 'plain';
+        // Only tracked() marks a value: a registered symbol of the same name does not.
+        yield { id: '8', value: 8, [Symbol.for('muxws.tracked')]: true };
       },
     },
   });
@@ -93,6 +95,7 @@ test("a tracked generator route sends each tracked value with its id in the DATA
   assert.deepEqual(sent.filter((f) => (f as unknown[])[1] === 1), [
     [2, 1, 0, { n: 7 }, { ':id': '7' }],
     [2, 1, 0, 'plain'],
+    [2, 1, 0, { id: '8', value: 8 }],
     [3, 1],
   ]);
   await acceptor.close();

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jsonCodec } from 'muxws';
-import { encodePublish, Session, type SessionOptions } from '../../lib/session/session.ts';
+import { Session, type SessionOptions } from '../../lib/session/session.ts';
+import { encodePublish } from '../../lib/wire/publish.ts';
 import { GOAWAY } from '../../lib/wire/frame.ts';
 import { watchUnhandled } from '../_unhandled.ts';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamResetError } from 'muxws';
 import type { Stream } from 'muxws';
-import { SOCKET_POLL_MS } from '../../lib/session/session.ts';
+import { SOCKET_POLL_MS } from '../../lib/session/socket_wait.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { codecs } from '../_codecs.ts';
 import { probe, sessionPair, settle } from '../_session_pair.ts';

@@ -317,7 +317,7 @@ for (const codec of codecs) {
   });
 
   test(`WSM-WIRE-003 ${c} PUBLISH reaches the dialer's onPublish`, async () => {
-    const { encodePublish } = await import('../../lib/session/session.ts');
+    const { encodePublish } = await import('../../lib/wire/publish.ts');
     using pair = sessionPair({ codec });
     assert.equal(
       sendEncoded(pair.acceptor, encodePublish(codec, 'room:1', { n: 1 }, { k: 'v' })),
