@@ -4,17 +4,9 @@ import assert from 'node:assert/strict';
 import { acceptorSuite } from '../_acceptor_suite.ts';
 import { upgrade } from 'muxws/deno';
 import { Acceptor } from 'muxws/acceptor';
+import { servedDeno } from './_serve.ts';
 
-acceptorSuite('Deno', (acceptor) => {
-  const server = Deno.serve(
-    { hostname: '127.0.0.1', port: 0, onListen() {} },
-    (request) =>
-      new URL(request.url).pathname === '/ws'
-        ? upgrade(request, acceptor)
-        : new Response('Not found', { status: 404 }),
-  );
-  return Promise.resolve({ port: server.addr.port, path: '/ws', close: () => server.shutdown() });
-});
+acceptorSuite('Deno', servedDeno);
 
 test('Deno: upgrade() answers an upgrade Deno cannot perform with 400 in its own words, naming the header at fault, and no Peer (WSM-ACC-003)', async () => {
   const acceptor = new Acceptor({ idleTimeoutMs: 0 });

@@ -2,19 +2,10 @@
 // run by this Deno.
 import { hostileTests } from '../hostile/_all.ts';
 import { spawnAcceptor } from '../hostile/_spawn.ts';
-import { upgrade } from 'muxws/deno';
+import { servedDeno } from './_serve.ts';
 
 hostileTests({
   name: 'Deno',
-  start: (acceptor) => {
-    const server = Deno.serve(
-      { hostname: '127.0.0.1', port: 0, onListen() {} },
-      (request) =>
-        new URL(request.url).pathname === '/ws'
-          ? upgrade(request, acceptor)
-          : new Response('Not found', { status: 404 }),
-    );
-    return Promise.resolve({ port: server.addr.port, path: '/ws', close: () => server.shutdown() });
-  },
+  start: servedDeno,
   spawnAcceptor,
 });

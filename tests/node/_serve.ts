@@ -35,3 +35,31 @@ export async function serveWs(
   });
   return { server, wss: wss as WebSocketServer, port: (server.address() as AddressInfo).port };
 }
+
+/** A served acceptor as the shared suites take it: where to dial, and how to stop at once. */
+export interface ServedWs {
+  /** The port, on 127.0.0.1. */
+  port: number;
+  /** The path dialers use (`attach()` takes every path). */
+  path: string;
+  /** Terminates every client and closes the server. */
+  close(): Promise<void>;
+}
+
+/** Serves `acceptor` as {@linkcode serveWs} does, with a close that terminates every client. */
+export async function servedWs(
+  // deno-lint-ignore no-explicit-any
+  acceptor: Acceptor<any, any>,
+): Promise<ServedWs> {
+  const { server, wss, port } = await serveWs(acceptor);
+  return {
+    port,
+    path: '/ws',
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

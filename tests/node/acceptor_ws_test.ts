@@ -3,19 +3,9 @@
 // messages over as Buffers, which accept() takes as any ArrayBufferView.
 import WebSocket from 'ws';
 import { acceptorSuite } from '../_acceptor_suite.ts';
-import { serveWs } from './_serve.ts';
+import { servedWs } from './_serve.ts';
 import type { DialerSocketConstructor } from 'muxws';
 
-acceptorSuite('ws on Node', async (acceptor) => {
-  const { server, wss, port } = await serveWs(acceptor);
-  return {
-    port,
-    path: '/ws',
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of wss.clients) client.terminate();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}, { WebSocket: WebSocket as unknown as DialerSocketConstructor });
+acceptorSuite('ws on Node', (acceptor) => servedWs(acceptor), {
+  WebSocket: WebSocket as unknown as DialerSocketConstructor,
+});

@@ -14,7 +14,7 @@ import { hostileTests } from '../hostile/_all.ts';
 import { childAcceptor } from '../hostile/_child_acceptor.ts';
 import { recoveryChild } from '../hostile/_child_recovery.ts';
 import { spawnAcceptorWith } from '../hostile/_spawn.ts';
-import { serveWs } from './_serve.ts';
+import { servedWs, serveWs } from './_serve.ts';
 import type { DialerSocketConstructor } from 'muxws';
 
 /** Serves the child acceptor and its control endpoints; the process runs until killed. */
@@ -45,19 +45,7 @@ if (process.env.MUXWS_HOSTILE_CHILD === '1') {
 } else {
   hostileTests({
     name: 'ws on Node',
-    start: async (acceptor) => {
-      const { server, wss, port } = await serveWs(acceptor);
-      return {
-        port,
-        path: '/ws',
-        close: () =>
-          new Promise<void>((resolve) => {
-            for (const client of wss.clients) client.terminate();
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      };
-    },
+    start: (acceptor) => servedWs(acceptor),
     // The child must not take itself for a test file of this run (node --test sets the variable).
     spawnAcceptor: (options) =>
       spawnAcceptorWith([self], options, {
