@@ -121,6 +121,10 @@ test('score() scores each goal on each runtime, one-way against socket.io on Bun
     /\| req\/resp 64 in flight ≥ 0\.90× raw decoding \| bun \| 0\.70× \| 1\.70× \| 9 \| unstable, not scored \|/,
   );
   assert.match(table, /\| setup ≥ 0\.90× raw-hello \| bun \| 0\.60× \| 1\.10× \| 9 \| not met \|/);
+  assert.match(
+    table,
+    /\| idle RSS ≤ 1\.25× raw \| bun \| 0\.78× \(RSS 1\.28× raw's\) \| 1\.10× \| 9 \| not met \|/,
+  );
 });
 
 test('score() says missing for a goal whose ratio the run lacks, and counts the fewer rounds', () => {
