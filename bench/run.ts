@@ -81,9 +81,10 @@ const BUDGET_MS = (quick ? 60_000 : 780_000) + RECOVERY_MS;
 const CLIENT_BUDGET_MS = quick ? 7_000 : 150_000;
 /**
  * Interleaved rounds of each side-by-side scenario. Nine: their median stands while up to four
- * rounds go astray, and with the ~10 % round-to-round variation of a quiet machine the max ÷ min
- * of nine rounds stays near 1.35, so the 1.5× `unstable` mark catches rounds that disagree, not
- * the tails of ordinary noise; more rounds would make that mark fire on noise alone.
+ * rounds go astray, and per-round ratios with a 10 % standard deviation give nine rounds a
+ * max ÷ min near 1.34 (over 1.5 about one run in nine), so the 1.5× `unstable` mark catches rounds
+ * that disagree, not the tails of ordinary noise; fifteen would put it near 1.41 (over 1.5 one run
+ * in four).
  */
 const REPS = (() => {
   const i = argv.indexOf('--rounds');
