@@ -679,13 +679,16 @@ function fmt(n: number, unit = ''): string {
   return unit ? `${text} ${unit}` : text;
 }
 
-/** The median, then in parentheses the min–max over the rounds and their spread (max ÷ min). */
+/**
+ * The median, then in parentheses the min–max over the rounds and their spread (max ÷ min); the
+ * value alone after one round.
+ */
 function cell(scenario: string, runtime: string, subject: string, metric: string): string {
   const v = value(scenario, runtime, subject, metric);
   const lo = value(scenario, runtime, subject, `${metric}-min`);
   const hi = value(scenario, runtime, subject, `${metric}-max`);
   const sp = value(scenario, runtime, subject, `${metric}-spread`);
-  if (!Number.isFinite(lo)) return fmt(v);
+  if (!Number.isFinite(lo) || value(scenario, runtime, subject, 'rounds') === 1) return fmt(v);
   return `${fmt(v)} (${fmt(lo)}–${fmt(hi)}${Number.isFinite(sp) ? `; ${fmt(sp)}×` : ''})`;
 }
 
