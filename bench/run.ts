@@ -228,14 +228,27 @@ function killAll(): void {
 }
 
 /**
- * The command running `script` (a file of bench/ without extension) on `runtime`, pinned when
- * {@linkcode PIN}: a script whose name holds `server` to the server CPU, any other to the client
- * CPU (`taskset` execs the command, so the child's pid is the runtime's own).
+ * The CPU `script` is pinned to: a server or acceptor process (its name holds `server` or
+ * `acceptor`) to the server CPU, a client or dialer process (`client`, `dialer`, `idle_memory`,
+ * `herd`) to the client CPU, any other to none, so a process of unknown side never shares a CPU
+ * with the side it measures.
+ */
+function pinnedCpu(script: string): string | undefined {
+  if (/server|acceptor/.test(script)) return SERVER_CPU;
+  if (/client|dialer|idle_memory|herd/.test(script)) return CLIENT_CPU;
+  return undefined;
+}
+
+/**
+ * The command running `script` (a file of bench/ without extension) on `runtime`, pinned to
+ * {@linkcode pinnedCpu} when {@linkcode PIN} (`taskset` execs the command, so the child's pid is
+ * the runtime's own).
  */
 function command(runtime: string, script: string, args: string[]): [string, string[]] {
   const [cmd, list] = unpinned(runtime, script, args);
-  if (!PIN) return [cmd, list];
-  return ['taskset', ['-c', script.includes('server') ? SERVER_CPU : CLIENT_CPU, cmd, ...list]];
+  const cpu = pinnedCpu(script);
+  if (!PIN || cpu === undefined) return [cmd, list];
+  return ['taskset', ['-c', cpu, cmd, ...list]];
 }
 
 function unpinned(runtime: string, script: string, args: string[]): [string, string[]] {
