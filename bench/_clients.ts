@@ -22,9 +22,9 @@ import { runtime } from './_common.ts';
  * the request/response scenarios measure, to show what a route costs against an unrouted request,
  * and `raw-hello` (the raw client and server, the client established only once it sent a small
  * hello message after `open` and the server answered it, as muxws's hello is), which only
- * `connect` measures, the fair baseline of a setup with a hello, and `native` (the raw client and server, each broadcast the runtime's own best one: Bun's
- * `server.publish()` to a topic), which only the broadcast scenarios measure, to show how near
- * muxws comes to the runtime's ceiling.
+ * `connect` measures, the fair baseline of a setup with a hello, and `native` (the raw client and
+ * server, each broadcast the runtime's own best one: Bun's `server.publish()` to a topic), which
+ * only the broadcast scenarios measure, to show how near muxws comes to the runtime's ceiling.
  */
 export type Subject =
   | 'raw'

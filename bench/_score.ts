@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { median, type Row } from './_common.ts';
+import { median, type Rounds, type Row } from './_common.ts';
 
 /** Per-round ratios whose max ÷ min is above this are `unstable`. */
 export const UNSTABLE_SPREAD = 1.5;
@@ -71,6 +71,59 @@ export function summaryRows(
     { ...base, metric: `${metric}-max`, value: Math.max(...values), unit },
     { ...base, metric: `${metric}-spread`, value: spread(values), unit: '×' },
   ];
+}
+
+/** One figure of a run: a subject's metric in a scenario. */
+export type Figure = [scenario: string, subject: string, metric: string];
+
+/** Every figure's value in each round of a run, by scenario, runtime, subject and metric. */
+export class RoundBook {
+  readonly #book = new Map<string, Rounds>();
+
+  /** Records the rounds of one figure (a later record of the same figure replaces it). */
+  add(measured: Rounds): void {
+    const { scenario, runtime, subject, metric } = measured;
+    this.#book.set(`${scenario}|${runtime}|${subject}|${metric}`, measured);
+  }
+
+  /** The values of `figure` on `runtime`, round by round; none when not recorded. */
+  values(runtime: string, [scenario, subject, metric]: Figure): number[] {
+    return this.#book.get(`${scenario}|${runtime}|${subject}|${metric}`)?.values ?? [];
+  }
+
+  /** Every record, in the order first made. */
+  all(): Rounds[] {
+    return [...this.#book.values()];
+  }
+
+  /**
+   * The row `<ratio>-spread` of the ratio row `{ scenario, runtime, subject: 'ratio', metric:
+   * ratio }`: max ÷ min of the per-round ratios of `ours` against `theirs` (inverted where lower is
+   * better); `undefined` when fewer than two rounds pair up.
+   */
+  ratioSpread(
+    scenario: string,
+    runtime: string,
+    ratio: string,
+    ours: Figure,
+    theirs: Figure,
+    lowerBetter: boolean,
+  ): Row | undefined {
+    const perRound = roundRatios(
+      this.values(runtime, ours),
+      this.values(runtime, theirs),
+      lowerBetter,
+    );
+    if (perRound.length < 2) return undefined;
+    return {
+      scenario,
+      runtime,
+      subject: 'ratio',
+      metric: `${ratio}-spread`,
+      value: spread(perRound),
+      unit: '×',
+    };
+  }
 }
 
 /** A goal a ratio row is scored against: `ratio` of `scenario` at least `min`. */

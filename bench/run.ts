@@ -40,13 +40,14 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import process from 'node:process';
 import { type Rounds, type Row, sleep } from './_common.ts';
+import { canPin, pinCommand, pinningNote, roundsOption } from './_method.ts';
 import {
+  type Figure,
   MIN_ROUNDS,
-  roundRatios,
+  RoundBook,
   type Score,
   score,
   scoreTable,
-  spread,
   status,
   summaryRows,
   UNSTABLE_SPREAD,
@@ -79,23 +80,7 @@ const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) :
 const BUDGET_MS = (quick ? 60_000 : 780_000) + RECOVERY_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 150_000;
-/**
- * Interleaved rounds of each side-by-side scenario. Nine: their median stands while up to four
- * rounds go astray, and per-round ratios with a 10 % standard deviation give nine rounds a
- * max ÷ min near 1.34 (over 1.5 about one run in nine), so the 1.5× `unstable` mark catches rounds
- * that disagree, not the tails of ordinary noise; fifteen would put it near 1.41 (over 1.5 one run
- * in four).
- */
-const REPS = (() => {
-  const i = argv.indexOf('--rounds');
-  const n = i === -1 ? (quick ? 2 : 9) : Number(argv[i + 1]);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new RangeError(
-      `--rounds must be a whole number of at least 1: current value is ${argv[i + 1]}`,
-    );
-  }
-  return n;
-})();
+const REPS = roundsOption(argv, quick);
 /** Rounds of the idle-memory scenario (socket.io in the first only: no goal compares it). */
 const IDLE_ROUNDS = quick ? 1 : 3;
 const IDLE_CONNECTIONS = quick ? 200 : 5_000;
@@ -112,32 +97,12 @@ const TABLED = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast', 
 /** The goal of muxws ÷ native (the runtime's own best broadcast) in the broadcast scenarios. */
 const NATIVE_GOAL = 0.8;
 
-/** The CPU clients run on, and the one servers run on, when pinned. */
-const CLIENT_CPU = '0';
-const SERVER_CPU = '1';
-/**
- * Whether child processes are pinned: clients to {@linkcode CLIENT_CPU}, servers to
- * {@linkcode SERVER_CPU}, so neither side preempts the other on one core and the scheduler does not
- * move them between rounds. Needs `taskset` and two CPUs; `--no-pin` turns it off.
- */
-const PIN = !argv.includes('--no-pin') && cpus().length >= 2 && canPin();
-
-function canPin(): boolean {
-  try {
-    return new Deno.Command('taskset', {
-      args: ['-c', CLIENT_CPU, 'true'],
-      stdout: 'null',
-      stderr: 'null',
-    }).outputSync().success;
-  } catch {
-    return false;
-  }
-}
-
+/** Whether child processes are pinned to separate CPUs (bench/_method.ts); `--no-pin` to not. */
+const PIN = !argv.includes('--no-pin') && canPin(cpus().length);
 const started = Date.now();
 const rows: Row[] = [];
 /** Every figure's value in each round, keyed `scenario|runtime|subject|metric`. */
-const rounds = new Map<string, Rounds>();
+const rounds = new RoundBook();
 const herdRuns: Array<
   { scenario: string; runtime: string; subject: string; measured: string } & HerdStats
 > = [];
@@ -227,28 +192,9 @@ function killAll(): void {
   for (const child of children) child.kill();
 }
 
-/**
- * The CPU `script` is pinned to: a server or acceptor process (its name holds `server` or
- * `acceptor`) to the server CPU, a client or dialer process (`client`, `dialer`, `idle_memory`,
- * `herd`) to the client CPU, any other to none, so a process of unknown side never shares a CPU
- * with the side it measures.
- */
-function pinnedCpu(script: string): string | undefined {
-  if (/server|acceptor/.test(script)) return SERVER_CPU;
-  if (/client|dialer|idle_memory|herd/.test(script)) return CLIENT_CPU;
-  return undefined;
-}
-
-/**
- * The command running `script` (a file of bench/ without extension) on `runtime`, pinned to
- * {@linkcode pinnedCpu} when {@linkcode PIN} (`taskset` execs the command, so the child's pid is
- * the runtime's own).
- */
+/** The command running `script` (a file of bench/ without extension) on `runtime`, pinned. */
 function command(runtime: string, script: string, args: string[]): [string, string[]] {
-  const [cmd, list] = unpinned(runtime, script, args);
-  const cpu = pinnedCpu(script);
-  if (!PIN || cpu === undefined) return [cmd, list];
-  return ['taskset', ['-c', cpu, cmd, ...list]];
+  return pinCommand(PIN, script, unpinned(runtime, script, args));
 }
 
 function unpinned(runtime: string, script: string, args: string[]): [string, string[]] {
@@ -341,7 +287,7 @@ async function sideBySide(runtime: string, wanted: string[]): Promise<void> {
         if (line.startsWith('ROUNDS ')) {
           const measured = JSON.parse(line.slice(7)) as Rounds;
           measured.subject = subjectName(measured.subject);
-          addRounds(measured);
+          rounds.add(measured);
         }
         if (!line.startsWith('ROW ')) continue;
         const row = JSON.parse(line.slice(4)) as Row;
@@ -363,15 +309,6 @@ function subjectName(subject: string): string {
     'muxws-routed': 'muxws routed',
   };
   return names[subject] ?? subject;
-}
-
-function roundsKey(scenario: string, runtime: string, subject: string, metric: string): string {
-  return `${scenario}|${runtime}|${subject}|${metric}`;
-}
-
-function addRounds(measured: Rounds): void {
-  const { scenario, runtime, subject, metric } = measured;
-  rounds.set(roundsKey(scenario, runtime, subject, metric), measured);
 }
 
 interface Mem {
@@ -450,7 +387,7 @@ async function idleMemory(runtime: string, runsLeft: number): Promise<void> {
         ['connections', 'count', list.map((m) => m.connections)],
       ] as const;
       for (const [metric, unit, values] of figures) {
-        addRounds({ ...base, metric, values: [...values] });
+        rounds.add({ ...base, metric, values: [...values] });
         rows.push(...summaryRows(base, metric, unit, values));
       }
     }
@@ -606,23 +543,13 @@ function pushRatio(
   runtime: string,
   metric: string,
   ratio: number,
-  ours: [scenario: string, subject: string, metric: string],
-  theirs: [scenario: string, subject: string, metric: string],
+  ours: Figure,
+  theirs: Figure,
   lowerBetter: boolean,
 ): void {
   rows.push({ scenario, runtime, subject: 'ratio', metric, value: ratio, unit: '×' });
-  const a = rounds.get(roundsKey(ours[0], runtime, ours[1], ours[2]))?.values ?? [];
-  const b = rounds.get(roundsKey(theirs[0], runtime, theirs[1], theirs[2]))?.values ?? [];
-  const perRound = roundRatios(a, b, lowerBetter);
-  if (perRound.length < 2) return;
-  rows.push({
-    scenario,
-    runtime,
-    subject: 'ratio',
-    metric: `${metric}-spread`,
-    value: spread(perRound),
-    unit: '×',
-  });
+  const spreadRow = rounds.ratioSpread(scenario, runtime, metric, ours, theirs, lowerBetter);
+  if (spreadRow !== undefined) rows.push(spreadRow);
 }
 
 function addRatios(): void {
@@ -904,9 +831,7 @@ function machine(): string {
       IDLE_ROUNDS === 1 ? '' : 's'
     }`,
     `- ${
-      PIN
-        ? `Pinned: clients on CPU ${CLIENT_CPU}, servers on CPU ${SERVER_CPU} (taskset)`
-        : `Not pinned (${argv.includes('--no-pin') ? '--no-pin' : 'no taskset or one CPU'})`
+      pinningNote(PIN, argv.includes('--no-pin')).replace(/^./, (c) => c.toUpperCase())
     }. Spread: max ÷ min over the rounds, after each figure and ratio; a scored ratio whose per-round ratios spread over ${UNSTABLE_SPREAD}× is unstable and not scored.`,
   ].join('\n');
 }
@@ -920,7 +845,7 @@ function finish(): void {
   );
   mkdirSync(OUT, { recursive: true });
   writeFileSync(`${OUT}/latest.json`, JSON.stringify(rows, null, 1) + '\n');
-  writeFileSync(`${OUT}/rounds.json`, JSON.stringify([...rounds.values()]) + '\n');
+  writeFileSync(`${OUT}/rounds.json`, JSON.stringify(rounds.all()) + '\n');
   writeFileSync(`${OUT}/herd.json`, JSON.stringify(herdRuns) + '\n');
   const text =
     `${machine()}\n\n${tables()}\n\nScored goals (muxws ÷ subject, higher better; unstable: the per-round ratios spread over ${UNSTABLE_SPREAD}×, or fewer than ${MIN_ROUNDS} rounds ran):\n\n${
@@ -938,11 +863,7 @@ async function main(): Promise<void> {
     finish();
     process.exit(1);
   }, BUDGET_MS);
-  log(
-    PIN
-      ? `clients pinned to CPU ${CLIENT_CPU}, servers to CPU ${SERVER_CPU} (taskset); up to ${REPS} rounds`
-      : `not pinned; up to ${REPS} rounds`,
-  );
+  log(`${pinningNote(PIN, argv.includes('--no-pin'))}; up to ${REPS} rounds`);
   try {
     buildForNode();
     const wanted = SIDE_BY_SIDE.filter((s) => scenarios.includes(s));

@@ -7,6 +7,7 @@ import type { Row } from '../bench/_common.ts';
 import {
   compareRuns,
   comparisonTable,
+  RoundBook,
   roundRatios,
   score,
   scoreTable,
@@ -38,6 +39,53 @@ test('roundRatios() pairs the rounds one by one, inverted where lower is better'
   assert.deepEqual(roundRatios([20, 40], [10, 10], true), [0.5, 0.25]);
   // A round only one subject ran (the run stopped mid-round) is left out.
   assert.deepEqual(roundRatios([8, 9, 10], [10, 10], false), [0.8, 0.9]);
+});
+
+test('RoundBook.ratioSpread() is the spread of the per-round ratios, not of either subject', () => {
+  const book = new RoundBook();
+  const base = { scenario: 'req-resp-1', runtime: 'bun', metric: 'throughput' };
+  // Both subjects slow down together in round 2: each alone spreads 2×, their ratio not at all.
+  book.add({ ...base, subject: 'muxws', values: [80, 40, 80] });
+  book.add({ ...base, subject: 'raw decoding', values: [100, 50, 100] });
+  book.add({ ...base, subject: 'raw', values: [100, 100, 50] });
+  const ours = ['req-resp-1', 'muxws', 'throughput'] as const;
+  assert.deepEqual(
+    book.ratioSpread('req-resp-1', 'bun', 'vs-raw decoding', [...ours], [
+      'req-resp-1',
+      'raw decoding',
+      'throughput',
+    ], false),
+    {
+      scenario: 'req-resp-1',
+      runtime: 'bun',
+      subject: 'ratio',
+      metric: 'vs-raw decoding-spread',
+      value: 1,
+      unit: '×',
+    },
+  );
+  // Against raw, the rounds disagree: 0.8, 0.4 and 1.6, a spread of 4×.
+  const row = book.ratioSpread('req-resp-1', 'bun', 'vs-raw', [...ours], [
+    'req-resp-1',
+    'raw',
+    'throughput',
+  ], false);
+  assert.equal(row?.value, 4);
+  // No spread from fewer than two paired rounds, nor for a figure never recorded.
+  book.add({ ...base, subject: 'socket.io', values: [60] });
+  assert.equal(
+    book.ratioSpread('req-resp-1', 'bun', 'vs-socket.io', [...ours], [
+      'req-resp-1',
+      'socket.io',
+      'throughput',
+    ], false),
+    undefined,
+  );
+  assert.equal(
+    book.ratioSpread('x', 'bun', 'vs-raw', ['x', 'muxws', 'y'], ['x', 'raw', 'y'], false),
+    undefined,
+  );
+  assert.equal(book.all().length, 4);
 });
 
 test('status() marks a ratio unstable when its rounds disagree by more than 1.5× or are too few', () => {
