@@ -7,7 +7,9 @@
  * once, in an order rotated per round, so drift in machine load hits every subject alike. Each
  * scenario gets an equal share of what is left of `--budget` ms and starts no round past it
  * (always at least one; the `rounds` row says how many ran). It prints
- * one `ROW` per subject and metric: the median over the rounds, and its min and max. Besides the
+ * one `ROW` per subject and metric: the median over the rounds, its min and max, and its spread
+ * (`<metric>-spread`, max ÷ min), and one `ROUNDS` line with the value of every round, which the
+ * orchestrator pairs round by round into per-round ratios. Besides the
  * wall-clock figures, every repetition measures `cpu`: the CPU time the client and the server
  * process used, per operation (µs/op), which other load on the machine does not inflate; the
  * broadcast scenarios also report `server-cpu`, the server process's part alone, where the
@@ -21,8 +23,8 @@ import {
   BROADCAST_SIZES,
   broadcastScenario,
   cpuMicros,
+  emitRounds,
   emitRow,
-  median,
   numberOption,
   option,
   runtime,
@@ -32,6 +34,7 @@ import { reqResp } from './req_resp.ts';
 import { oneWay } from './one_way.ts';
 import { connectRate } from './connect.ts';
 import { broadcastOnce } from './fanout.ts';
+import { summaryRows } from './_score.ts';
 
 const ports = Object.fromEntries(
   option('ports', '').split(',').filter(Boolean).map((pair) => {
@@ -57,8 +60,10 @@ const withRoutes: readonly Subject[] = ports.muxws > 0
 const budgetMs = numberOption('budget', quick ? 15_000 : 90_000);
 const started = Date.now();
 
-const REQ_1 = quick ? 300 : 1_000;
-const REQ_64 = quick ? 2_000 : 6_000;
+// A round of request/response lasts ~0.2 s or more per subject on a full run, so one
+// collection or scheduler hiccup does not decide a round.
+const REQ_1 = quick ? 300 : 3_000;
+const REQ_64 = quick ? 2_000 : 12_000;
 const ONE_WAY = quick ? 5_000 : 20_000;
 const CONNECT = quick ? 50 : 200;
 const PEERS = quick ? 100 : 1_000;
@@ -93,24 +98,12 @@ async function interleave(
     emitRow({ scenario, runtime, subject, metric: 'rounds', value: list.length, unit: 'count' });
     for (const metric of Object.keys(units)) {
       const values = list.map((r) => r[metric]);
-      const unit = units[metric];
-      emitRow({ scenario, runtime, subject, metric, value: median(values), unit });
-      emitRow({
-        scenario,
-        runtime,
-        subject,
-        metric: `${metric}-min`,
-        value: Math.min(...values),
-        unit,
-      });
-      emitRow({
-        scenario,
-        runtime,
-        subject,
-        metric: `${metric}-max`,
-        value: Math.max(...values),
-        unit,
-      });
+      emitRounds({ scenario, runtime, subject, metric, values });
+      for (
+        const row of summaryRows({ scenario, runtime, subject }, metric, units[metric], values)
+      ) {
+        emitRow(row);
+      }
     }
   }
 }
@@ -188,8 +181,13 @@ async function main(): Promise<void> {
       { throughput: 'connections/s', cpu: 'µs/op' },
       async (subject, warmUp) => {
         const n = warmUp ? CONNECT >> 2 : CONNECT;
-        // muxws without a hello dials the muxws server (and reads its CPU there).
-        const server: Subject = subject === 'muxws-nohello' ? 'muxws' : subject;
+        // muxws without a hello dials the muxws server, raw-hello the raw one (and each reads its
+        // CPU there).
+        const server: Subject = subject === 'muxws-nohello'
+          ? 'muxws'
+          : subject === 'raw-hello'
+          ? 'raw'
+          : subject;
         const [throughput, cpu] = await withCpu(
           server,
           n,
@@ -197,7 +195,11 @@ async function main(): Promise<void> {
         );
         return { throughput, cpu };
       },
-      ports.muxws > 0 ? [...compared, 'muxws-nohello'] : compared,
+      [
+        ...compared,
+        ...(ports.muxws > 0 ? ['muxws-nohello' as const] : []),
+        ...(ports.raw > 0 ? ['raw-hello' as const] : []),
+      ],
     );
   }
   if (scenarios.includes('broadcast')) {

@@ -20,9 +20,11 @@ import { runtime } from './_common.ts';
  * and `muxws-routed` (the muxws client and server, each request a `connection.call('echo', …)`
  * served by the acceptor's route `echo` instead of `request()` served by `onStream`), which only
  * the request/response scenarios measure, to show what a route costs against an unrouted request,
- * and `native` (the raw client and server, each broadcast the runtime's own best one: Bun's
- * `server.publish()` to a topic), which only the broadcast scenarios measure, to show how near
- * muxws comes to the runtime's ceiling.
+ * and `raw-hello` (the raw client and server, the client established only once it sent a small
+ * hello message after `open` and the server answered it, as muxws's hello is), which only
+ * `connect` measures, the fair baseline of a setup with a hello, and `native` (the raw client and
+ * server, each broadcast the runtime's own best one: Bun's `server.publish()` to a topic), which
+ * only the broadcast scenarios measure, to show how near muxws comes to the runtime's ceiling.
  */
 export type Subject =
   | 'raw'
@@ -31,6 +33,7 @@ export type Subject =
   | 'muxws-nohello'
   | 'raw-decoding'
   | 'muxws-routed'
+  | 'raw-hello'
   | 'native';
 
 /** The routes of the muxws bench server: `echo` answers with its input. */
@@ -84,18 +87,30 @@ export function openClient(subject: Subject, port: number, id = 0): Promise<Benc
   if (subject === 'muxws') return openMuxws(port, id, true, false);
   if (subject === 'muxws-nohello') return openMuxws(port, id, false, false);
   if (subject === 'muxws-routed') return openMuxws(port, id, true, true);
-  if (subject === 'raw') return openRaw(port, id, false);
-  if (subject === 'raw-decoding') return openRaw(port, id, true);
-  if (subject === 'native') return openRaw(port, id, false, true);
+  if (subject === 'raw') return openRaw(port, id, {});
+  if (subject === 'raw-decoding') return openRaw(port, id, { decode: true });
+  if (subject === 'raw-hello') return openRaw(port, id, { hello: true });
+  if (subject === 'native') return openRaw(port, id, { native: true });
   return openSocketIo(port, id);
 }
 
-function openRaw(
-  port: number,
-  id: number,
-  decode: boolean,
-  native = false,
-): Promise<BenchClient> {
+/** How a raw client differs from the plain one. */
+interface RawMode {
+  /** The server decodes every message and re-encodes each echo (`#decode`). */
+  decode?: boolean;
+  /** Broadcasts are the runtime's own best one (`#nbcast`). */
+  native?: boolean;
+  /**
+   * Established only once the hello round trip is done: after `open` the client sends
+   * `#hello <JSON>` (the payload muxws's bench dialer sends, `{ client: 'bench', id }`), the
+   * server decodes it, keeps it and answers `#welcome <JSON>` (`{ welcome: true }`, as the muxws
+   * bench server's hello handler answers), which the client decodes.
+   */
+  hello?: boolean;
+}
+
+function openRaw(port: number, id: number, mode: RawMode): Promise<BenchClient> {
+  const { decode = false, native = false, hello = false } = mode;
   const Ctor = WebSocketClass as unknown as new (url: string) => RawWebSocket;
   const ws = new Ctor(`ws://127.0.0.1:${port}/raw?c=${id}`);
   const waiting: Array<(value: unknown) => void> = [];
@@ -143,9 +158,20 @@ function openRaw(
   return new Promise((resolve, reject) => {
     ws.onopen = () => {
       if (decode) ws.send('#decode');
-      resolve(client);
+      if (!hello) return resolve(client);
+      control = (text) => {
+        control = undefined;
+        if (!text.startsWith('#welcome ')) {
+          return reject(new Error(`Expected #welcome after the raw hello: found ${text}`));
+        }
+        JSON.parse(text.slice(9));
+        resolve(client);
+      };
+      ws.send(`#hello ${JSON.stringify({ client: 'bench', id })}`);
     };
     ws.onerror = () => reject(new Error(`raw WebSocket to port ${port} failed`));
+    ws.onclose = () =>
+      reject(new Error(`raw WebSocket to port ${port} closed before it was established`));
   });
 }
 

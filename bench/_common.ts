@@ -54,6 +54,23 @@ export function emitRow(row: Row): void {
   console.log(`ROW ${JSON.stringify(row)}`);
 }
 
+/** What one subject measured in each round of a scenario, in the order the rounds ran. */
+export interface Rounds {
+  scenario: string;
+  runtime: string;
+  subject: string;
+  metric: string;
+  values: number[];
+}
+
+/**
+ * Prints the per-round values of one subject and metric for the orchestrator, which pairs them
+ * with another subject's of the same rounds into per-round ratios.
+ */
+export function emitRounds(rounds: Rounds): void {
+  console.log(`ROUNDS ${JSON.stringify(rounds)}`);
+}
+
 /** ~100 bytes of JSON, different for every `i`. */
 export function payload(i: number): Record<string, unknown> {
   return {

@@ -25,7 +25,8 @@
  *   with `#cpu <µs of CPU this process used>`) and `#decode` (from then on this connection
  *   decodes every message with `JSON.parse`, and an echo is `JSON.stringify` of what it
  *   decoded: the least an application that reads its messages does, the `raw decoding`
- *   comparator).
+ *   comparator) and `#hello <JSON>` (decoded and kept, answered with `#welcome <JSON>` of
+ *   `{ welcome: true }`, as the muxws server answers its hello: the `raw-hello` comparator).
  * - muxws (`./deno`, `./bun`, `ws` + `accept()` on Node): the hello (stream 1) is answered with a
  *   welcome and the peer tagged `all`; a request is answered with its payload, and so is a call
  *   of the route `echo` (the `muxws routed` comparator, served beside `onStream`); a stream opened
@@ -141,6 +142,8 @@ interface RawState {
   sinkLeft: number;
   /** Set by `#decode`: messages are decoded, echoes re-encoded. */
   decode?: boolean;
+  /** Set by `#hello`: its payload, decoded. */
+  hello?: unknown;
 }
 
 const rawSockets = new Set<RawSocket>();
@@ -156,7 +159,10 @@ function rawMessage(socket: RawSocket, state: RawState, data: unknown): void {
     if (text.startsWith('#sink ')) state.sinkLeft = Number(text.slice(6));
     else if (text === '#cpu') socket.send(`#cpu ${cpuMicros()}`);
     else if (text === '#decode') state.decode = true;
-    else if (text.startsWith('#bcast') || text.startsWith('#nbcast')) {
+    else if (text.startsWith('#hello ')) {
+      state.hello = JSON.parse(text.slice(7));
+      socket.send(`#welcome ${JSON.stringify({ welcome: true })}`);
+    } else if (text.startsWith('#bcast') || text.startsWith('#nbcast')) {
       const native = text.startsWith('#nbcast');
       const size = Number(text.slice(native ? 8 : 7)) || 100;
       const broadcast = BROADCAST_TEXTS.get(size) ?? BROADCAST_TEXTS.get(100)!;

@@ -1,7 +1,10 @@
 /**
  * Scenario `connect`: `count` connections, `parallel` in progress at once, each until it is
  * established: muxws until `connect()` resolves (socket open, subprotocol checked, hello
- * answered), raw until `open`, socket.io (websocket transport) until `connect`. The connections
+ * answered), raw until `open`, raw-hello once its own hello round trip is done (after `open` a
+ * small hello message, decoded by the server and answered, the answer decoded: the same round trip
+ * muxws's hello makes, so the fair baseline of a setup with a hello), socket.io (websocket
+ * transport) until `connect`, and muxws without a hello when its socket opens. The connections
  * stay open until the repetition ends, then all are closed (not timed).
  *
  * One repetition reports connections established per second.

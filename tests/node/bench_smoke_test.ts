@@ -11,7 +11,7 @@ import process from 'node:process';
 import { repoRoot } from '../_repo.ts';
 import type { Row } from '../../bench/_common.ts';
 
-test('bench: a quick run writes rows for muxws, muxws routed, raw, raw decoding and socket.io, ratios and bundle sizes', async () => {
+test('bench: a quick run writes rows for muxws, muxws routed, raw, raw decoding and socket.io, ratios with their spreads, the scored goals and bundle sizes', async () => {
   const root = repoRoot();
   const out = mkdtempSync(join(tmpdir(), 'muxws-bench-'));
   const child = spawn(join(root, 'node_modules', '.bin', 'deno'), [
@@ -34,8 +34,8 @@ test('bench: a quick run writes rows for muxws, muxws routed, raw, raw decoding 
   try {
     const code = await new Promise<number | null>((resolve, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`bench/run.ts took over 25 s:\n${stderr}`)),
-        25_000,
+        () => reject(new Error(`bench/run.ts took over 40 s:\n${stderr}`)),
+        40_000,
       );
       child.on('error', reject);
       child.on('exit', (exitCode) => resolve(exitCode));
@@ -92,7 +92,27 @@ test('bench: a quick run writes rows for muxws, muxws routed, raw, raw decoding 
     );
     assert.match(
       readFileSync(join(out, 'latest.md'), 'utf8'),
-      /\| req-resp-1 \| node \| cpu \(µs\/op\), muxws routed \(ratio: routed ÷ muxws\) \| [\d,.]+ .*\| [\d.]+× \| \|\n/,
+      /\| req-resp-1 \| node \| cpu \(µs\/op\), muxws routed \(ratio: routed ÷ muxws\) \| [\d,.]+ .*\| [\d.]+×( \([\d.]+×\))? \| \|\n/,
+    );
+    // Each figure's spread over its rounds, each ratio's over its per-round ratios when two
+    // rounds or more ran, every round's value in rounds.json, how the run was made, and the
+    // scored goals.
+    const rounds = find('muxws', 'rounds')!.value;
+    assert.ok(rounds >= 1);
+    assert.ok(find('muxws', 'throughput-spread')!.value >= 1);
+    const perRound = JSON.parse(readFileSync(join(out, 'rounds.json'), 'utf8')) as Array<
+      Row & { values: number[] }
+    >;
+    const muxwsRounds = perRound.find((r) =>
+      r.scenario === 'req-resp-1' && r.subject === 'muxws' && r.metric === 'throughput'
+    )!;
+    assert.equal(muxwsRounds.values.length, rounds);
+    if (rounds >= 2) assert.ok(find('ratio', 'vs-raw decoding-spread')!.value >= 1);
+    const method = rows.filter((r) => r.scenario === 'method').map((r) => r.metric).sort();
+    assert.deepEqual(method, ['pinned', 'rounds']);
+    assert.match(
+      readFileSync(join(out, 'latest.md'), 'utf8'),
+      /\| req\/resp 1 in flight ≥ 0\.90× raw decoding \| node \| [\d.]+× \| .* \| \d+ \| (met|not met|unstable, not scored) \|/,
     );
     const dialer = find('muxws', 'min+gzip', 'bundle')!;
     const socketIo = find('socket.io', 'min+gzip', 'bundle')!;
