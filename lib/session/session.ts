@@ -392,7 +392,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     this.#table = undefined;
     this.#only = undefined;
     if (only !== undefined) control.lost(only);
-    if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
+    table?.forEach(control.lost);
     this.#remoteActive = 0;
     this.onIdle?.();
     this.emit(this.options.onClose, { code, reason, local });
@@ -448,7 +448,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   ): Stream {
     const signal = options?.signal;
     const muxws = options?.[MUXWS];
-    if (this.isClosed) {
+    if (this.#closed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
     if (this.goAwayReceived !== undefined) {
@@ -472,7 +472,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
         mustBe('open a stream', 'signal', 'an AbortSignal', signal),
       );
     }
-    const id = this.nextStreamId;
+    const id = this.#nextId;
     if (!Number.isSafeInteger(id)) {
       throw new NotConnectedError('Cannot open a stream: stream ids are exhausted');
     }
@@ -515,10 +515,8 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
    */
   request(payload: unknown, options?: WithMuxws<RequestOptions>): Promise<unknown> {
     const timeoutMs = options?.timeoutMs;
-    if (
-      timeoutMs !== undefined &&
-      (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || !Number.isFinite(timeoutMs))
-    ) {
+    // `Number.isFinite()` is false for anything but a finite number.
+    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) {
       return Promise.reject(
         new RangeError(
           mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs),
