@@ -9,13 +9,15 @@
  * @module
  */
 import { ResetCode } from '../wire/codes.ts';
-import { FrameError, hasHello, RESET } from '../wire/frame.ts';
+import { mustBe } from '../util/describe.ts';
+import { FrameError, hasHello, isStreamId, RESET } from '../wire/frame.ts';
 import {
   accept,
   malformed,
   published,
   refuse,
   type Session,
+  type SessionOptions,
   type SessionPolicy,
 } from '../session/session.ts';
 import { control } from '../session/stream.ts';
@@ -32,6 +34,40 @@ const HELLO_BYTES_PER_ITEM = 16;
 
 /** The acceptor's policy: one object, shared by every session, holding no state of its own. */
 export const acceptorPolicy: SessionPolicy = {
+  /**
+   * `side` is `"dialer"` or `"acceptor"`, `codec` has `encode` and `decode`, and `firstStreamId`
+   * (a restored peer's `nextStreamId`), when given, is a positive safe integer of the side's
+   * parity (odd for the dialer, even for the acceptor).
+   */
+  check(options: SessionOptions): void {
+    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
+      throw new TypeError(
+        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
+      );
+    }
+    const codec = options.codec;
+    if (
+      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
+      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
+    ) {
+      throw new TypeError(mustBe('create Session', 'codec', 'a Codec', codec));
+    }
+    const parity = options.side === 'dialer' ? 1 : 0;
+    const first = options.firstStreamId ?? 2 - parity;
+    if (!isStreamId(first) || first % 2 !== parity) {
+      throw new RangeError(
+        mustBe(
+          'create Session',
+          'firstStreamId',
+          `a positive safe integer of the ${options.side}'s parity (${
+            parity === 1 ? 'odd' : 'even'
+          })`,
+          first,
+        ),
+      );
+    }
+  },
+
   /** `maxMessageBytes`, or `maxHelloBytes` when smaller while a required hello is pending. */
   maxBytes(session: Session): number {
     const limits = session.limits;

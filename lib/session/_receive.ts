@@ -108,6 +108,16 @@ export interface ReceiverHost extends StreamHost {
  * frame checks, within its limits.
  */
 export interface SessionPolicy {
+  /**
+   * Checks the options a session of this side is made with, before the session reads them:
+   * `new Session()` throws what this throws. The acceptor's checks `side`, `codec` and a restored
+   * peer's `firstStreamId`; a session without a policy (the dialer's) takes the options its maker
+   * checked (`connect()`'s) as they are.
+   *
+   * @throws {TypeError} When `side` or `codec` is invalid.
+   * @throws {RangeError} When `firstStreamId` is not a positive safe integer of the side's parity.
+   */
+  check(options: SessionOptions): void;
   /** The most bytes the next message may take. */
   maxBytes(session: ReceiverHost): number;
   /** The most items the next message may hold. */

@@ -34,7 +34,7 @@ import { type Limits, resolveLimits } from './limits.ts';
 import { CloseCode, closeCodeOf, SESSION_CLOSE } from '../wire/codes.ts';
 import { callContained, lastResort, reportTo } from '../util/contain.ts';
 import { mustBe } from '../util/describe.ts';
-import { FLAG_END, FLAG_HELLO, isStreamId, OPEN, overLimit, PING, PONG } from '../wire/frame.ts';
+import { FLAG_END, FLAG_HELLO, OPEN, overLimit, PING, PONG } from '../wire/frame.ts';
 import { depthSkipOf, receive, type ReceiverHost, type SessionPolicy } from './_receive.ts';
 import { decode as jsonDecode } from '../wire/json.ts';
 import { RequestDeadlines } from './_request.ts';
@@ -93,13 +93,14 @@ export function sharedLimits(limits: Partial<Limits> | undefined): Readonly<Limi
 
 /**
  * The multiplexer both sides run (see the module doc and docs/design/session.md): the one
- * session class of the dialer, the acceptor and the tests. It checks the options it is handed,
- * opens streams and sends PING; GOAWAY and a PUBLISH encoded once are `goAway()` and
- * `sendEncoded()` of `lib/session/acceptor_api.ts`, functions over it. What it refuses of what
- * arrives beyond the frame checks and limits (after its GOAWAY, before the hello, a PUBLISH from a
- * dialer) is the {@linkcode SessionPolicy} its maker hands it (the acceptor's); without one, every
- * OPEN and PUBLISH that passes the frame checks is taken. Its streams hold the session itself as
- * their host.
+ * session class of the dialer, the acceptor and the tests. It checks its limits, opens streams
+ * and sends PING; GOAWAY and a PUBLISH encoded once are `goAway()` and `sendEncoded()` of
+ * `lib/session/acceptor_api.ts`, functions over it. The check of its other options and what it
+ * refuses of what arrives beyond the frame checks and limits (after its GOAWAY, before the hello, a
+ * PUBLISH from a dialer) are the {@linkcode SessionPolicy} its maker hands it (the acceptor's);
+ * without one, the options are taken as checked (the dialer's, by `connect()`) and every OPEN and
+ * PUBLISH that passes the frame checks is taken. Its streams hold the session itself as their
+ * host.
  */
 export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   // A field the constructor always sets is `declare`d: created there, in one order, no field list.
@@ -160,41 +161,19 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   goAwayReceived: GoAway | undefined;
 
   /**
-   * Creates the session over an open transport, with `policy`'s rules for what arrives.
+   * Creates the session over an open transport, with `policy`'s rules for what arrives and its
+   * check of `options` ({@linkcode SessionPolicy.check}).
    *
-   * @throws {TypeError} When `side` or `codec` is invalid; {@linkcode resolveLimits}'s errors.
-   * @throws {RangeError} When `firstStreamId` is not a positive safe integer of the side's parity.
+   * @throws {TypeError | RangeError} What `policy.check()` throws; {@linkcode resolveLimits}'s
+   * errors.
    */
   constructor(sink: SessionSink, options: SessionOptions, policy?: SessionPolicy) {
-    if (options?.side !== 'dialer' && options?.side !== 'acceptor') {
-      throw new TypeError(
-        mustBe('create Session', 'side', '"dialer" or "acceptor"', options?.side),
-      );
-    }
+    // The acceptor's policy checks the options first; the dialer's are the ones connect() checked.
+    policy?.check(options);
     const codec: Codec = options.codec;
-    if (
-      // An object or a function (`jsonCodec` is both) with `encode` and `decode`.
-      typeof codec?.encode !== 'function' || typeof codec.decode !== 'function'
-    ) {
-      throw new TypeError(
-        mustBe('create Session', 'codec', 'a Codec', codec),
-      );
-    }
     const limits = sharedLimits(options.limits);
     const parity = options.side === 'dialer' ? 1 : 0;
     const first = options.firstStreamId ?? 2 - parity;
-    if (!isStreamId(first) || first % 2 !== parity) {
-      throw new RangeError(
-        mustBe(
-          'create Session',
-          'firstStreamId',
-          `a positive safe integer of the ${options.side}'s parity (${
-            parity === 1 ? 'odd' : 'even'
-          })`,
-          first,
-        ),
-      );
-    }
     this.side = options.side;
     this.codec = codec;
     this.limits = limits;
@@ -413,7 +392,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     this.#table = undefined;
     this.#only = undefined;
     if (only !== undefined) control.lost(only);
-    if (table !== undefined) { for (const stream of table.values()) control.lost(stream); }
+    table?.forEach(control.lost);
     this.#remoteActive = 0;
     this.onIdle?.();
     this.emit(this.options.onClose, { code, reason, local });
@@ -469,7 +448,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   ): Stream {
     const signal = options?.signal;
     const muxws = options?.[MUXWS];
-    if (this.isClosed) {
+    if (this.#closed) {
       throw new NotConnectedError('Cannot open a stream: the connection has ended');
     }
     if (this.goAwayReceived !== undefined) {
@@ -493,7 +472,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
         mustBe('open a stream', 'signal', 'an AbortSignal', signal),
       );
     }
-    const id = this.nextStreamId;
+    const id = this.#nextId;
     if (!Number.isSafeInteger(id)) {
       throw new NotConnectedError('Cannot open a stream: stream ids are exhausted');
     }
@@ -536,10 +515,8 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
    */
   request(payload: unknown, options?: WithMuxws<RequestOptions>): Promise<unknown> {
     const timeoutMs = options?.timeoutMs;
-    if (
-      timeoutMs !== undefined &&
-      (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || !Number.isFinite(timeoutMs))
-    ) {
+    // `Number.isFinite()` is false for anything but a finite number.
+    if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs < 0)) {
       return Promise.reject(
         new RangeError(
           mustBe('send a request', 'timeoutMs', 'a non-negative number', timeoutMs),

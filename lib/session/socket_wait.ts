@@ -97,7 +97,8 @@ export class SocketWait {
     if (waiting !== undefined) {
       for (const stream of waiting) {
         if (host.isClosed) return;
-        control.flush(stream);
+        // No credit: the stream's waiting writes retry.
+        control.credit(stream, 0);
       }
     }
     // Called by drain() with nothing left waiting: the armed re-check has nothing to do.

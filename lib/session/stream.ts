@@ -157,12 +157,13 @@ interface StreamControl {
   end(stream: Stream): boolean;
   /** RESET arrived, with the issues of its `:issues` header. */
   reset(stream: Stream, code: string, message: string, issues: readonly Issue[]): void;
-  /** CREDIT arrived. */
+  /**
+   * CREDIT arrived: waiting writes go while they may. With 0 units, the socket may have drained:
+   * waiting writes retry.
+   */
   credit(stream: Stream, units: number): void;
   /** The session ended. */
   lost(stream: Stream): void;
-  /** The socket may have drained: waiting writes retry. */
-  flush(stream: Stream): void;
   /** Turns a just-opened stream into a request. */
   request(stream: Stream, timeoutMs: number | undefined): Promise<unknown>;
   /** Resets the stream with `cancel` when `signal` aborts. */
@@ -703,7 +704,6 @@ export class Stream<R = unknown, W = unknown> {
       stream.#flush();
     };
     control.lost = (stream) => stream.#fail(lostError(stream.id), undefined, '', false);
-    control.flush = (stream) => stream.#flush();
     control.request = (stream, timeoutMs) => stream.#startRequest(timeoutMs);
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);

@@ -275,10 +275,16 @@ for (const codec of codecs) {
     }
   });
 
-  test(`session.md ${c} the Session constructor checks side and codec`, () => {
+  test(`session.md ${c} a Session made with the acceptor's policy checks side and codec`, () => {
     const sink = { send() {}, close() {} };
-    assert.throws(() => new Session(sink, { side: 'server' as never, codec }), TypeError);
-    assert.throws(() => new Session(sink, { side: 'dialer', codec: {} as never }), TypeError);
+    assert.throws(
+      () => new Session(sink, { side: 'server' as never, codec }, acceptorPolicy),
+      TypeError,
+    );
+    assert.throws(
+      () => new Session(sink, { side: 'dialer', codec: {} as never }, acceptorPolicy),
+      TypeError,
+    );
     assert.throws(
       () => new Session(sink, { side: 'dialer', codec, limits: { maxStreams: 0 } }),
       RangeError,
@@ -528,16 +534,19 @@ test("WSM-WIRE-004 firstStreamId continues a restored side where the old session
     ]] as const
   ) {
     assert.throws(
-      () => probe(side, { firstStreamId: bad }),
+      () => restored(side, bad),
       (error: unknown) =>
         error instanceof RangeError &&
         error.message.includes('"firstStreamId"') && error.message.includes(String(bad)),
       `${side} ${bad}`,
     );
   }
-  assert.throws(() => probe('acceptor', { firstStreamId: 2.5 }), RangeError);
-  assert.throws(
-    () => probe('acceptor', { firstStreamId: Number.MAX_SAFE_INTEGER + 1 }),
-    RangeError,
-  );
+  assert.throws(() => restored('acceptor', 2.5), RangeError);
+  assert.throws(() => restored('acceptor', Number.MAX_SAFE_INTEGER + 1), RangeError);
 });
+
+/** A session made as the acceptor makes a restored peer's: with its policy, which checks the id. */
+function restored(side: 'dialer' | 'acceptor', firstStreamId: number): Session {
+  const sink = { send() {}, close() {} };
+  return new Session(sink, { side, codec: jsonCodec, firstStreamId }, acceptorPolicy);
+}
