@@ -7,6 +7,10 @@
  * `--runtimes deno,bun,node`,
  * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery`
  * (`broadcast` measures a ~100-byte and a ~4 KiB frame, rows `broadcast` and `broadcast-4k`;
+ * `scale`: bench/scale.ts, the peer curves `scale-idle`, `scale-broadcast`, `scale-accept` at
+ * 1,000, 10,000 and the most peers the machine allows, not in the default list, `npm run
+ * bench:scale`, `--scale-ns 1000,5000` for other Ns; each writes `<scenario>.svg` beside the
+ * results;
  * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`).
@@ -32,6 +36,9 @@ import { type Row, sleep } from './_common.ts';
 import { bundleSizes } from './bundle.ts';
 import { herdRuntimes, type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
 import { recoveryScenario } from './recovery.ts';
+import { scaleScenario } from './scale.ts';
+import { scaleChart } from './_chart.ts';
+import { scaleTable } from './scale_table.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const BIN = `${ROOT}/node_modules/.bin`;
@@ -54,7 +61,9 @@ const scenarios = listOption(
 );
 /** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
-const BUDGET_MS = (quick ? 60_000 : 480_000) + RECOVERY_MS;
+/** The scale curves' share: 18 points of up to ~20,000 peers (`--quick`: 12 of 1,000). */
+const SCALE_MS = scenarios.includes('scale') ? (quick ? 90_000 : 600_000) : 0;
+const BUDGET_MS = (quick ? 60_000 : 480_000) + RECOVERY_MS + SCALE_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 60_000;
 const REPS = quick ? 1 : 5;
@@ -205,6 +214,7 @@ function buildForNode(): void {
     'herd',
     '_recovery_server',
     '_recovery_dialers',
+    '_scale_clients',
   ]
     .map((name) => `bench/${name}.ts`);
   const proc = new Deno.Command(`${BIN}/esbuild`, {
@@ -462,7 +472,10 @@ function value(scenario: string, runtime: string, subject: string, metric: strin
 }
 
 function addRatios(): void {
-  const pairs = new Set(rows.map((r) => `${r.scenario}|${r.runtime}`));
+  // The scale curves carry their own ratios, one per N (bench/scale.ts).
+  const pairs = new Set(
+    rows.filter((r) => !r.scenario.startsWith('scale-')).map((r) => `${r.scenario}|${r.runtime}`),
+  );
   for (const pair of pairs) {
     const [scenario, runtime] = pair.split('|');
     const [metric, lowerBetter] = mainMetric(scenario);
@@ -673,6 +686,8 @@ function tables(): string {
       );
     }
   }
+  const scale = scaleTable(rows);
+  if (scale) out.push('', scale);
   const sizes = rows.filter((r) => r.scenario === 'bundle' && r.metric === 'min+gzip');
   if (sizes.length) {
     out.push('', '| bundle | min | min+gzip | socket.io ÷ this |', '| --- | --- | --- | --- |');
@@ -714,6 +729,10 @@ function finish(): void {
   writeFileSync(`${OUT}/herd.json`, JSON.stringify(herdRuns) + '\n');
   const text = `${machine()}\n\n${tables()}\n`;
   writeFileSync(`${OUT}/latest.md`, text);
+  for (const scenario of new Set(rows.map((r) => r.scenario))) {
+    const svg = scenario.startsWith('scale-') ? scaleChart(rows, scenario) : undefined;
+    if (svg !== undefined) writeFileSync(`${OUT}/${scenario}.svg`, svg);
+  }
   console.log(text);
 }
 
@@ -749,6 +768,12 @@ async function main(): Promise<void> {
           log(`idle-memory on ${runtime} failed: ${(error as Error).message}`);
         }
       }
+    }
+    if (scenarios.includes('scale')) {
+      // Before recovery, which keeps its own share of the budget.
+      const scaleLeft = () => left() - RECOVERY_MS;
+      const ns = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
+      rows.push(...await scaleScenario({ runtimes, quick, ns, start, log, left: scaleLeft }));
     }
     if (scenarios.includes('recovery')) {
       if (left() < RECOVERY_MS) log('recovery skipped: out of time');
