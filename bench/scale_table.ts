@@ -71,7 +71,9 @@ export function scaleTable(rows: readonly Row[]): string {
       for (const runtime of [...new Set(ratioRows.map((r) => r.runtime))]) {
         const at = (n: number) => ratioRows.find((r) => r.runtime === runtime && r.n === n)?.value;
         out.push(
-          `| muxws vs raw on ${runtime} | ${ns.map((n) => `${fmt(at(n))}×`).join(' | ')} | |`,
+          `| muxws vs raw on ${runtime} | ${
+            ns.map((n) => at(n) === undefined ? '–' : `${fmt(at(n))}×`).join(' | ')
+          } | |`,
         );
       }
     }
