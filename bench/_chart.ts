@@ -142,13 +142,22 @@ export function scaleChart(rows: readonly Row[], scenario: string): string | und
     `<line x1="${LEFT}" y1="${TOP}" x2="${LEFT}" y2="${TOP + plotH}"/>`,
     `</g>`,
   ];
-  for (const n of ns) {
+  // A tick too near a labelled one keeps its mark but not its label (16k beside 19.5k); from the
+  // largest N down, so the largest always has its label.
+  let labelled = Infinity;
+  for (const n of [...ns].reverse()) {
+    const near = labelled - x(n) < 36;
+    if (!near) labelled = x(n);
     out.push(
       `<line x1="${num(x(n))}" y1="${TOP + plotH}" x2="${num(x(n))}" y2="${
         TOP + plotH + 5
       }" stroke="#333"/>`,
-      `<text x="${num(x(n))}" y="${TOP + plotH + 18}" text-anchor="middle">${short(n)}</text>`,
     );
+    if (!near) {
+      out.push(
+        `<text x="${num(x(n))}" y="${TOP + plotH + 18}" text-anchor="middle">${short(n)}</text>`,
+      );
+    }
   }
   for (let v = 0; v <= yMax + yStep / 2; v += yStep) {
     out.push(
