@@ -253,6 +253,8 @@ export function flatness(rows: readonly ScaleRow[]): ScaleRow[] {
     const sorted = [...curve].sort((a, b) => a.n - b.n);
     const first = sorted[0];
     const last = sorted[sorted.length - 1];
+    // A figure of 0 or less (memory that shrank at a tiny N) has no ratio.
+    if (!(first.value > 0 && last.value > 0)) continue;
     out.push({
       scenario,
       runtime,

@@ -58,7 +58,7 @@ export function scaleTable(rows: readonly Row[]): string {
         const flat = mine.find((r) =>
           r.subject === 'flatness' && r.runtime === runtime && r.metric === `${metric} (${subject})`
         )?.value;
-        const mark = flat === undefined ? '' : flat <= 1.2 ? ' ✓' : ' ✗';
+        const mark = flat === undefined || !Number.isFinite(flat) ? '' : flat <= 1.2 ? ' ✓' : ' ✗';
         out.push(
           `| ${subject} on ${runtime} | ${ns.map((n) => fmt(at(n))).join(' | ')} | ${
             fmt(flat)

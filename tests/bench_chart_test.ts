@@ -125,6 +125,12 @@ test('scale: flatness is the cost at the largest N over the smallest, per runtim
   assert.equal(find('deliveries-per-second (muxws)')?.value, 2);
   // A total (elapsed) is no cost per unit: no flatness.
   assert.equal(find('elapsed (muxws)'), undefined);
+  // Memory that shrank at the smallest N (a figure of 0 or less) gives no ratio.
+  const shrank = flatness([
+    row('scale-idle', 'node', 'raw', 'rss-per-peer', 50, 0),
+    row('scale-idle', 'node', 'raw', 'rss-per-peer', 200, 6_554),
+  ]);
+  assert.deepEqual(shrank, []);
   assert.ok(flat.every((r) => r.subject === 'flatness' && r.unit === '×'));
   assert.equal(find('rss-per-peer (muxws)')?.n, 19_500);
 
