@@ -8,6 +8,10 @@
  *   the others have no GOAWAY and close as `close1012` does), `close1012` (every socket closed
  *   with a bare 1012; socket.io: every engine socket closed): print `EVENT <epoch ms>`.
  * - `live`: prints `LIVE <open connections>`.
+ * - `cpu`: prints `CPU <µs of CPU this process used so far>`.
+ * - `bcast`: broadcasts one ~100-byte message to every connection (muxws:
+ *   `acceptor.broadcast('all', …)`; raw: the one string sent to every socket in a loop) and prints
+ *   `BCAST <epoch ms when it started, fractional> <count>` once it was handed to every socket.
  * - `arrivals`: prints `ARRIVALS {"t0":…,"times":[…]}`, the first arrival of each dialer (the `c`
  *   query parameter) since the last event or, without one, since the server was ready, in ms.
  * - `stalls`: with `--watch-stalls 1`, prints `STALLS [[from, to]…]`, the event loop's stalls
@@ -104,6 +108,13 @@ function left(): void {
 interface Subject {
   close1012(): void;
   goaway(): void;
+  /** One ~100-byte broadcast to every connection; resolves with how many it was handed to. */
+  broadcast(): Promise<number>;
+}
+
+/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,6 +193,11 @@ const rawSubject: Subject = {
   goaway() {
     rawSubject.close1012();
   },
+  broadcast() {
+    const text = BROADCAST_TEXTS.get(100)!;
+    for (const socket of rawSockets) socket.send(text);
+    return Promise.resolve(rawSockets.size);
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -225,6 +241,9 @@ const muxwsSubject: Subject = {
     acceptor = makeAcceptor();
     old.close().catch((error) => console.error('close failed:', error));
   },
+  broadcast() {
+    return acceptor.broadcast('all', broadcastOf(100));
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -256,6 +275,10 @@ function socketIo(server: ReturnType<typeof createServer>): Subject {
     },
     goaway() {
       this.close1012();
+    },
+    broadcast() {
+      io.to('all').emit('b', broadcastOf(100));
+      return Promise.resolve(io.of('/').sockets.size);
     },
   };
 }
@@ -454,6 +477,17 @@ async function main(): Promise<void> {
       case 'live':
         console.log(`LIVE ${live}`);
         break;
+      case 'cpu':
+        console.log(`CPU ${cpuMicros()}`);
+        break;
+      case 'bcast': {
+        const at = epochMs();
+        hooks.broadcast().then(
+          (count) => console.log(`BCAST ${at} ${count}`),
+          (error) => console.error('broadcast failed:', error),
+        );
+        break;
+      }
       case 'arrivals':
         console.log(
           `ARRIVALS ${JSON.stringify({ t0, times: [...arrivals.values()].map((t) => t - t0) })}`,

@@ -7,6 +7,10 @@
  * `--runtimes deno,bun,node`,
  * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery`
  * (`broadcast` measures a ~100-byte and a ~4 KiB frame, rows `broadcast` and `broadcast-4k`;
+ * `scale`: bench/scale.ts, the peer curves `scale-idle`, `scale-broadcast`, `scale-accept` at
+ * 1,000, 10,000 and the most peers the machine allows, not in the default list, `npm run
+ * bench:scale`, `--scale-ns 1000,5000` for other Ns; each writes `<scenario>.svg` beside the
+ * results;
  * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`),
@@ -29,8 +33,9 @@
  * `bench/results/latest.md` (the same tables in Markdown, and the scored summary),
  * `bench/results/rounds.json` (every figure's value in each round) and `bench/results/herd.json`
  * (the arrival histograms). `bench/compare.ts a.json b.json` puts two runs' scored ratios side by
- * side. The whole run is bounded: 13 minutes (1 with `--quick`), plus 50 s (30 s)
- * when `recovery` is among the scenarios, after which
+ * side. The whole run is bounded: 13 minutes (1 with `--quick`), plus 50 s (30 s) when `recovery`
+ * is among the scenarios and 15 minutes (90 s) when `scale` is (15 minutes alone for
+ * `--scenarios scale`), after which
  * every child process is killed and what was measured so far is written.
  *
  * @module
@@ -55,6 +60,9 @@ import {
 import { bundleSizes } from './bundle.ts';
 import { herdRuntimes, type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
 import { recoveryScenario } from './recovery.ts';
+import { scaleScenario } from './scale.ts';
+import { scaleChart } from './_chart.ts';
+import { scaleTable } from './scale_table.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const BIN = `${ROOT}/node_modules/.bin`;
@@ -77,7 +85,11 @@ const scenarios = listOption(
 );
 /** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
-const BUDGET_MS = (quick ? 60_000 : 780_000) + RECOVERY_MS;
+/** The scale curves' share: 18 points of up to ~20,000 peers (`--quick`: 12 of 1,000). */
+const SCALE_MS = scenarios.includes('scale') ? (quick ? 90_000 : 900_000) : 0;
+/** Whether anything but the scale curves runs: the base budget is theirs. */
+const OTHERS = scenarios.some((scenario) => scenario !== 'scale');
+const BUDGET_MS = (OTHERS ? (quick ? 60_000 : 780_000) : 0) + RECOVERY_MS + SCALE_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 150_000;
 const REPS = roundsOption(argv, quick);
@@ -238,6 +250,7 @@ function buildForNode(): void {
     'herd',
     '_recovery_server',
     '_recovery_dialers',
+    '_scale_clients',
   ]
     .map((name) => `bench/${name}.ts`);
   const proc = new Deno.Command(`${BIN}/esbuild`, {
@@ -553,7 +566,10 @@ function pushRatio(
 }
 
 function addRatios(): void {
-  const pairs = new Set(rows.map((r) => `${r.scenario}|${r.runtime}`));
+  // The scale curves carry their own ratios, one per N (bench/scale.ts).
+  const pairs = new Set(
+    rows.filter((r) => !r.scenario.startsWith('scale-')).map((r) => `${r.scenario}|${r.runtime}`),
+  );
   for (const pair of pairs) {
     const [scenario, runtime] = pair.split('|');
     if (scenario === 'method') continue;
@@ -797,6 +813,8 @@ function tables(): string {
       );
     }
   }
+  const scale = scaleTable(rows);
+  if (scale) out.push('', scale);
   const sizes = rows.filter((r) => r.scenario === 'bundle' && r.metric === 'min+gzip');
   if (sizes.length) {
     out.push('', '| bundle | min | min+gzip | socket.io ÷ this |', '| --- | --- | --- | --- |');
@@ -852,6 +870,10 @@ function finish(): void {
       scoreTable(rows)
     }\n`;
   writeFileSync(`${OUT}/latest.md`, text);
+  for (const scenario of new Set(rows.map((r) => r.scenario))) {
+    const svg = scenario.startsWith('scale-') ? scaleChart(rows, scenario) : undefined;
+    if (svg !== undefined) writeFileSync(`${OUT}/${scenario}.svg`, svg);
+  }
   console.log(text);
 }
 
@@ -888,6 +910,19 @@ async function main(): Promise<void> {
           log(`idle-memory on ${runtime} failed: ${(error as Error).message}`);
         }
       }
+    }
+    if (scenarios.includes('scale')) {
+      // Before recovery, which keeps its own share of the budget.
+      const scaleLeft = () => left() - RECOVERY_MS;
+      const ns = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
+      if (ns !== undefined && (ns.length === 0 || !ns.every((n) => Number.isInteger(n) && n > 0))) {
+        throw new RangeError(
+          `--scale-ns must be a comma list of whole numbers of at least 1: current value is "${
+            listOption('scale-ns', '').join(',')
+          }"`,
+        );
+      }
+      rows.push(...await scaleScenario({ runtimes, quick, ns, start, log, left: scaleLeft }));
     }
     if (scenarios.includes('recovery')) {
       if (left() < RECOVERY_MS) log('recovery skipped: out of time');

@@ -1,0 +1,75 @@
+/**
+ * One client process of the `scale` scenario (`bench/scale.ts`): `<runtime>
+ * bench/_scale_clients.ts --subject raw|muxws --port P --count n [--parallel 16] [--max-ms 60000]`.
+ * Several of them share the peers of one curve point, each under its own open-file limit.
+ *
+ * It prints `READY` once loaded and waits for `go` on stdin, so the time to accept is not the
+ * time to start a process. Then it opens `count` clients (muxws with its hello), `parallel` in
+ * progress at once (each given 10 s), until all are established or `max-ms` passed, and prints `OPEN <opened>
+ * <failed> <epoch ms when the last one was established>`. The clients stay open and idle; each
+ * time every one of them has received one more broadcast it prints `GOT <k> <epoch ms>` (the
+ * k-th broadcast, the time its last copy arrived). It exits when its stdin closes.
+ *
+ * @module
+ */
+import process from 'node:process';
+import { type BenchClient, openClient, type Subject } from './_clients.ts';
+import { numberOption, option, readLines, within } from './_common.ts';
+
+const subject = option('subject', 'raw') as Subject;
+const port = numberOption('port', 0);
+const count = numberOption('count', 1_000);
+const parallel = Math.max(1, numberOption('parallel', 16));
+const maxMs = numberOption('max-ms', 60_000);
+/** The first dialer id of this process, so the ids of the processes of one point differ. */
+const firstId = numberOption('first-id', 0);
+
+/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+const clients: BenchClient[] = [];
+let received = 0;
+
+function onBroadcast(): void {
+  received++;
+  if (clients.length > 0 && received % clients.length === 0) {
+    console.log(`GOT ${received / clients.length} ${epochMs()}`);
+  }
+}
+
+async function open(): Promise<void> {
+  let next = 0;
+  let failed = 0;
+  let last = epochMs();
+  const stopAt = Date.now() + maxMs;
+  const worker = async () => {
+    while (next < count && Date.now() < stopAt) {
+      const id = firstId + next++;
+      try {
+        // A server out of file descriptors leaves a handshake hanging: it counts as failed.
+        const client = await within(openClient(subject, port, id), 10_000, `client ${id}`);
+        client.onBroadcast = onBroadcast;
+        clients.push(client);
+        last = epochMs();
+      } catch {
+        failed++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
+  console.log(`OPEN ${clients.length} ${failed} ${last}`);
+}
+
+let started = false;
+readLines((line) => {
+  if (line !== 'go' || started) return;
+  started = true;
+  open().catch((error) => {
+    console.error('scale clients failed:', error);
+    process.exit(1);
+  });
+});
+process.stdin.on('end', () => process.exit(0));
+console.log('READY');

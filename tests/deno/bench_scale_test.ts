@@ -1,0 +1,88 @@
+// The scale scenario of bench/run.ts end to end at tiny N on Deno: a server process and two client
+// processes per point on 127.0.0.1, muxws and raw at 20 and 60 peers. It checks that every curve
+// has its rows at every N, the flatness and ratio rows, and the charts, not the speed. Bounded at
+// 90 s.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ScaleRow } from '../../bench/scale.ts';
+
+const root = new URL('../../', import.meta.url);
+
+test(
+  'bench: --scenarios scale measures idle memory, broadcast and accept per peer at each N, with flatness and charts',
+  {
+    timeout: 120_000,
+  },
+  async () => {
+    const out = mkdtempSync(join(tmpdir(), 'muxws-bench-scale-'));
+    try {
+      const run = await new Deno.Command(Deno.execPath(), {
+        args: [
+          'run',
+          '-A',
+          'bench/run.ts',
+          '--quick',
+          '--runtimes',
+          'deno',
+          '--scenarios',
+          'scale',
+          '--scale-ns',
+          '20,60',
+          '--out',
+          out,
+        ],
+        cwd: root,
+        env: { NO_COLOR: '1' },
+        stdin: 'null',
+        stdout: 'null',
+        signal: AbortSignal.timeout(90_000),
+      }).output();
+      const stderr = new TextDecoder().decode(run.stderr);
+      assert.equal(run.code, 0, stderr);
+      assert.doesNotMatch(stderr, /failed|skipped/, stderr);
+      const rows = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as ScaleRow[];
+      const at = (scenario: string, subject: string, metric: string, n: number) =>
+        rows.find((r) =>
+          r.scenario === scenario && r.subject === subject && r.metric === metric && r.n === n &&
+          r.runtime === 'deno'
+        );
+      for (const subject of ['muxws', 'raw']) {
+        for (const n of [20, 60]) {
+          assert.equal(at('scale-accept', subject, 'connections', n)?.value, n);
+          for (
+            const [scenario, metric] of [
+              ['scale-accept', 'time-per-connection'],
+              ['scale-accept', 'server-cpu-per-connection'],
+              ['scale-idle', 'heap-per-peer'],
+              ['scale-broadcast', 'deliveries-per-second'],
+              ['scale-broadcast', 'server-cpu-per-delivery'],
+            ]
+          ) {
+            const value = at(scenario, subject, metric, n)?.value;
+            assert.ok(value !== undefined && value > 0, `${scenario} ${metric} ${subject} ${n}`);
+          }
+          assert.ok(Number.isFinite(at('scale-idle', subject, 'rss-per-peer', n)?.value));
+        }
+        for (const metric of ['rss-per-peer', 'deliveries-per-second', 'time-per-connection']) {
+          const flat = rows.find((r) =>
+            r.subject === 'flatness' && r.metric === `${metric} (${subject})`
+          );
+          assert.ok(flat !== undefined && Number.isFinite(flat.value) && flat.n === 60, metric);
+        }
+      }
+      assert.ok(at('scale-broadcast', 'ratio', 'vs-raw', 60) !== undefined);
+      for (const scenario of ['scale-idle', 'scale-broadcast', 'scale-accept']) {
+        assert.ok(existsSync(join(out, `${scenario}.svg`)), scenario);
+      }
+      assert.match(
+        readFileSync(join(out, 'latest.md'), 'utf8'),
+        /\| scale-broadcast: deliveries-per-second/,
+      );
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  },
+);
