@@ -9,7 +9,9 @@
  * production, and a heap that grows from one acceptor to the next shows in the one process.
  *
  * After each restart, once every dialer is back and the old acceptor closed, the acceptor
- * process's heap is measured after a garbage collection (the least of three measurements). Every
+ * process's heap is read after a garbage collection every 5 s until the next restart (or the end);
+ * the heap after that restart is the median of those readings, so one reading that a conservative
+ * collector (Bun's) or a burst of calls in flight left high or low decides nothing. Every
  * minute it prints the acceptor's heap and RSS (after a garbage collection), the dialers'
  * processes' (summed), the calls made, answered and refused during a restart, the unexpected
  * errors (`bench/_soak_dialers.ts` says which are expected) and the unsettled calls (those that
@@ -22,7 +24,8 @@
  *
  * Options: `--runtimes deno,bun,node` (one after another; `--concurrent` runs them at once),
  * `--dialers 2000` (per runtime), `--per-process 500`, `--minutes 30`,
- * `--restart-every-ms 300000`, `--row-every-ms 60000`, `--call-every-ms 1000` (per dialer),
+ * `--restart-every-ms 300000`, `--row-every-ms 60000`, `--heap-every-ms 5000`,
+ * `--call-every-ms 1000` (per dialer),
  * `--tick-ms 1000` (broadcasts and subscription messages), `--out bench/results`, and
  * `--self-test-leak`: the acceptor keeps every call's input, a leak the run must catch (it then
  * fails, and writes `soak-self-test-leak.json`).
@@ -34,7 +37,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
-import { sleep } from './_common.ts';
+import { median, sleep } from './_common.ts';
 import { buildForNode, Child, command, killAll, ROOT } from './_child.ts';
 import type { Stats } from './_soak_dialers.ts';
 
@@ -70,6 +73,7 @@ const PER_PROCESS = numberFlag('per-process', 500, 1);
 const DURATION_MS = numberFlag('minutes', 30, 0.1) * 60_000;
 const RESTART_EVERY_MS = numberFlag('restart-every-ms', 300_000, 1000);
 const ROW_EVERY_MS = numberFlag('row-every-ms', 60_000, 1000);
+const HEAP_EVERY_MS = numberFlag('heap-every-ms', 5_000, 1000);
 const CALL_EVERY_MS = numberFlag('call-every-ms', 1000, 10);
 const TICK_MS = numberFlag('tick-ms', 1000, 10);
 const OUT = flag('out', `${ROOT}/bench/results`);
@@ -116,13 +120,19 @@ interface MinuteRow {
   broadcasts: number;
 }
 
-/** One restart: when, how long the old acceptor's close took, and the heap once settled. */
+/**
+ * One restart: when (ms into the soak), how long the old acceptor's close took, when every dialer
+ * was back, and the heap after it: the median of the readings (`heaps`, after a garbage
+ * collection each) from then until the next restart or the end, and the RSS likewise.
+ */
 interface Restart {
   atMs: number;
   closeMs: number;
   allBackMs: number;
   heap: number;
   rss: number;
+  heaps: number[];
+  rsses: number[];
 }
 
 interface RuntimeResult {
@@ -196,6 +206,7 @@ async function minuteRow(
     serverMem(server),
     dialerStats(processes, 'stats'),
   ]);
+  heapReading(result, acceptor);
   const row: MinuteRow = {
     runtime: result.runtime,
     minute,
@@ -243,14 +254,22 @@ async function restart(result: RuntimeResult, server: Child, atMs: number): Prom
     );
   }
   const allBackMs = Date.now() - begun;
-  // The least of three: a leak raises the floor, a burst of calls in flight only one reading.
-  const readings = [mem, await serverMem(server), await serverMem(server)];
-  const least = readings.reduce((a, b) => (b.heap < a.heap ? b : a));
-  result.restarts.push({ atMs, closeMs, allBackMs, heap: least.heap, rss: least.rss });
+  result.restarts.push({ atMs, closeMs, allBackMs, heap: 0, rss: 0, heaps: [], rsses: [] });
+  heapReading(result, mem);
   log(
     `${result.runtime}: restart ${result.restarts.length} at ${(atMs / 1000).toFixed(0)} s: ` +
-      `close took ${closeMs} ms, all back after ${allBackMs} ms, heap ${mb(least.heap)}`,
+      `close took ${closeMs} ms, all back after ${allBackMs} ms, heap ${mb(mem.heap)}`,
   );
+}
+
+/** Adds a reading to the heap after the latest restart (none before the first). */
+function heapReading(result: RuntimeResult, mem: ServerMem): void {
+  const latest = result.restarts.at(-1);
+  if (latest === undefined) return;
+  latest.heaps.push(mem.heap);
+  latest.rsses.push(mem.rss);
+  latest.heap = median(latest.heaps);
+  latest.rss = median(latest.rsses);
 }
 
 function judge(result: RuntimeResult, failure: unknown): void {
@@ -272,7 +291,9 @@ function judge(result: RuntimeResult, failure: unknown): void {
       reasons.push(
         `the heap after the last restart is ${
           (verdict.heapGrowth * 100).toFixed(1)
-        } % above the heap after the first (${mb(verdict.heapAfterFirstRestart)} → ${
+        } % above the heap after the first (medians of ${restarts[0].heaps.length} and ${
+          restarts.at(-1)!.heaps.length
+        } readings: ${mb(verdict.heapAfterFirstRestart)} → ${
           mb(verdict.heapAfterLastRestart)
         }), more than ${HEAP_TOLERANCE * 100} %`,
       );
@@ -325,15 +346,20 @@ async function soakOne(runtime: string): Promise<void> {
     const t0 = Date.now();
     let nextRestart = RESTART_EVERY_MS;
     let nextRow = ROW_EVERY_MS;
+    let nextHeap = Infinity;
     while (true) {
-      const due = Math.min(nextRestart, nextRow, DURATION_MS);
+      const due = Math.min(nextRestart, nextRow, nextHeap, DURATION_MS);
       await sleep(Math.max(0, t0 + due - Date.now()));
       if (due === DURATION_MS) break;
-      if (due === nextRestart) {
+      if (due === nextHeap) {
+        heapReading(result, await serverMem(server));
+        nextHeap = Date.now() - t0 + HEAP_EVERY_MS;
+      } else if (due === nextRestart) {
         nextRestart += RESTART_EVERY_MS;
         // A restart too close to the end leaves no time to settle and be measured.
         if (DURATION_MS - due >= Math.min(RESTART_EVERY_MS, 30_000)) {
           await restart(result, server, Date.now() - t0);
+          nextHeap = Date.now() - t0 + HEAP_EVERY_MS;
         }
       } else {
         nextRow += ROW_EVERY_MS;
