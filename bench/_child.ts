@@ -110,7 +110,7 @@ export function killAll(): void {
 
 /**
  * The command running `script` (a file of bench/ without extension) on `runtime`, with garbage
- * collection exposed; Node runs the bundle of it in `nodeBuild` ({@linkcode buildForNode}).
+ * collection exposed; Node runs the bundle of it in `nodeBuild` ({@linkcode bundleEntries}).
  */
 export function command(
   runtime: string,
@@ -132,13 +132,14 @@ export function command(
 }
 
 /**
- * Bundles `bench/<name>.ts` for each of `names` into `outdir` as `<name>.mjs` (packages left
- * external), for Node; `outdir` must sit inside the repository so packages resolve.
+ * Bundles each of `entries` (paths from the repository's root, such as `bench/_server.ts`) into
+ * `outdir` as `<name>.mjs` (packages left external), for Node; `outdir` must sit inside the
+ * repository so packages resolve.
  */
-export function buildForNode(names: string[], outdir: string): void {
+export function bundleEntries(entries: string[], outdir: string): void {
   const proc = new Deno.Command(`${BIN}/esbuild`, {
     args: [
-      ...names.map((name) => `bench/${name}.ts`),
+      ...entries,
       '--bundle',
       '--platform=node',
       '--format=esm',

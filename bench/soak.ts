@@ -38,7 +38,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
 import { median, sleep } from './_common.ts';
-import { buildForNode, Child, command, killAll, ROOT } from './_child.ts';
+import { bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
 import type { Stats } from './_soak_dialers.ts';
 
 const argv = Deno.args;
@@ -434,7 +434,9 @@ async function main(): Promise<void> {
     } min, a restart every ${RESTART_EVERY_MS / 1000} s${leak ? ', leaking on purpose' : ''}`,
   );
   try {
-    if (runtimes.includes('node')) buildForNode(['_soak_server', '_soak_dialers'], NODE_BUILD);
+    if (runtimes.includes('node')) {
+      bundleEntries(['bench/_soak_server.ts', 'bench/_soak_dialers.ts'], NODE_BUILD);
+    }
     if (concurrent) await Promise.all(runtimes.map(soakOne));
     else for (const runtime of runtimes) await soakOne(runtime);
   } finally {
