@@ -37,7 +37,16 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
-import { median, sleep } from './_common.ts';
+import { sleep } from './_common.ts';
+import {
+  HEAP_TOLERANCE,
+  heapReading,
+  judge,
+  mb,
+  type MinuteRow,
+  type RuntimeResult,
+  type ServerMem,
+} from './_soak_verdict.ts';
 import { bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
 import type { Stats } from './_soak_dialers.ts';
 
@@ -80,8 +89,6 @@ const OUT = flag('out', `${ROOT}/bench/results`);
 /** Each call's own timeout, and the deadline past which a call that never settled is counted. */
 const CALL_TIMEOUT_MS = 10_000;
 const CALL_DEADLINE_MS = 30_000;
-/** The heap after the last restart may exceed the heap after the first by this share. */
-const HEAP_TOLERANCE = 0.1;
 /** Bounds on the steps around the soak itself, per runtime. */
 const OPEN_MS = 60_000 + DIALERS * 30;
 const RESTART_SETTLE_MS = 60_000;
@@ -91,76 +98,11 @@ const SLACK_MS = 30_000 + OPEN_MS + FINISH_MS +
 const BUDGET_MS = concurrent ? DURATION_MS + SLACK_MS : runtimes.length * (DURATION_MS + SLACK_MS);
 const NODE_BUILD = `${ROOT}/bench/results/soak-node-${Deno.pid}`;
 
-/** The acceptor process's `MEM` line. */
-interface ServerMem {
-  rss: number;
-  heap: number;
-  peers: number;
-  errors: number;
-  samples: string[];
-  kept: number;
-}
-
-/** One minute row. */
-interface MinuteRow {
-  runtime: string;
-  minute: number;
-  acceptor: { rss: number; heap: number; peers: number };
-  dialers: { rss: number; heap: number };
-  calls: number;
-  answered: number;
-  refused: number;
-  crossed: number;
-  inFlight: number;
-  unsettled: number;
-  unexpected: number;
-  reopened: number;
-  reconnected: number;
-  ticks: number;
-  broadcasts: number;
-}
-
-/**
- * One restart: when (ms into the soak), how long the old acceptor's close took, when every dialer
- * was back, and the heap after it: the median of the readings (`heaps`, after a garbage
- * collection each) from then until the next restart or the end, and the RSS likewise.
- */
-interface Restart {
-  atMs: number;
-  closeMs: number;
-  allBackMs: number;
-  heap: number;
-  rss: number;
-  heaps: number[];
-  rsses: number[];
-}
-
-interface RuntimeResult {
-  runtime: string;
-  dialers: number;
-  rows: MinuteRow[];
-  restarts: Restart[];
-  final?: { dialers: Stats; acceptor: ServerMem };
-  verdict: {
-    pass: boolean;
-    reasons: string[];
-    heapAfterFirstRestart?: number;
-    heapAfterLastRestart?: number;
-    heapGrowth?: number;
-    unsettled: number;
-    unexpected: number;
-  };
-}
-
 const started = Date.now();
 const results: RuntimeResult[] = [];
 
 function log(message: string): void {
   console.error(`[soak ${((Date.now() - started) / 1000).toFixed(0)} s] ${message}`);
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
 function start(runtime: string, script: string, args: string[]): Child {
@@ -260,59 +202,6 @@ async function restart(result: RuntimeResult, server: Child, atMs: number): Prom
     `${result.runtime}: restart ${result.restarts.length} at ${(atMs / 1000).toFixed(0)} s: ` +
       `close took ${closeMs} ms, all back after ${allBackMs} ms, heap ${mb(mem.heap)}`,
   );
-}
-
-/** Adds a reading to the heap after the latest restart (none before the first). */
-function heapReading(result: RuntimeResult, mem: ServerMem): void {
-  const latest = result.restarts.at(-1);
-  if (latest === undefined) return;
-  latest.heaps.push(mem.heap);
-  latest.rsses.push(mem.rss);
-  latest.heap = median(latest.heaps);
-  latest.rss = median(latest.rsses);
-}
-
-function judge(result: RuntimeResult, failure: unknown): void {
-  const reasons: string[] = [];
-  const verdict = result.verdict;
-  if (failure !== undefined) {
-    reasons.push(`the run failed: ${(failure as Error).message ?? failure}`);
-  }
-  const { restarts } = result;
-  if (restarts.length < 2) {
-    reasons.push(
-      `the heap is compared between the first and the last restart, and there were ${restarts.length}`,
-    );
-  } else {
-    verdict.heapAfterFirstRestart = restarts[0].heap;
-    verdict.heapAfterLastRestart = restarts[restarts.length - 1].heap;
-    verdict.heapGrowth = verdict.heapAfterLastRestart / verdict.heapAfterFirstRestart - 1;
-    if (verdict.heapGrowth > HEAP_TOLERANCE) {
-      reasons.push(
-        `the heap after the last restart is ${
-          (verdict.heapGrowth * 100).toFixed(1)
-        } % above the heap after the first (medians of ${restarts[0].heaps.length} and ${
-          restarts.at(-1)!.heaps.length
-        } readings: ${mb(verdict.heapAfterFirstRestart)} → ${
-          mb(verdict.heapAfterLastRestart)
-        }), more than ${HEAP_TOLERANCE * 100} %`,
-      );
-    }
-  }
-  if (result.final) {
-    verdict.unsettled = result.final.dialers.unsettled;
-    verdict.unexpected = result.final.dialers.errors + result.final.acceptor.errors;
-    if (verdict.unsettled > 0) reasons.push(`${verdict.unsettled} calls never settled`);
-    if (verdict.unexpected > 0) {
-      reasons.push(
-        `${verdict.unexpected} unexpected errors: ${JSON.stringify(result.final.dialers.kinds)} ${
-          [...result.final.dialers.samples, ...result.final.acceptor.samples].join(' | ')
-        }`,
-      );
-    }
-  } else if (failure === undefined) reasons.push('the run did not finish');
-  verdict.reasons = reasons;
-  verdict.pass = reasons.length === 0;
 }
 
 async function soakOne(runtime: string): Promise<void> {
