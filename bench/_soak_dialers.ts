@@ -24,13 +24,16 @@
  *   soak's routes exist and each dialer has one call in flight, far below `maxStreams`, so the
  *   GOAWAY is the only cause of a `refused` here;
  * - the subscription ends with its connection and is re-opened on the next one (`reopened`);
- * - the connection closes (1000 `goaway` once its streams finished) and redials (`reconnected`).
+ * - the connection closes (1000 `goaway` once its streams finished, or the acceptor's 1012
+ *   `service restart` when it saw the peer idle first) and redials (`reconnected`; a failed
+ *   redial is counted in `failedRedials`, reported but not an error, as a loaded machine can time
+ *   out a handshake).
  *
  * Anything else is an unexpected error: a call that rejects otherwise (a `TimeoutError`, a reset
  * such as `connection_lost` that a complete drain never causes) or answers with something other
- * than its input, a subscription error, an error the connection reports (`onError`), and at
- * `finish` a dialer that is not open, a subscription not active, or a dialer that saw no tick or
- * broadcast in the last 5 s. A call that neither resolved nor rejected `--deadline-ms` after it
+ * than its input, a subscription error, an error the connection reports (`onError`), any other
+ * close, and at `finish` a dialer that is not open, a subscription not active, or a dialer that
+ * saw no tick or broadcast in the last 5 s. A call that neither resolved nor rejected `--deadline-ms` after it
  * was made is unsettled.
  *
  * @module
@@ -64,6 +67,11 @@ const timeoutMs = numberOption('timeout-ms', 10_000);
 const deadlineMs = numberOption('deadline-ms', 30_000);
 /** The calling period is cut into this many slices, each calling its share of the dialers. */
 const SLICES = 20;
+/**
+ * The closes a GOAWAY restart causes: the dialer's own once its streams finished, or the
+ * acceptor's (`close()`'s default code) when it saw the peer idle first.
+ */
+const EXPECTED_CLOSES = new Set(['1000 goaway', '1012 service restart']);
 /** At `finish`, a dialer must have seen a tick and a broadcast within this many ms. */
 const FRESH_MS = 5_000;
 
@@ -85,6 +93,9 @@ export interface Stats {
   reconnected: number;
   ticks: number;
   broadcasts: number;
+  /** The connections' closes, by `<code> <reason>`, and failed redials. */
+  closes: Record<string, number>;
+  failedRedials: number;
   /** Unexpected errors, by kind, and the first few messages. */
   errors: number;
   kinds: Record<string, number>;
@@ -113,6 +124,8 @@ const stats: Stats = {
   reconnected: 0,
   ticks: 0,
   broadcasts: 0,
+  closes: {},
+  failedRedials: 0,
   errors: 0,
   kinds: {},
   samples: [],
@@ -123,6 +136,7 @@ const pending = new Map<number, number>();
 const overdue = new Set<number>();
 const dialers: Dialer[] = [];
 let calling = true;
+let quitting = false;
 let callNumber = 0;
 
 function unexpected(kind: string, error: unknown): void {
@@ -173,6 +187,12 @@ async function open(index: number): Promise<Dialer> {
     },
     onOpen: (info) => {
       if (info.reconnected) stats.reconnected++;
+      stats.failedRedials += info.attempts;
+    },
+    onClose: ({ code, reason }) => {
+      const key = `${code} ${reason}`;
+      stats.closes[key] = (stats.closes[key] ?? 0) + 1;
+      if (!EXPECTED_CLOSES.has(key) && !quitting) unexpected(`close:${key}`, key);
     },
     onError: (error) => unexpected(`connection:${errorKind(error)}`, error),
   });
@@ -230,6 +250,7 @@ async function finish(): Promise<Stats> {
 
 async function quit(): Promise<void> {
   calling = false;
+  quitting = true;
   clearInterval(caller);
   await within(
     Promise.allSettled(dialers.map((dialer) => dialer.connection.close())),

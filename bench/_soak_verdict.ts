@@ -35,6 +35,7 @@ export interface MinuteRow {
   unexpected: number;
   reopened: number;
   reconnected: number;
+  failedRedials: number;
   ticks: number;
   broadcasts: number;
 }

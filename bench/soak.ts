@@ -122,7 +122,7 @@ async function dialerStats(processes: Child[], line: 'stats' | 'finish'): Promis
     child.send(line);
     return JSON.parse(await child.waitFor(prefix, line === 'stats' ? 20_000 : FINISH_MS)) as Stats;
   }));
-  const sum: Stats = { ...all[0], kinds: {}, samples: [] };
+  const sum: Stats = { ...all[0], kinds: {}, closes: {}, samples: [] };
   for (const key of Object.keys(sum) as (keyof Stats)[]) {
     if (typeof sum[key] === 'number') {
       (sum as unknown as Record<string, number>)[key] = all.reduce(
@@ -133,6 +133,7 @@ async function dialerStats(processes: Child[], line: 'stats' | 'finish'): Promis
   }
   for (const s of all) {
     for (const [kind, n] of Object.entries(s.kinds)) sum.kinds[kind] = (sum.kinds[kind] ?? 0) + n;
+    for (const [key, n] of Object.entries(s.closes)) sum.closes[key] = (sum.closes[key] ?? 0) + n;
     sum.samples.push(...s.samples.slice(0, 5 - sum.samples.length));
   }
   return sum;
@@ -163,6 +164,7 @@ async function minuteRow(
     unexpected: dialers.errors + acceptor.errors,
     reopened: dialers.reopened,
     reconnected: dialers.reconnected,
+    failedRedials: dialers.failedRedials,
     ticks: dialers.ticks,
     broadcasts: dialers.broadcasts,
   };
@@ -174,7 +176,7 @@ async function minuteRow(
       mb(row.dialers.heap)
     }, rss ${
       mb(row.dialers.rss)
-    } | calls ${row.calls}, answered ${row.answered}, refused ${row.refused}, crossed a GOAWAY ${row.crossed}, in flight ${row.inFlight}, unsettled ${row.unsettled} | unexpected errors ${row.unexpected} | re-opened ${row.reopened}, reconnected ${row.reconnected}, ticks ${row.ticks}, broadcasts ${row.broadcasts}`,
+    } | calls ${row.calls}, answered ${row.answered}, refused ${row.refused}, crossed a GOAWAY ${row.crossed}, in flight ${row.inFlight}, unsettled ${row.unsettled} | unexpected errors ${row.unexpected} | re-opened ${row.reopened}, reconnected ${row.reconnected} (failed redials ${row.failedRedials}), ticks ${row.ticks}, broadcasts ${row.broadcasts}`,
   );
 }
 

@@ -27,6 +27,8 @@ function dialerStats(over: Partial<Stats> = {}): Stats {
     reconnected: 600,
     ticks: 0,
     broadcasts: 0,
+    closes: {},
+    failedRedials: 0,
     errors: 0,
     kinds: {},
     samples: [],
