@@ -13,7 +13,8 @@
  * the heap after that restart is the median of those readings, so one reading that a conservative
  * collector (Bun's) or a burst of calls in flight left high or low decides nothing. Every
  * minute it prints the acceptor's heap and RSS (after a garbage collection), the dialers'
- * processes' (summed), the calls made, answered and refused during a restart, the unexpected
+ * processes' (summed), the calls made, answered, and refused or crossing the GOAWAY during a
+ * restart (both made again), the unexpected
  * errors (`bench/_soak_dialers.ts` says which are expected) and the unsettled calls (those that
  * neither resolved nor rejected 30 s after they were made; each call's own timeout is 10 s).
  *
@@ -25,8 +26,8 @@
  * Options: `--runtimes deno,bun,node` (one after another; `--concurrent` runs them at once),
  * `--dialers 2000` (per runtime), `--per-process 500`, `--minutes 30`,
  * `--restart-every-ms 300000`, `--row-every-ms 60000`, `--heap-every-ms 5000`,
- * `--call-every-ms 1000` (per dialer),
- * `--tick-ms 1000` (broadcasts and subscription messages), `--out bench/results`, and
+ * `--call-every-ms 1000` (per dialer), `--tick-ms 1000` (broadcasts and subscription messages),
+ * `--out bench/results`, and
  * `--self-test-leak`: the acceptor keeps every call's input, a leak the run must catch (it then
  * fails, and writes `soak-self-test-leak.json`).
  *
