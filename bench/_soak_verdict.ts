@@ -36,6 +36,8 @@ export interface MinuteRow {
   reopened: number;
   reconnected: number;
   failedRedials: number;
+  /** The connections' closes, by `<code> <reason>`. */
+  closes: Record<string, number>;
   ticks: number;
   broadcasts: number;
 }

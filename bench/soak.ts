@@ -166,6 +166,7 @@ async function minuteRow(
     reopened: dialers.reopened,
     reconnected: dialers.reconnected,
     failedRedials: dialers.failedRedials,
+    closes: dialers.closes,
     ticks: dialers.ticks,
     broadcasts: dialers.broadcasts,
   };
@@ -177,7 +178,9 @@ async function minuteRow(
       mb(row.dialers.heap)
     }, rss ${
       mb(row.dialers.rss)
-    } | calls ${row.calls}, answered ${row.answered}, refused ${row.refused}, crossed a GOAWAY ${row.crossed}, in flight ${row.inFlight}, unsettled ${row.unsettled} | unexpected errors ${row.unexpected} | re-opened ${row.reopened}, reconnected ${row.reconnected} (failed redials ${row.failedRedials}), ticks ${row.ticks}, broadcasts ${row.broadcasts}`,
+    } | calls ${row.calls}, answered ${row.answered}, refused ${row.refused}, crossed a GOAWAY ${row.crossed}, in flight ${row.inFlight}, unsettled ${row.unsettled} | unexpected errors ${row.unexpected} | re-opened ${row.reopened}, reconnected ${row.reconnected} (failed redials ${row.failedRedials}), closes ${
+      JSON.stringify(row.closes)
+    }, ticks ${row.ticks}, broadcasts ${row.broadcasts}`,
   );
 }
 
