@@ -24,27 +24,85 @@ export function listen(server: ReturnType<typeof createServer>): Promise<number>
 }
 
 /** Serves `acceptor` on a free loopback port of this runtime's server; resolves with the port. */
-export async function serveAcceptor(acceptor: Acceptor): Promise<number> {
+export function serveAcceptor(acceptor: Acceptor): Promise<number> {
+  return serveAcceptors(() => acceptor);
+}
+
+/**
+ * Serves the acceptor `current()` returns, read at each upgrade, on a free loopback port of this
+ * runtime's server; resolves with the port. A bench puts a fresh acceptor in place after a GOAWAY
+ * (the old one's `close()`): the fresh one takes the redials on the same port while the closing
+ * one keeps serving its own sockets until they close.
+ */
+export async function serveAcceptors(current: () => Acceptor): Promise<number> {
   if (runtime === 'deno') {
     const deno = (globalThis as unknown as { Deno: typeof Deno }).Deno;
     return await new Promise((resolve) => {
       deno.serve(
         { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => resolve(port) },
-        (request) => denoUpgrade(request, acceptor),
+        (request) => denoUpgrade(request, current()),
       );
     });
   }
-  if (runtime === 'bun') {
-    const bun = (globalThis as unknown as {
-      Bun: {
-        serve(options: { hostname: string; port: number } & ReturnType<typeof bunHandlers>): {
-          port: number;
-        };
-      };
-    }).Bun;
-    return bun.serve({ hostname: '127.0.0.1', port: 0, ...bunHandlers(acceptor) }).port;
-  }
+  if (runtime === 'bun') return serveBun(current);
   const server = createServer((_req, res) => res.writeHead(404).end());
-  acceptUpgrades(server, () => acceptor);
+  acceptUpgrades(server, current);
   return await listen(server);
+}
+
+type Handlers = ReturnType<typeof bunHandlers>;
+type BunWs = Parameters<Handlers['websocket']['open']>[0] & { data: { handlers: Handlers } };
+interface BunServer {
+  upgrade(request: Request, options: { headers?: Record<string, string>; data?: unknown }): boolean;
+  publish(topic: string, data: string | Uint8Array): number;
+}
+
+/**
+ * Bun: one set of handlers per acceptor. Each socket carries the set that upgraded it in its
+ * `data`, and its events go there; each set gets one server object, as Bun passes one, through
+ * which the adapter publishes to its peers' topics.
+ */
+function serveBun(current: () => Acceptor): number {
+  const bun = (globalThis as unknown as {
+    Bun: {
+      serve(options: {
+        hostname: string;
+        port: number;
+        fetch(request: Request, server: BunServer): Promise<Response | undefined>;
+        websocket: Record<string, unknown>;
+      }): { port: number };
+    };
+  }).Bun;
+  let handlersOf: Acceptor | undefined;
+  let handlers: Handlers | undefined;
+  let proxy: BunServer | undefined;
+  return bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch(request, server) {
+      const acceptor = current();
+      if (handlers === undefined || handlersOf !== acceptor) {
+        const mine = bunHandlers(acceptor);
+        handlers = mine;
+        handlersOf = acceptor;
+        proxy = {
+          upgrade: (req, options) =>
+            server.upgrade(req, {
+              ...options,
+              data: { ...options.data as object, handlers: mine },
+            }),
+          publish: (topic, data) => server.publish(topic, data),
+        };
+      }
+      return handlers.fetch(request, proxy!);
+    },
+    websocket: {
+      open: (ws: BunWs) => ws.data.handlers.websocket.open(ws),
+      message: (ws: BunWs, message: string | Uint8Array) =>
+        ws.data.handlers.websocket.message(ws, message),
+      close: (ws: BunWs, code: number, reason: string) =>
+        ws.data.handlers.websocket.close(ws, code, reason),
+      drain: (ws: BunWs) => ws.data.handlers.websocket.drain(ws),
+    },
+  }).port;
 }

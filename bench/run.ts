@@ -40,7 +40,6 @@
  *
  * @module
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import process from 'node:process';
@@ -63,9 +62,7 @@ import { recoveryScenario } from './recovery.ts';
 import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
 import { scaleTable } from './scale_table.ts';
-
-const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
-const BIN = `${ROOT}/node_modules/.bin`;
+import { BIN, bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
 const argv = Deno.args;
 const quick = argv.includes('--quick');
 function listOption(name: string, fallback: string): string[] {
@@ -118,113 +115,8 @@ const rounds = new RoundBook();
 const herdRuns: Array<
   { scenario: string; runtime: string; subject: string; measured: string } & HerdStats
 > = [];
-const children = new Set<Child>();
-
-/** A child process whose stdout lines are read as they come. */
-class Child {
-  readonly proc: ChildProcess;
-  readonly lines: string[] = [];
-  #consumed = new Set<number>();
-  #wake: (() => void) | undefined;
-  #stderr = '';
-  exited = false;
-
-  constructor(readonly name: string, command: string, args: string[]) {
-    this.proc = spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    children.add(this);
-    let buffer = '';
-    this.proc.stdout!.setEncoding('utf8');
-    this.proc.stdout!.on('data', (chunk: string) => {
-      buffer += chunk;
-      let i;
-      while ((i = buffer.indexOf('\n')) !== -1) {
-        this.lines.push(buffer.slice(0, i));
-        buffer = buffer.slice(i + 1);
-      }
-      this.#wake?.();
-    });
-    this.proc.stderr!.setEncoding('utf8');
-    this.proc.stderr!.on('data', (chunk: string) => {
-      this.#stderr = (this.#stderr + chunk).slice(-4000);
-    });
-    this.proc.on('exit', (code, signal) => {
-      this.#stderr += `[exited: ${signal ?? `code ${code}`}]`;
-      this.exited = true;
-      children.delete(this);
-      this.#wake?.();
-    });
-    this.proc.stdin!.on('error', () => {});
-  }
-
-  /** The rest of the first unread line starting with `prefix`. */
-  async waitFor(prefix: string, ms: number): Promise<string> {
-    const deadline = Date.now() + ms;
-    while (true) {
-      const i = this.lines.findIndex((line, k) =>
-        !this.#consumed.has(k) && line.startsWith(prefix)
-      );
-      if (i !== -1) {
-        this.#consumed.add(i);
-        return this.lines[i].slice(prefix.length).trim();
-      }
-      if (this.exited) {
-        throw new Error(`${this.name} exited before "${prefix}":\n${this.#stderr}`);
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new Error(`${this.name} printed no "${prefix}" in ${ms} ms:\n${this.#stderr}`);
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(left, 1000));
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  /** Resolves once the process exited, killing it after `ms`. */
-  async done(ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!this.exited && Date.now() < deadline) await sleep(50);
-    if (!this.exited) throw new Error(`${this.name} did not finish in ${ms} ms:\n${this.#stderr}`);
-  }
-
-  send(line: string): void {
-    if (!this.exited) this.proc.stdin!.write(`${line}\n`);
-  }
-
-  kill(): void {
-    if (!this.exited) this.proc.kill('SIGKILL');
-  }
-}
-
-function killAll(): void {
-  for (const child of children) child.kill();
-}
-
-/** The command running `script` (a file of bench/ without extension) on `runtime`, pinned. */
-function command(runtime: string, script: string, args: string[]): [string, string[]] {
-  return pinCommand(PIN, script, unpinned(runtime, script, args));
-}
-
-function unpinned(runtime: string, script: string, args: string[]): [string, string[]] {
-  if (runtime === 'deno') {
-    return [Deno.execPath(), [
-      'run',
-      '-A',
-      '--v8-flags=--expose-gc',
-      `bench/${script}.ts`,
-      ...args,
-    ]];
-  }
-  if (runtime === 'bun') return [`${BIN}/bun`, [`bench/${script}.ts`, ...args]];
-  return ['node', ['--expose-gc', `${NODE_BUILD}/${script}.mjs`, ...args]];
-}
-
 function start(runtime: string, script: string, args: string[]): Child {
-  const [cmd, list] = command(runtime, script, args);
+  const [cmd, list] = pinCommand(PIN, script, command(runtime, script, args, NODE_BUILD));
   return new Child(`${runtime} ${script} ${args.join(' ')}`, cmd, list);
 }
 
@@ -253,20 +145,7 @@ function buildForNode(): void {
     '_scale_clients',
   ]
     .map((name) => `bench/${name}.ts`);
-  const proc = new Deno.Command(`${BIN}/esbuild`, {
-    args: [
-      ...entries,
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--packages=external',
-      '--log-level=error',
-      `--outdir=${NODE_BUILD}`,
-      '--out-extension:.js=.mjs',
-    ],
-    cwd: ROOT,
-  }).outputSync();
-  if (!proc.success) throw new Error(`esbuild failed: ${new TextDecoder().decode(proc.stderr)}`);
+  bundleEntries(entries, NODE_BUILD);
 }
 
 // ---------------------------------------------------------------------------------------------
