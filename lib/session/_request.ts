@@ -99,8 +99,8 @@ export class RequestDeadlines {
   /** The session's clock. */
   readonly #now: () => number;
 
-  /** @param now The clock deadlines are read on (the session's). */
-  constructor(now: () => number = Date.now) {
+  /** @param now The clock deadlines are read on: the session's. */
+  constructor(now: () => number) {
     this.#now = now;
   }
 

@@ -58,7 +58,7 @@ for (const { name, timeoutMs, settle, expect } of outcomes) {
       3,
       timeoutMs,
       (message) => timeouts.push(message),
-      new RequestDeadlines(),
+      new RequestDeadlines(() => Date.now()),
     );
     settle(request);
     if ('value' in expect) assert.equal(await request.promise, expect.value);
@@ -77,7 +77,7 @@ test('PendingRequest rejects with TimeoutError after timeoutMs, then asks for th
     3,
     250,
     (message) => timeouts.push(message),
-    new RequestDeadlines(),
+    new RequestDeadlines(() => Date.now()),
   );
   const rejected = assert.rejects(request.promise, (error) => {
     assert.ok(error instanceof TimeoutError);
@@ -107,7 +107,7 @@ test('PendingRequest without timeoutMs holds no timer and waits', () => {
 
 test('RequestDeadlines times each request out no earlier than its timeoutMs and at most one tick later, whenever it was made (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   const timeouts: string[] = [];
   const made = new Map<number, { at: number; timeoutMs: number }>();
   // Made at every phase of the tick, while the timer is armed for earlier or later.
@@ -134,7 +134,7 @@ test('RequestDeadlines times each request out no earlier than its timeoutMs and 
 
 test('RequestDeadlines times requests out in deadline order with one timer, and holds none one tick after none waits (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   const timeouts: string[] = [];
   const t0 = Date.now();
   requestOn(deadlines, 1, 300, timeouts);
@@ -155,7 +155,7 @@ test('RequestDeadlines times requests out in deadline order with one timer, and 
 
 test('RequestDeadlines arms no timer per request for requests made one after another, and none is left one tick after the last (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   let armed = 0;
   const setTimeoutOf = globalThis.setTimeout;
   globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
@@ -180,7 +180,7 @@ test('RequestDeadlines arms no timer per request for requests made one after ano
 
 test('RequestDeadlines shares one timer between many requests waiting together (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   const timeouts: string[] = [];
   const requests: PendingRequest[] = [];
   for (let id = 1; id < 20_000; id += 2) {
@@ -198,7 +198,7 @@ test('RequestDeadlines shares one timer between many requests waiting together (
 
 test('RequestDeadlines keeps each timeout on time when the wall clock goes back while requests wait (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   const timedOut: number[] = [];
   const make = (id: number, timeoutMs: number) =>
     new PendingRequest(id, timeoutMs, () => timedOut.push(id), deadlines).promise.catch(() => {});
