@@ -10,8 +10,8 @@
  * - `muxws-no-timeout`: the same with `requestTimeoutMs: 0`, which arms no deadline timer at all;
  * - `raw-decoding`: the runtime's raw WebSocket, the server decoding and re-encoding each message;
  * - `muxws@<name>`: `muxws` with the `connect()` of another copy of the library, given as
- *   `--libs <name>=<module>,…` (the copy's `mod.ts` on Deno and Bun, an esbuild bundle of it on
- *   Node), to compare a change with what it replaces in the same run; the server stays this one.
+ *   `--libs <name>=<module>,…` (the copy's `mod.ts` on Deno and Bun; on Node an esbuild bundle of
+ *   a module exporting its `connect` and `wsDialer`), to compare a change with what it replaces in the same run; the server stays this one.
  *
  * Per subject it prints the client's and the server's CPU per request (µs, least and median over
  * the rounds), the wall time per request, the `setTimeout` and `clearTimeout` calls and the
@@ -23,7 +23,9 @@
  * git archive HEAD~1 mod.ts lib | tar -x -C /tmp/before     # the copy to compare with
  * deno run -A bench/profile_round_trip.ts --count 5000 --libs before=/tmp/before/mod.ts
  * bun bench/profile_round_trip.ts --libs before=/tmp/before/mod.ts
- * node_modules/.bin/esbuild /tmp/before/mod.ts --bundle --format=esm --outfile=/tmp/before.mjs
+ * echo "export { connect } from './mod.ts'; export { wsDialer } from './lib/adapters/node.ts';" \
+ *   > /tmp/before/node.ts && node_modules/.bin/esbuild /tmp/before/node.ts --bundle \
+ *   --platform=node --format=esm --external:ws --outfile=/tmp/before.mjs
  * node_modules/.bin/esbuild bench/profile_round_trip.ts --bundle --platform=node --format=esm \
  *   --outfile=/tmp/profile.mjs && node /tmp/profile.mjs --libs before=/tmp/before.mjs
  * ```
@@ -40,7 +42,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import process from 'node:process';
 import { connect, type Connection } from 'muxws';
-import { DialerWebSocket, openClient } from './_clients.ts';
+import { DialerWebSocket, openClient, WebSocketClass } from './_clients.ts';
+import type { wsDialer } from 'muxws/node';
 import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
 
 if (option('role', 'client') === 'server') {
@@ -68,10 +71,8 @@ async function main(): Promise<void> {
     ...libs.map(([name]) => `muxws@${name}`),
   ];
   const connects = Object.fromEntries(
-    await Promise.all(
-      libs.map(async ([name, path]) => [name, (await import(path)).connect as typeof connect]),
-    ),
-  );
+    await Promise.all(libs.map(async ([name, path]) => [name, await import(path)])),
+  ) as Record<string, Library>;
   const started = Date.now();
   const children: ChildProcess[] = [];
   const killAll = () => {
@@ -195,15 +196,22 @@ function countCalls(): { setTimeout: number; clearTimeout: number; queueMicrotas
   return counts;
 }
 
+/** A copy of the library: its `connect()`, and on Node its `wsDialer()` if it exports one. */
+interface Library {
+  connect: typeof connect;
+  wsDialer?: typeof wsDialer;
+}
+
 /** Opens `subject`'s client on its server. */
 async function open(
   subject: string,
   ports: Record<string, number>,
-  connects: Record<string, typeof connect>,
+  connects: Record<string, Library>,
 ): Promise<Requester> {
   if (subject === 'raw-decoding' || subject === 'raw') return await openClient(subject, ports.raw);
-  const dial = subject.startsWith('muxws@') ? connects[subject.slice(6)] : connect;
-  if (subject !== 'muxws' && subject !== 'muxws-no-timeout' && dial === connect) {
+  const library = subject.startsWith('muxws@') ? connects[subject.slice(6)] : undefined;
+  const dial = library?.connect ?? connect;
+  if (subject !== 'muxws' && subject !== 'muxws-no-timeout' && library === undefined) {
     throw new TypeError(
       `Cannot profile "${subject}": expected muxws, muxws-no-timeout, raw-decoding or muxws@<name>`,
     );
@@ -211,7 +219,11 @@ async function open(
   const connection: Connection = await dial(`ws://127.0.0.1:${ports.muxws}/muxws?c=0`, {
     hello: { payload: { client: 'bench', id: 0 } },
     reconnect: false,
-    WebSocket: DialerWebSocket,
+    // On Node, the copy's own `wsDialer()` when it exports one: a copy does not know the socket
+    // driver of another.
+    WebSocket: library?.wsDialer && runtime === 'node'
+      ? library.wsDialer(WebSocketClass)
+      : DialerWebSocket,
     requestTimeoutMs: subject === 'muxws-no-timeout' ? 0 : undefined,
     onError: (error) => console.error('muxws client error:', error),
   });
