@@ -4,11 +4,12 @@
  * deadline that rejects with `TimeoutError` and has the stream reset with `timeout`. The stream
  * makes one when a request must wait.
  *
- * The requests of one session share one timer, {@linkcode RequestDeadlines}: it is armed for the
- * earliest deadline and stays armed while any request waits, so requests that overlap set about
- * one timer per `timeoutMs` instead of one each. When it fires it times out what is due and
- * re-arms for the earliest deadline left; once no request waits it is cleared, so an idle session
- * holds none. A request made without a session's deadlines gets a `RequestDeadlines` of its own.
+ * The requests of one session share one timer, {@linkcode RequestDeadlines}, a deadline wheel with
+ * a coarse tick: while requests wait it fires at least every {@linkcode DEADLINE_TICK_MS}, and at
+ * each deadline that falls between two ticks, and times out what is due. A request that is
+ * answered leaves the timer as it is, so requests one after another arm no timer each; the tick
+ * after the last request settled finds none waiting and does not re-arm, so an idle session holds
+ * no timer at most one tick after its last request, and none once it ended.
  *
  * Private to `lib/session/`.
  *
@@ -16,11 +17,19 @@
  */
 import { TimeoutError } from '../errors.ts';
 
+/**
+ * At most how long the deadline timer stays armed after the last waiting request settled, in
+ * milliseconds; while requests wait, it fires at least this often. Short enough that an idle
+ * connection soon holds no timer (a Durable Object may hibernate), long enough that ten wake-ups a
+ * second while requests wait cost nothing measurable.
+ */
+export const DEADLINE_TICK_MS = 100;
+
 /** One request waiting for its answer (see the module doc). */
 export class PendingRequest {
   /** Settles with the answer, or rejects with the stream's error or `TimeoutError`. */
   readonly promise: Promise<unknown>;
-  /** When it times out (epoch ms), set by its {@linkcode RequestDeadlines}; else unused. */
+  /** When it times out, on its {@linkcode RequestDeadlines}' clock; else unused. */
   deadline = 0;
   #resolve!: (value: unknown) => void;
   #reject!: (error: unknown) => void;
@@ -34,13 +43,13 @@ export class PendingRequest {
    * @param timeoutMs Milliseconds to wait; undefined waits as long as the stream lives.
    * @param onTimeout Called after the promise rejected with `error` (the `TimeoutError`): resets
    * the stream with `message`.
-   * @param deadlines The session's shared timer; without it, the request holds a timer of its own.
+   * @param deadlines The session's timer, which times the request out; needed with `timeoutMs`.
    */
   constructor(
     id: number,
     timeoutMs: number | undefined,
     onTimeout: (message: string, error: TimeoutError) => void,
-    deadlines?: RequestDeadlines,
+    deadlines: RequestDeadlines | undefined,
   ) {
     this.promise = new Promise<unknown>((resolve, reject) => {
       this.#resolve = resolve;
@@ -49,9 +58,7 @@ export class PendingRequest {
     this.#id = id;
     this.#timeoutMs = timeoutMs;
     this.#onTimeout = onTimeout;
-    if (timeoutMs !== undefined) {
-      (this.#deadlines = deadlines ?? new RequestDeadlines()).add(this, timeoutMs);
-    }
+    if (timeoutMs !== undefined) (this.#deadlines = deadlines)!.add(this, timeoutMs);
   }
 
   /** The answer arrived (`undefined` for an END without a message). */
@@ -83,67 +90,86 @@ export class RequestDeadlines {
   /** The requests waiting, in the order they were made. */
   readonly #waiting = new Set<PendingRequest>();
   #timer: ReturnType<typeof setTimeout> | undefined;
-  /** The deadline the timer was armed for. */
+  /** When the timer fires, on this clock. */
   #armedFor = 0;
+  /** The latest time this clock read: it never goes back. */
+  #latest = 0;
+  /** What this clock adds to the session's: how far that one went back, in all. */
+  #skew = 0;
   /** The session's clock. */
   readonly #now: () => number;
 
-  /** @param now The clock deadlines are read on (the session's). */
-  constructor(now: () => number = Date.now) {
+  /** @param now The clock deadlines are read on: the session's. */
+  constructor(now: () => number) {
     this.#now = now;
   }
 
   /** `request` waits, for `timeoutMs` from now. */
   add(request: PendingRequest, timeoutMs: number): void {
-    const now = this.#now();
+    const now = this.#time(0);
     this.#waiting.add(request);
-    this.#arm(request.deadline = now + timeoutMs, now);
+    this.#arm(Math.min(request.deadline = now + timeoutMs, now + DEADLINE_TICK_MS), now);
   }
 
-  /**
-   * `request` settled: it no longer waits. The timer stays armed while other requests wait (when
-   * it fires it re-arms for the earliest left), and is cleared once none does: a session that
-   * ends fails every request it had, so it is left with none.
-   */
+  /** `request` settled: it no longer waits. The timer stays as it is (see the module doc). */
   settled(request: PendingRequest): void {
-    const waiting = this.#waiting;
-    if (waiting.delete(request) && waiting.size === 0) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#waiting.delete(request);
   }
 
-  /** Arms the timer for `deadline`, unless it is armed for an earlier one. */
-  #arm(deadline: number, now: number): void {
-    if (this.#timer !== undefined) {
-      if (deadline >= this.#armedFor) return;
-      clearTimeout(this.#timer);
-    }
-    this.#armedFor = deadline;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - now));
+  /** The session ended: it clears the timer (every request it had failed first). */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   /**
-   * Times out every request due (the one the timer was armed for, at least), earliest deadline
-   * first, then re-arms for the earliest left. Runs once per deadline that passes with requests
-   * waiting, so walking them all here costs nothing per request.
+   * The session's clock made monotonic, and at least `floor`. Read after it went back, it reads
+   * the latest time read, or the time the timer fires if that is later (the most that may have
+   * passed since), so that no request times out early; it counts on from there. (One that jumped
+   * ahead times out what it passed.)
+   */
+  #time(floor: number): number {
+    let least = Math.max(floor, this.#latest);
+    let now = this.#now() + this.#skew;
+    if (now < least) {
+      if (this.#timer !== undefined) least = Math.max(least, this.#armedFor);
+      this.#skew += least - now;
+      now = least;
+    }
+    return this.#latest = now;
+  }
+
+  /** Has the timer fire by `at`. */
+  #arm(at: number, now: number): void {
+    if (this.#timer !== undefined) {
+      if (at >= this.#armedFor) return;
+      clearTimeout(this.#timer);
+    }
+    this.#armedFor = at;
+    this.#timer = setTimeout(() => this.#fire(), at - now);
+  }
+
+  /**
+   * Times out every request due, earliest deadline first, after re-arming for the earliest
+   * deadline left or the next tick, whichever comes first, while any request is left. Runs once
+   * per tick or deadline, so walking the requests costs nothing per request.
    */
   #fire(): void {
     this.#timer = undefined;
-    // Never before the deadline the timer was armed for: its own delay has passed, even if the
-    // wall clock went back meanwhile (a clock that jumped ahead times out what it passed).
-    const due = Math.max(this.#now(), this.#armedFor);
+    // Never before the time the timer was armed for: its delay has passed.
+    const now = this.#time(this.#armedFor);
     const waiting = this.#waiting;
+    const due: PendingRequest[] = [];
+    let next = now + DEADLINE_TICK_MS;
+    for (const request of waiting) {
+      if (request.deadline <= now) due.push(request);
+      else if (request.deadline < next) next = request.deadline;
+    }
+    if (waiting.size > due.length) this.#arm(next, now);
     // A timeout's reset runs abort listeners (user code), which may settle a request due after
     // it (then it no longer waits) or make new ones (which arm the timer themselves).
-    for (const request of [...waiting].sort((a, b) => a.deadline - b.deadline)) {
-      if (!waiting.has(request)) continue;
-      if (request.deadline > due) {
-        this.#arm(request.deadline, due);
-        return;
-      }
-      waiting.delete(request);
-      request.expire();
+    for (const request of due.sort((a, b) => a.deadline - b.deadline)) {
+      if (waiting.delete(request)) request.expire();
     }
   }
 }

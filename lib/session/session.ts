@@ -5,8 +5,8 @@
  * every received message through `receive()` and the transport's close through `closed()`. It
  * owns the stream table, id allocation by side, credit accounting, PING/PONG, GOAWAY and the
  * limits of WSM-ACC-006 with the close codes of WSM-WIRE-009. It uses `setTimeout` only for
- * `request()` timeouts and to poll `bufferedAmount` while a write waits; an idle session holds
- * no timer.
+ * `request()` timeouts and to poll `bufferedAmount` while a write waits; a session idle for one
+ * tick of the request deadlines (100 ms) holds no timer.
  *
  * This file is the session: its checks, the stream table and both sides' ids, the socket
  * (sending, congestion, replies capped at `maxBufferedBytes`), the window and reset budgets,
@@ -386,6 +386,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     if (this.#closed) return;
     this.#closed = true;
     this.#wait?.stop();
+    this.#deadlines?.stop();
     // Taken first: the lost streams' finished() calls find no table and change nothing.
     const table = this.#table;
     const only = this.#only;

@@ -59,7 +59,9 @@ export interface RequestOptions {
   headers?: Record<string, unknown> | null;
   /**
    * Milliseconds to wait for the answer; then the request rejects with `TimeoutError` and the
-   * stream is reset with `timeout`. Undefined waits as long as the connection lives.
+   * stream is reset with `timeout`. Undefined waits as long as the connection lives. It times
+   * out no earlier than this, and up to 100 ms late when the event loop is busy or the wall clock
+   * went back.
    */
   timeoutMs?: number;
   /** Aborting it resets the stream with `cancel` and rejects with `StreamResetError`. */

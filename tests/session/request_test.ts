@@ -1,8 +1,28 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TimeoutError } from '../../lib/errors.ts';
-import { PendingRequest, RequestDeadlines } from '../../lib/session/_request.ts';
+import { DEADLINE_TICK_MS, PendingRequest, RequestDeadlines } from '../../lib/session/_request.ts';
 import { fakeTime } from '../_fake_time.ts';
+import { sessionPair } from '../_session_pair.ts';
+
+const T = DEADLINE_TICK_MS;
+
+/** A request on `deadlines` whose timeouts are recorded as `id@ms`; its rejection is handled. */
+function requestOn(
+  deadlines: RequestDeadlines,
+  id: number,
+  timeoutMs: number | undefined,
+  timeouts: string[] = [],
+): PendingRequest {
+  const request = new PendingRequest(
+    id,
+    timeoutMs,
+    () => timeouts.push(`${id}@${Date.now()}`),
+    deadlines,
+  );
+  request.promise.catch(() => {});
+  return request;
+}
 
 const outcomes: {
   name: string;
@@ -31,14 +51,20 @@ const outcomes: {
 ];
 
 for (const { name, timeoutMs, settle, expect } of outcomes) {
-  test(`PendingRequest ${name} and leaves no timer (WSM-STR-005)`, async () => {
+  test(`PendingRequest ${name}, and no timer is left one tick later (WSM-STR-005)`, async () => {
     using clock = fakeTime();
     const timeouts: string[] = [];
-    const request = new PendingRequest(3, timeoutMs, (message) => timeouts.push(message));
+    const request = new PendingRequest(
+      3,
+      timeoutMs,
+      (message) => timeouts.push(message),
+      new RequestDeadlines(() => Date.now()),
+    );
     settle(request);
-    assert.equal(clock.countTimers(), 0);
     if ('value' in expect) assert.equal(await request.promise, expect.value);
     else await assert.rejects(request.promise, (error) => error === expect.error);
+    await clock.tickAsync(T);
+    assert.equal(clock.countTimers(), 0);
     await clock.tickAsync(5000);
     assert.deepEqual(timeouts, []);
   });
@@ -47,7 +73,12 @@ for (const { name, timeoutMs, settle, expect } of outcomes) {
 test('PendingRequest rejects with TimeoutError after timeoutMs, then asks for the reset (WSM-STR-005)', async () => {
   using clock = fakeTime();
   const timeouts: string[] = [];
-  const request = new PendingRequest(3, 250, (message) => timeouts.push(message));
+  const request = new PendingRequest(
+    3,
+    250,
+    (message) => timeouts.push(message),
+    new RequestDeadlines(() => Date.now()),
+  );
   const rejected = assert.rejects(request.promise, (error) => {
     assert.ok(error instanceof TimeoutError);
     assert.equal(error.message, 'Stream 3 got no answer within 250 ms');
@@ -63,31 +94,53 @@ test('PendingRequest rejects with TimeoutError after timeoutMs, then asks for th
 
 test('PendingRequest without timeoutMs holds no timer and waits', () => {
   using clock = fakeTime();
-  const request = new PendingRequest(1, undefined, () => assert.fail('no timeout expected'));
+  const request = new PendingRequest(
+    1,
+    undefined,
+    () => assert.fail('no timeout expected'),
+    undefined,
+  );
   assert.equal(clock.countTimers(), 0);
   request.fail('done');
   request.promise.catch(() => {});
 });
 
-test('RequestDeadlines times requests out in deadline order with one timer, and clears it once none waits (WSM-STR-005)', async () => {
+test('RequestDeadlines times each request out no earlier than its timeoutMs and at most one tick later, whenever it was made (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   const timeouts: string[] = [];
-  const make = (id: number, timeoutMs: number) => {
-    const request = new PendingRequest(
-      id,
-      timeoutMs,
-      () => timeouts.push(`${id}@${Date.now()}`),
-      deadlines,
-    );
-    request.promise.catch(() => {});
-    return request;
-  };
+  const made = new Map<number, { at: number; timeoutMs: number }>();
+  // Made at every phase of the tick, while the timer is armed for earlier or later.
+  const timeoutsMs = [1, 37, T - 1, T, T + 1, 250, 999, 30_000];
+  let id = 1;
+  for (let step = 0; step < 12; step++) {
+    for (const timeoutMs of timeoutsMs) {
+      made.set(id, { at: Date.now(), timeoutMs });
+      requestOn(deadlines, id, timeoutMs, timeouts);
+      id += 2;
+    }
+    await clock.tickAsync(17);
+  }
+  await clock.tickAsync(30_000 + T);
+  assert.equal(timeouts.length, made.size, 'every request timed out');
+  for (const timeout of timeouts) {
+    const [id, at] = timeout.split('@').map(Number);
+    const { at: madeAt, timeoutMs } = made.get(id)!;
+    const late = at - madeAt - timeoutMs;
+    assert.ok(late >= 0 && late <= T, `request ${id} (${timeoutMs} ms) timed out ${late} ms late`);
+  }
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('RequestDeadlines times requests out in deadline order with one timer, and holds none one tick after none waits (WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  const deadlines = new RequestDeadlines(() => Date.now());
+  const timeouts: string[] = [];
   const t0 = Date.now();
-  make(1, 300);
-  const answered = make(3, 100);
-  make(5, 200);
-  make(7, 200);
+  requestOn(deadlines, 1, 300, timeouts);
+  const answered = requestOn(deadlines, 3, 100, timeouts);
+  requestOn(deadlines, 5, 200, timeouts);
+  requestOn(deadlines, 7, 200, timeouts);
   assert.equal(clock.countTimers(), 1, 'one timer for every request');
   answered.answer('in time');
   await clock.tickAsync(199);
@@ -100,32 +153,69 @@ test('RequestDeadlines times requests out in deadline order with one timer, and 
   assert.equal(clock.countTimers(), 0, 'no timer once none waits');
 });
 
-test('RequestDeadlines clears its timer when the last waiting request is answered (WSM-STR-005)', () => {
+test('RequestDeadlines arms no timer per request for requests made one after another, and none is left one tick after the last (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
-  const first = new PendingRequest(1, 1000, () => assert.fail('no timeout expected'), deadlines);
-  const second = new PendingRequest(3, 1000, () => assert.fail('no timeout expected'), deadlines);
-  first.answer(1);
-  assert.equal(clock.countTimers(), 1, 'armed while the second waits');
-  second.fail('lost');
-  second.promise.catch(() => {});
+  const deadlines = new RequestDeadlines(() => Date.now());
+  let armed = 0;
+  const setTimeoutOf = globalThis.setTimeout;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    armed++;
+    return setTimeoutOf(...args);
+  }) as typeof setTimeout;
+  try {
+    // 1,000 requests, one in flight at a time, each answered 1 ms after it was made.
+    for (let id = 1; id < 2000; id += 2) {
+      const request = requestOn(deadlines, id, 30_000);
+      await clock.tickAsync(1);
+      request.answer(id);
+      assert.equal(clock.countTimers(), 1, `one timer while requests come (request ${id})`);
+    }
+  } finally {
+    globalThis.setTimeout = setTimeoutOf;
+  }
+  assert.ok(armed <= 1000 / T + 1, `${armed} timers armed for 1,000 requests over 1,000 ms`);
+  await clock.tickAsync(T);
+  assert.equal(clock.countTimers(), 0, 'no timer one tick after the last request settled');
+});
+
+test('RequestDeadlines shares one timer between many requests waiting together (WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  const deadlines = new RequestDeadlines(() => Date.now());
+  const timeouts: string[] = [];
+  const requests: PendingRequest[] = [];
+  for (let id = 1; id < 20_000; id += 2) {
+    requests.push(requestOn(deadlines, id, 1000 + (id % 7) * 100, timeouts));
+  }
+  assert.equal(clock.countTimers(), 1);
+  for (const request of requests.slice(0, 5000)) request.answer('in time');
+  await clock.tickAsync(999);
+  assert.equal(clock.countTimers(), 1);
+  assert.deepEqual(timeouts, []);
+  await clock.tickAsync(1600 + T);
+  assert.equal(timeouts.length, 5000, 'every request not answered timed out');
   assert.equal(clock.countTimers(), 0);
 });
 
 test('RequestDeadlines keeps each timeout on time when the wall clock goes back while requests wait (WSM-STR-005)', async () => {
   using clock = fakeTime();
-  const deadlines = new RequestDeadlines();
+  const deadlines = new RequestDeadlines(() => Date.now());
   const timedOut: number[] = [];
-  for (const [id, timeoutMs] of [[1, 100], [3, 300]]) {
-    const request = new PendingRequest(id, timeoutMs, () => timedOut.push(id), deadlines);
-    request.promise.catch(() => {});
-  }
+  const make = (id: number, timeoutMs: number) =>
+    new PendingRequest(id, timeoutMs, () => timedOut.push(id), deadlines).promise.catch(() => {});
+  make(1, 100);
+  make(3, 300);
   await clock.tickAsync(50);
   clock.setSystemTime(Date.now() - 10_000);
+  // Made after the clock went back: it times out no earlier than 200 ms on (at most one tick
+  // later, counting from the timer's next firing), neither early nor 10 s late.
+  make(5, 200);
   await clock.tickAsync(50);
   assert.deepEqual(timedOut, [1]);
-  await clock.tickAsync(200);
-  assert.deepEqual(timedOut, [1, 3]);
+  await clock.tickAsync(149);
+  assert.deepEqual(timedOut, [1]);
+  await clock.tickAsync(T - 50);
+  assert.deepEqual(timedOut, [1, 3, 5]);
+  await clock.tickAsync(T);
   assert.equal(clock.countTimers(), 0);
 });
 
@@ -140,4 +230,19 @@ test("RequestDeadlines reads deadlines on the clock it is given, the session's, 
   assert.equal(later.deadline, 5_000_350);
   request.answer(1);
   later.answer(2);
+});
+
+test('A session that ends clears its deadline timer, and every request it had settles (WSM-STR-005)', async () => {
+  using clock = fakeTime();
+  // The acceptor never answers: each request waits for its deadline.
+  using pair = sessionPair({ acceptor: { onStream: () => {} } });
+  const answers = [1, 2, 3].map((n) =>
+    pair.dialer.request(n, { timeoutMs: 1000 * n }).then(() => 'answered', (e) => e.name)
+  );
+  const answered = pair.dialer.request(4, { timeoutMs: 1000 });
+  assert.equal(clock.countTimers(), 1);
+  pair.dialer.close(1000, 'done');
+  assert.equal(clock.countTimers(), 0, 'no timer once the session ended');
+  assert.deepEqual(await Promise.all(answers), Array(3).fill('StreamResetError'));
+  await assert.rejects(answered, { name: 'StreamResetError' });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { jsonCodec, NotConnectedError, StreamResetError } from 'muxws';
 import type { Stream } from 'muxws';
 import { Session } from '../../lib/session/session.ts';
+import { DEADLINE_TICK_MS } from '../../lib/session/_request.ts';
 import { encodePublish } from '../../lib/wire/publish.ts';
 import { acceptorPolicy } from '../../lib/acceptor/_policy.ts';
 import { MUXWS } from '../../lib/wire/reserved.ts';
@@ -97,6 +98,8 @@ for (const codec of codecs) {
     const answered = p.session.request('r', { timeoutMs: 100 });
     p.session.receive(codec.encode([2, 3, 1, 'fast']) as string);
     assert.equal(await answered, 'fast');
+    assert.equal(clock.countTimers(), 1, 'the deadline timer stays armed until its next tick');
+    await clock.tickAsync(DEADLINE_TICK_MS);
     assert.equal(clock.countTimers(), 0);
   });
 

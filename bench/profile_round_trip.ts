@@ -1,0 +1,264 @@
+/**
+ * Where a round trip's time goes, over loopback: a small, fixed run for profiles and counts. This
+ * process is the client; it starts two server processes of the same runtime (`bench/_server.ts`,
+ * subjects `muxws` and `raw`), and makes `--count`
+ * requests (default 20,000), one in flight, with each subject in turn, for `--rounds` rounds
+ * (default 3) after a warm-up round. The machine may be busy, so each subject is compared with the
+ * others of the SAME run, on CPU time, not wall time. Subjects:
+ *
+ * - `muxws`: `connect()` with a hello and its defaults (`requestTimeoutMs` 30 s);
+ * - `muxws-no-timeout`: the same with `requestTimeoutMs: 0`, which arms no deadline timer at all;
+ * - `raw-decoding`: the runtime's raw WebSocket, the server decoding and re-encoding each message;
+ * - `muxws@<name>`: `muxws` with the `connect()` of another copy of the library, given as
+ *   `--libs <name>=<module>,…` (the copy's `mod.ts` on Deno and Bun; on Node an esbuild bundle of
+ *   a module exporting its `connect` and `wsDialer`), to compare a change with what it replaces in the same run; the server stays this one.
+ *
+ * Per subject it prints the client's and the server's CPU per request (µs, least and median over
+ * the rounds), the wall time per request, the `setTimeout` and `clearTimeout` calls and the
+ * `queueMicrotask` calls the client made per request, and the client's heap allocated per request
+ * (from `process.memoryUsage().heapUsed`, meaningful only where the young generation holds a whole
+ * round: Node and Deno with `--max-semi-space-size=128 --min-semi-space-size=128`).
+ *
+ * ```sh
+ * git archive HEAD~1 mod.ts lib | tar -x -C /tmp/before     # the copy to compare with
+ * deno run -A bench/profile_round_trip.ts --count 5000 --libs before=/tmp/before/mod.ts
+ * bun bench/profile_round_trip.ts --libs before=/tmp/before/mod.ts
+ * echo "export { connect } from './mod.ts'; export { wsDialer } from './lib/adapters/node.ts';" \
+ *   > /tmp/before/node.ts && node_modules/.bin/esbuild /tmp/before/node.ts --bundle \
+ *   --platform=node --format=esm --external:ws --outfile=/tmp/before.mjs
+ * node_modules/.bin/esbuild bench/profile_round_trip.ts --bundle --platform=node --format=esm \
+ *   --outfile=/tmp/profile.mjs && node /tmp/profile.mjs --libs before=/tmp/before.mjs
+ * ```
+ *
+ * `--pin 1` runs the servers on CPU 1 (`taskset`); run the client under `taskset -c 0` then. On a
+ * machine others load, pinning makes each request wait for its core, so it is off by default.
+ *
+ * Runtime flags go to the client (this process), e.g. `--cpu-prof` or `--v8-flags=--trace-gc`;
+ * `--server-flags "--cpu-prof"` passes flags to the servers' runtime (Node and Deno) too. Every
+ * child is killed on every path, and the whole run is bounded by `--budget` ms (default 300,000).
+ *
+ * @module
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import process from 'node:process';
+import { connect, type Connection } from 'muxws';
+import { DialerWebSocket, openClient, WebSocketClass } from './_clients.ts';
+import type { wsDialer } from 'muxws/node';
+import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
+
+if (option('role', 'client') === 'server') {
+  // Node runs this file bundled: the server is this bundle in the server role.
+  await import('./_server.ts');
+} else {
+  await main();
+}
+
+/** One way of making a request. */
+interface Requester {
+  request(value: unknown): Promise<unknown>;
+  close(): void;
+  /** The server's CPU so far, µs. */
+  serverCpu(): Promise<number>;
+}
+
+async function main(): Promise<void> {
+  const COUNT = numberOption('count', 20_000);
+  const ROUNDS = Math.max(1, numberOption('rounds', 3));
+  const BUDGET = numberOption('budget', 300_000);
+  const libs = option('libs', '').split(',').filter(Boolean).map((pair) => pair.split('='));
+  const SUBJECTS = [
+    ...option('subjects', 'muxws,muxws-no-timeout,raw-decoding').split(','),
+    ...libs.map(([name]) => `muxws@${name}`),
+  ];
+  const connects = Object.fromEntries(
+    await Promise.all(libs.map(async ([name, path]) => [name, await import(path)])),
+  ) as Record<string, Library>;
+  const started = Date.now();
+  const children: ChildProcess[] = [];
+  const killAll = () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.on('exit', killAll);
+  const deadline = setTimeout(() => {
+    console.error(`profile_round_trip: over its budget of ${BUDGET} ms`);
+    killAll();
+    process.exit(1);
+  }, BUDGET);
+  try {
+    const counts = countCalls();
+    const ports = Object.fromEntries(
+      await Promise.all(
+        ['muxws', 'raw'].map(async (subject) => [subject, await startServer(subject, children)]),
+      ),
+    ) as Record<string, number>;
+    const requesters: Record<string, Requester> = {};
+    for (const subject of SUBJECTS) requesters[subject] = await open(subject, ports, connects);
+    const figures = SUBJECTS.map(() => ({
+      client: [] as number[],
+      server: [] as number[],
+      wall: [] as number[],
+      heap: [] as number[],
+      per: { setTimeout: 0, clearTimeout: 0, queueMicrotask: 0 },
+    }));
+    console.log(
+      `runtime ${runtime}, ${COUNT} requests at 1 in flight per round, ${ROUNDS} rounds after a warm-up`,
+    );
+    for (let round = 0; round <= ROUNDS; round++) {
+      for (let k = 0; k < SUBJECTS.length; k++) {
+        // Rotated per round, so drift in the machine's load hits every subject alike.
+        const i = (k + round) % SUBJECTS.length;
+        const requester = requesters[SUBJECTS[i]];
+        const before = { ...counts };
+        const server0 = await requester.serverCpu();
+        const heap0 = process.memoryUsage().heapUsed;
+        const wall0 = performance.now();
+        const cpu0 = process.cpuUsage();
+        await lone(requester, COUNT);
+        const cpu = process.cpuUsage(cpu0);
+        const wall = performance.now() - wall0;
+        const heap = process.memoryUsage().heapUsed - heap0;
+        const server = await requester.serverCpu() - server0;
+        if (round === 0) continue; // the warm-up
+        const figure = figures[i];
+        figure.client.push((cpu.user + cpu.system) / COUNT);
+        figure.server.push(server / COUNT);
+        figure.wall.push(wall * 1000 / COUNT);
+        figure.heap.push(heap / COUNT);
+        figure.per = {
+          setTimeout: (counts.setTimeout - before.setTimeout) / COUNT,
+          clearTimeout: (counts.clearTimeout - before.clearTimeout) / COUNT,
+          queueMicrotask: (counts.queueMicrotask - before.queueMicrotask) / COUNT,
+        };
+      }
+    }
+    const range = (values: number[]) =>
+      `${Math.min(...values).toFixed(1)}–${median(values).toFixed(1)}`;
+    console.log(
+      'subject            client CPU µs/req  server CPU µs/req  wall µs/req  setTimeout  clearTimeout  queueMicrotask  client heap B/req',
+    );
+    for (let i = 0; i < SUBJECTS.length; i++) {
+      const { client, server, wall, heap, per } = figures[i];
+      console.log([
+        SUBJECTS[i].padEnd(18),
+        range(client).padStart(17),
+        range(server).padStart(18),
+        median(wall).toFixed(1).padStart(12),
+        per.setTimeout.toFixed(3).padStart(11),
+        per.clearTimeout.toFixed(3).padStart(13),
+        per.queueMicrotask.toFixed(3).padStart(15),
+        Math.round(median(heap)).toString().padStart(18),
+      ].join(' '));
+    }
+    for (const requester of Object.values(requesters)) requester.close();
+    console.log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    clearTimeout(deadline);
+    // `quit` first, so a server run with `--cpu-prof` writes its profile; killed after 5 s.
+    for (const child of children) child.stdin!.end('quit\n');
+    const exited = children.map((child) =>
+      child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined
+    );
+    const killer = setTimeout(killAll, 5000);
+    await Promise.all(exited);
+    clearTimeout(killer);
+  }
+  process.exit(0);
+}
+
+/** `count` requests, one in flight, each answer checked. */
+async function lone(requester: Requester, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const answer = await requester.request(PAYLOADS[i & 1023]) as { id?: unknown };
+    if (answer?.id !== (PAYLOADS[i & 1023] as { id: unknown }).id) {
+      throw new Error(`request ${i} was answered with ${JSON.stringify(answer)}`);
+    }
+  }
+}
+
+/** Counts the client's calls of the timer and microtask globals, from now on. */
+function countCalls(): { setTimeout: number; clearTimeout: number; queueMicrotask: number } {
+  const counts = { setTimeout: 0, clearTimeout: 0, queueMicrotask: 0 };
+  const realSetTimeout = globalThis.setTimeout;
+  const realClearTimeout = globalThis.clearTimeout;
+  const realQueueMicrotask = globalThis.queueMicrotask;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    counts.setTimeout++;
+    return realSetTimeout(...args);
+  }) as typeof setTimeout;
+  globalThis.clearTimeout = ((id?: ReturnType<typeof setTimeout>) => {
+    if (id !== undefined) counts.clearTimeout++;
+    return realClearTimeout(id);
+  }) as typeof clearTimeout;
+  globalThis.queueMicrotask = (callback: () => void) => {
+    counts.queueMicrotask++;
+    realQueueMicrotask(callback);
+  };
+  return counts;
+}
+
+/** A copy of the library: its `connect()`, and on Node its `wsDialer()` if it exports one. */
+interface Library {
+  connect: typeof connect;
+  wsDialer?: typeof wsDialer;
+}
+
+/** Opens `subject`'s client on its server. */
+async function open(
+  subject: string,
+  ports: Record<string, number>,
+  connects: Record<string, Library>,
+): Promise<Requester> {
+  if (subject === 'raw-decoding' || subject === 'raw') return await openClient(subject, ports.raw);
+  const library = subject.startsWith('muxws@') ? connects[subject.slice(6)] : undefined;
+  const dial = library?.connect ?? connect;
+  if (subject !== 'muxws' && subject !== 'muxws-no-timeout' && library === undefined) {
+    throw new TypeError(
+      `Cannot profile "${subject}": expected muxws, muxws-no-timeout, raw-decoding or muxws@<name>`,
+    );
+  }
+  const connection: Connection = await dial(`ws://127.0.0.1:${ports.muxws}/muxws?c=0`, {
+    hello: { payload: { client: 'bench', id: 0 } },
+    reconnect: false,
+    // On Node, the copy's own `wsDialer()` when it exports one: a copy does not know the socket
+    // driver of another.
+    WebSocket: library?.wsDialer && runtime === 'node'
+      ? library.wsDialer(WebSocketClass)
+      : DialerWebSocket,
+    requestTimeoutMs: subject === 'muxws-no-timeout' ? 0 : undefined,
+    onError: (error) => console.error('muxws client error:', error),
+  });
+  return {
+    request: (value) => connection.request(value),
+    serverCpu: async () => await connection.request(null, { headers: { op: 'cpu' } }) as number,
+    close: () => void connection.close().catch(() => {}),
+  };
+}
+
+/** Starts `bench/_server.ts` for `subject` on this runtime, pinned to CPU 1 where it can be. */
+async function startServer(subject: string, children: ChildProcess[]): Promise<number> {
+  const flags = option('server-flags', '').split(' ').filter(Boolean);
+  const script = process.argv[1];
+  const [command, args] = runtime === 'deno'
+    ? [process.execPath, ['run', '-A', ...flags, new URL('./_server.ts', import.meta.url).pathname]]
+    : runtime === 'bun'
+    ? [process.execPath, [new URL('./_server.ts', import.meta.url).pathname]]
+    : [process.execPath, [...flags, script, '--role', 'server']];
+  const all = [...args, '--subject', subject, '--port', '0'];
+  const pinned = numberOption('pin', 0) === 1 &&
+    spawnSync('taskset', ['-c', '1', 'true']).status === 0;
+  const child = pinned
+    ? spawn('taskset', ['-c', '1', command, ...all], { stdio: ['pipe', 'pipe', 'inherit'] })
+    : spawn(command, all, { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(child);
+  return await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      text += chunk;
+      const ready = /READY (\d+)/.exec(text);
+      if (ready) resolve(Number(ready[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`the ${subject} server exited (${code})`)));
+    child.stdin!.on('error', () => {});
+  });
+}
