@@ -417,14 +417,9 @@ export function utf8Length(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 2; // 4 bytes for 2 UTF-16 units
-        i++;
-      } else bytes += 2;
-    } else bytes += 2;
+    bytes += c < 0x800 ? 1 : 2;
+    // A surrogate pair is 4 bytes: 2 for its high half here, 1 for each half in `length`.
+    if ((c & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
   }
   return bytes;
 }

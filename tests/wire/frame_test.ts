@@ -159,6 +159,35 @@ test('WSM-ACC-006 overLimit() counts UTF-8 bytes of text and bytes of binary', (
   assert.equal(overLimit(new Uint8Array(11), 10), true);
 });
 
+test('utf8Length() agrees with TextEncoder on any UTF-16 text, lone and paired surrogates included (WSM-ACC-006)', () => {
+  // Code units from every UTF-8 length class, high and low surrogates in any order.
+  const units = [
+    0x41,
+    0x7f,
+    0x80,
+    0x7ff,
+    0x800,
+    0xd7ff,
+    0xd800,
+    0xdbff,
+    0xdc00,
+    0xdfff,
+    0xe000,
+    0xffff,
+  ];
+  let seed = 7;
+  const encoder = new TextEncoder();
+  for (let n = 0; n < 2000; n++) {
+    let text = '';
+    const length = n % 9;
+    for (let i = 0; i < length; i++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      text += String.fromCharCode(units[seed % units.length]);
+    }
+    assert.equal(utf8Length(text), encoder.encode(text).byteLength, JSON.stringify(text));
+  }
+});
+
 test('isStreamId() accepts positive safe integers only (WSM-WIRE-004)', () => {
   const cases: [unknown, boolean][] = [
     [1, true],
