@@ -340,29 +340,10 @@ const stackDepths: number[] = [];
  * too deep.
  */
 export function tooDeep(value: unknown, maxDepth: number): boolean {
-  return over(value, maxDepth, Infinity);
-}
-
-/**
- * True when `value` holds more than `maxItems` items (array elements, own enumerable keys of
- * objects, the keys and values of a `Map` and the values of a `Set`, at any depth), for a codec that cannot count
- * before decoding or whose payloads pass through a transformer. Iterative; typed arrays
- * and other views are leaves. Never throws: a value that cannot be walked counts as over.
- */
-export function itemsOver(value: unknown, maxItems: number): boolean {
-  return over(value, Infinity, maxItems);
-}
-
-/**
- * The one walk of {@linkcode tooDeep} and {@linkcode itemsOver}: true when `value` nests deeper
- * than `maxDepth` or holds more than `maxItems` items. Iterative, stops at the first level too
- * deep or the first item too many; a value that cannot be walked counts as over.
- */
-function over(value: unknown, maxDepth: number, maxItems: number): boolean {
-  let items = 0;
-  // The stacks are empty here: every walk leaves them so (setting `length` is not free). A
-  // scalar or a view is not stacked, so it holds nothing and nests nowhere.
-  push(value, 0);
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
+  // The stacks are empty here: every walk leaves them so (setting `length` is not free).
+  stackValues.push(value);
+  stackDepths.push(1);
   try {
     while (stackValues.length > 0) {
       const node = stackValues.pop() as object;
@@ -371,16 +352,23 @@ function over(value: unknown, maxDepth: number, maxItems: number): boolean {
       // A Map's keys and values and a Set's values: what a transformer restored.
       const children = Array.isArray(node) ? node : collected(node);
       if (children !== undefined) {
-        items += children.length;
-        for (let i = 0; i < children.length; i++) push(children[i], depth);
+        for (let i = 0; i < children.length; i++) {
+          const child = children[i];
+          if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
+            stackValues.push(child);
+            stackDepths.push(depth + 1);
+          }
+        }
       } else {
         for (const key in node) {
           if (!Object.hasOwn(node, key)) continue;
-          items++;
-          push((node as Record<string, unknown>)[key], depth);
+          const child = (node as Record<string, unknown>)[key];
+          if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
+            stackValues.push(child);
+            stackDepths.push(depth + 1);
+          }
         }
       }
-      if (items > maxItems) return true;
     }
     return false;
   } catch {
@@ -394,11 +382,29 @@ function over(value: unknown, maxDepth: number, maxItems: number): boolean {
   }
 }
 
-/** Stacks `child` one level below `depth` when it is an object to walk. */
-function push(child: unknown, depth: number): void {
-  if (typeof child === 'object' && child !== null && !ArrayBuffer.isView(child)) {
-    stackValues.push(child);
-    stackDepths.push(depth + 1);
+/**
+ * True when `value` holds more than `maxItems` items (array elements, own enumerable keys of
+ * objects, the keys and values of a `Map` and the values of a `Set`, at any depth), for a codec that cannot count
+ * before decoding or whose payloads pass through a transformer. Iterative; typed arrays
+ * and other views are leaves. Never throws: a value that cannot be walked counts as over.
+ */
+export function itemsOver(value: unknown, maxItems: number): boolean {
+  let items = 0;
+  stackValues.push(value);
+  try {
+    while (stackValues.length > 0) {
+      const node = stackValues.pop();
+      if (typeof node !== 'object' || node === null || ArrayBuffer.isView(node)) continue;
+      const children = Array.isArray(node) ? node : collected(node) ?? Object.values(node);
+      items += children.length;
+      if (items > maxItems) return true;
+      for (let i = 0; i < children.length; i++) stackValues.push(children[i]);
+    }
+    return false;
+  } catch {
+    return true;
+  } finally {
+    if (stackValues.length !== 0) stackValues.length = 0;
   }
 }
 
@@ -417,9 +423,14 @@ export function utf8Length(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 0x80) continue;
-    bytes += c < 0x800 ? 1 : 2;
-    // A surrogate pair is 4 bytes: 2 for its high half here, 1 for each half in `length`.
-    if ((c & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2; // 4 bytes for 2 UTF-16 units
+        i++;
+      } else bytes += 2;
+    } else bytes += 2;
   }
   return bytes;
 }
