@@ -192,15 +192,14 @@ export function resolveOptions(
   if (closeCodes === null || typeof closeCodes !== 'object') {
     throw optionError('closeCodes', 'an object', closeCodes);
   }
-  let heartbeat: DialOptions['heartbeat'];
-  if (options.heartbeat === false) heartbeat = false;
-  else if (options.heartbeat === undefined || typeof options.heartbeat === 'object') {
-    const h = options.heartbeat ?? {};
-    heartbeat = {
-      intervalMs: duration('heartbeat.intervalMs', h.intervalMs, 20_000, true),
-      timeoutMs: duration('heartbeat.timeoutMs', h.timeoutMs, 10_000, true),
-    };
-  } else throw optionError('heartbeat', 'an object or false', options.heartbeat);
+  const h = options.heartbeat;
+  if (h !== false && h !== undefined && typeof h !== 'object') {
+    throw optionError('heartbeat', 'an object or false', h);
+  }
+  const heartbeat = h !== false && {
+    intervalMs: duration('heartbeat.intervalMs', h?.intervalMs, 20_000, true),
+    timeoutMs: duration('heartbeat.timeoutMs', h?.timeoutMs, 10_000, true),
+  };
   // The options that moved into the features' functions say where they went.
   const old = options as { onRecovered?: unknown; maxWaiting?: unknown };
   if (old.onRecovered !== undefined) {

@@ -170,6 +170,21 @@ test('resolveOptions() fills in every default (WSM-DIAL-012)', () => {
   assert.deepEqual(o.heartbeat, { intervalMs: 20_000, timeoutMs: 10_000 });
 });
 
+test('resolveOptions() takes heartbeat as false, null, or an object whose missing fields default, and refuses any other value (WSM-DIAL-012)', () => {
+  const heartbeat = (value: unknown) =>
+    resolveOptions(URL_, { WebSocket, heartbeat: value } as ConnectOptions, true).heartbeat;
+  assert.equal(heartbeat(false), false);
+  assert.deepEqual(heartbeat(undefined), { intervalMs: 20_000, timeoutMs: 10_000 });
+  assert.deepEqual(heartbeat(null), { intervalMs: 20_000, timeoutMs: 10_000 });
+  assert.deepEqual(heartbeat({ timeoutMs: 5 }), { intervalMs: 20_000, timeoutMs: 5 });
+  for (const value of [true, 0, 'on', () => {}]) {
+    assert.throws(() => heartbeat(value), {
+      name: 'TypeError',
+      message: /^Cannot connect as "heartbeat" must be an object or false: current value is /,
+    });
+  }
+});
+
 test('resolveOptions() takes jsonCodec, jsonCodec({ strict: true }) and a function with the codec properties (WSM-APP-007)', () => {
   const strict = jsonCodec({ strict: true });
   const callable = Object.assign(() => {}, {

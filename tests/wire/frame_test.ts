@@ -8,6 +8,7 @@ import {
   hasEnd,
   INITIAL_WINDOW,
   isStreamId,
+  itemsOver,
   overLimit,
   parseFrame,
   tooDeep,
@@ -118,6 +119,36 @@ test('WSM-WIRE-008 tooDeep() treats a value it cannot walk as too deep and never
   assert.equal(tooDeep({ a: trap }, 64), true);
 });
 
+test("itemsOver() counts array elements, own keys, a Map's keys and values and a Set's values at any depth (WSM-LIM-001)", () => {
+  // 3 + 2 + 1 + 4 + 1 + 1 = 12 items; a scalar and a view hold none, a view is one item of its Set.
+  const value = [
+    { a: 1, b: [true] },
+    new Map<unknown, unknown>([['k', 'v'], [{ x: 1 }, 2]]),
+    new Set([new Uint8Array(100)]),
+  ];
+  assert.equal(itemsOver(value, 12), false);
+  assert.equal(itemsOver(value, 11), true);
+  assert.equal(itemsOver('x'.repeat(100), 0), false);
+  assert.equal(itemsOver(new Uint8Array(100), 0), false);
+  assert.equal(itemsOver(Object.create({ inherited: 1 }), 0), false);
+  let deep: unknown = 1;
+  for (let i = 0; i < 1_000_000; i++) deep = [deep];
+  assert.equal(itemsOver(deep, 1_000_000), false);
+  assert.equal(itemsOver(deep, 999_999), true);
+});
+
+test('itemsOver() treats a value it cannot walk as over and never throws (WSM-LIM-001)', () => {
+  const trap = new Proxy({}, {
+    ownKeys() {
+      throw new Error('trap');
+    },
+  });
+  assert.equal(itemsOver({ a: trap }, 100), true);
+  // The walk that failed left nothing behind for the next one.
+  assert.equal(itemsOver([[1], [2]], 4), false);
+  assert.equal(tooDeep([[1], [2]], 2), false);
+});
+
 test('WSM-ACC-006 overLimit() counts UTF-8 bytes of text and bytes of binary', () => {
   const samples = ['', 'ascii', 'é', '€', '😀', '\ud800', 'a\udc00b', '€'.repeat(1000)];
   for (const s of samples) assert.equal(utf8Length(s), new TextEncoder().encode(s).byteLength, s);
@@ -126,6 +157,35 @@ test('WSM-ACC-006 overLimit() counts UTF-8 bytes of text and bytes of binary', (
   assert.equal(overLimit('x'.repeat(11), 10), true);
   assert.equal(overLimit(new Uint8Array(10), 10), false);
   assert.equal(overLimit(new Uint8Array(11), 10), true);
+});
+
+test('utf8Length() agrees with TextEncoder on any UTF-16 text, lone and paired surrogates included (WSM-ACC-006)', () => {
+  // Code units from every UTF-8 length class, high and low surrogates in any order.
+  const units = [
+    0x41,
+    0x7f,
+    0x80,
+    0x7ff,
+    0x800,
+    0xd7ff,
+    0xd800,
+    0xdbff,
+    0xdc00,
+    0xdfff,
+    0xe000,
+    0xffff,
+  ];
+  let seed = 7;
+  const encoder = new TextEncoder();
+  for (let n = 0; n < 2000; n++) {
+    let text = '';
+    const length = n % 9;
+    for (let i = 0; i < length; i++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      text += String.fromCharCode(units[seed % units.length]);
+    }
+    assert.equal(utf8Length(text), encoder.encode(text).byteLength, JSON.stringify(text));
+  }
 });
 
 test('isStreamId() accepts positive safe integers only (WSM-WIRE-004)', () => {
