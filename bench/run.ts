@@ -8,6 +8,8 @@
  * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery`
  * (`broadcast` measures a ~100-byte and a ~4 KiB frame, rows `broadcast` and `broadcast-4k`;
  * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
+ * `--scenarios scale-streams` (not among the defaults: bench/scale_streams.ts, CPU per message on
+ * one connection holding 1, 100 and 10,000 streams open, rows with `n`),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`).
  *
@@ -32,6 +34,12 @@ import { type Row, sleep } from './_common.ts';
 import { bundleSizes } from './bundle.ts';
 import { herdRuntimes, type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
 import { recoveryScenario } from './recovery.ts';
+import {
+  SCALE_STREAMS,
+  scaleStreamsBudgetMs,
+  scaleStreamsScenario,
+  scaleStreamsTable,
+} from './scale_streams.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 const BIN = `${ROOT}/node_modules/.bin`;
@@ -54,7 +62,9 @@ const scenarios = listOption(
 );
 /** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
-const BUDGET_MS = (quick ? 60_000 : 480_000) + RECOVERY_MS;
+/** The scale-streams scenario's share (every runtime, all N). */
+const SCALE_STREAMS_MS = scenarios.includes(SCALE_STREAMS) ? scaleStreamsBudgetMs(quick) : 0;
+const BUDGET_MS = (quick ? 60_000 : 480_000) + RECOVERY_MS + SCALE_STREAMS_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 60_000;
 const REPS = quick ? 1 : 5;
@@ -205,6 +215,7 @@ function buildForNode(): void {
     'herd',
     '_recovery_server',
     '_recovery_dialers',
+    '_scale_streams_client',
   ]
     .map((name) => `bench/${name}.ts`);
   const proc = new Deno.Command(`${BIN}/esbuild`, {
@@ -465,6 +476,8 @@ function addRatios(): void {
   const pairs = new Set(rows.map((r) => `${r.scenario}|${r.runtime}`));
   for (const pair of pairs) {
     const [scenario, runtime] = pair.split('|');
+    // A scale curve's rows carry their N and its ratios come with them.
+    if (scenario === SCALE_STREAMS) continue;
     const [metric, lowerBetter] = mainMetric(scenario);
     const ours = value(scenario, runtime, 'muxws', metric);
     for (const other of ['raw', 'socket.io', 'raw decoding', 'native']) {
@@ -685,6 +698,7 @@ function tables(): string {
       );
     }
   }
+  out.push(...scaleStreamsTable(rows));
   return out.join('\n');
 }
 
@@ -749,6 +763,17 @@ async function main(): Promise<void> {
           log(`idle-memory on ${runtime} failed: ${(error as Error).message}`);
         }
       }
+    }
+    if (scenarios.includes(SCALE_STREAMS)) {
+      rows.push(
+        ...await scaleStreamsScenario({
+          runtimes,
+          quick,
+          start,
+          log,
+          left: () => left() - RECOVERY_MS,
+        }),
+      );
     }
     if (scenarios.includes('recovery')) {
       if (left() < RECOVERY_MS) log('recovery skipped: out of time');
