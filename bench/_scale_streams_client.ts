@@ -7,8 +7,8 @@
  * One muxws connection (with a hello) and one raw WebSocket. For each N, smallest first, the
  * muxws connection opens streams until N are held open (`op: 'hold'`: opened, idle, not ended,
  * the acceptor's handler reading each), then one request confirms the acceptor took every one.
- * Then, interleaved over `--reps` rounds (a warm-up of each first, a full run before the first N
- * and a quarter before each, a round started only while
+ * Then, interleaved over `--reps` rounds (a warm-up of each first, two full runs before the first N
+ * and a quarter of one before each, a round started only while
  * this N's share of the budget lasts), each subject makes `--messages` request/responses of
  * ~100 bytes, one in flight: muxws `request()`, each on one more stream, beside the N held; raw
  * the echo of the same messages, which has no streams and so is the baseline at every N. It
@@ -112,8 +112,9 @@ async function main(): Promise<void> {
     },
     { name: 'raw', request: (value) => raw.request(value), serverCpu: () => raw.serverCpu() },
   ];
-  // The first N would otherwise pay for compiling the request path: one full run of each first.
-  for (const subject of subjects) await measure(subject, messages);
+  // The first N would otherwise pay for compiling the request path (and so make the curve look
+  // flatter than it is): two full runs of each first.
+  for (let i = 0; i < 2; i++) for (const subject of subjects) await measure(subject, messages);
   const held: Stream[] = [];
   let failed: unknown;
   try {
