@@ -34,7 +34,10 @@
  * - muxws (`./deno`, `./bun`, `ws` + `accept()` on Node): the hello (stream 1) is answered with a
  *   welcome and the peer tagged `all`; a request is answered with its payload, and so is a call
  *   of the route `echo` (the `muxws routed` comparator, served beside `onStream`); a stream opened
- *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'bcast'`
+ *   with the header `op: 'sink'` is read to its end and answered with the count; `op: 'hold'` is
+ *   read to its end and answered with nothing, held open meanwhile (`--max-streams <n>` raises
+ *   `limits.maxStreams` from its default of 100, for the streams one connection holds open);
+ *   `op: 'bcast'`
  *   broadcasts one payload of ~`size` bytes (the request's payload, 100 by default) to the tag
  *   `all` and answers with the count; `op: 'cpu'` answers with
  *   the process's CPU µs.
@@ -69,6 +72,8 @@ import { watchStalls } from './_herd_stats.ts';
 
 const subject = option('subject', 'raw');
 const requestedPort = numberOption('port', 0);
+/** The muxws acceptor's `limits.maxStreams`: more streams held open on one connection. */
+const maxStreams = numberOption('max-streams', 100);
 /** With `--watch-stalls 1`, `stalls` prints `STALLS [[from, to]…]` after the last event. */
 const stalls = numberOption('watch-stalls', 0) ? watchStalls() : undefined;
 /** The broadcast payloads by size, and their JSON for the raw subjects. */
@@ -208,6 +213,7 @@ const rawSubject: Subject = {
 // the raw subject, whose one close listener does its work and the counting, does not pay.
 function makeAcceptor(): Acceptor<BenchApi> {
   return new Acceptor<BenchApi>({
+    limits: { maxStreams },
     routes: { echo: (input) => input },
     onPeer: opened,
     onPeerClose: left,
@@ -221,6 +227,14 @@ function makeAcceptor(): Acceptor<BenchApi> {
         let count = 0;
         for await (const _ of stream) count++;
         return count;
+      }
+      if (op === 'hold') {
+        try {
+          for await (const _ of stream) { /* held open until the dialer ends it */ }
+        } catch {
+          // Lost with its connection, as every held stream is at the end of a run.
+        }
+        return undefined;
       }
       if (op === 'bcast') return await acceptor.broadcast('all', broadcastOf(stream.payload));
       if (op === 'cpu') return cpuMicros();

@@ -12,6 +12,8 @@
  * bench:scale`, `--scale-ns 1000,5000` for other Ns; each writes `<scenario>.svg` beside the
  * results;
  * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
+ * `--scenarios scale-streams` (not among the defaults: bench/scale_streams.ts, CPU per message on
+ * one connection holding 1, 100 and 10,000 streams open, rows with `n`),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`),
  * `--rounds N` (interleaved rounds of each side-by-side scenario after its warm-up: 9 by default,
@@ -63,6 +65,13 @@ import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
 import { scaleTable } from './scale_table.ts';
 import { BIN, bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
+import {
+  SCALE_STREAMS,
+  scaleStreamsBudgetMs,
+  scaleStreamsScenario,
+  scaleStreamsTable,
+} from './scale_streams.ts';
+
 const argv = Deno.args;
 const quick = argv.includes('--quick');
 function listOption(name: string, fallback: string): string[] {
@@ -84,9 +93,12 @@ const scenarios = listOption(
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
 /** The scale curves' share: 18 points of up to ~20,000 peers (`--quick`: 12 of 1,000). */
 const SCALE_MS = scenarios.includes('scale') ? (quick ? 90_000 : 900_000) : 0;
+/** The scale-streams scenario's share (every runtime, all N). */
+const SCALE_STREAMS_MS = scenarios.includes(SCALE_STREAMS) ? scaleStreamsBudgetMs(quick) : 0;
 /** Whether anything but the scale curves runs: the base budget is theirs. */
-const OTHERS = scenarios.some((scenario) => scenario !== 'scale');
-const BUDGET_MS = (OTHERS ? (quick ? 60_000 : 780_000) : 0) + RECOVERY_MS + SCALE_MS;
+const OTHERS = scenarios.some((scenario) => scenario !== 'scale' && scenario !== SCALE_STREAMS);
+const BUDGET_MS = (OTHERS ? (quick ? 60_000 : 780_000) : 0) + RECOVERY_MS + SCALE_MS +
+  SCALE_STREAMS_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 150_000;
 const REPS = roundsOption(argv, quick);
@@ -143,6 +155,7 @@ function buildForNode(): void {
     '_recovery_server',
     '_recovery_dialers',
     '_scale_clients',
+    '_scale_streams_client',
   ]
     .map((name) => `bench/${name}.ts`);
   bundleEntries(entries, NODE_BUILD);
@@ -706,6 +719,7 @@ function tables(): string {
       );
     }
   }
+  out.push(...scaleStreamsTable(rows));
   return out.join('\n');
 }
 
@@ -802,6 +816,17 @@ async function main(): Promise<void> {
         );
       }
       rows.push(...await scaleScenario({ runtimes, quick, ns, start, log, left: scaleLeft }));
+    }
+    if (scenarios.includes(SCALE_STREAMS)) {
+      rows.push(
+        ...await scaleStreamsScenario({
+          runtimes,
+          quick,
+          start,
+          log,
+          left: () => left() - RECOVERY_MS,
+        }),
+      );
     }
     if (scenarios.includes('recovery')) {
       if (left() < RECOVERY_MS) log('recovery skipped: out of time');
