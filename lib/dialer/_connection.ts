@@ -106,7 +106,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   #state: ConnectionState = 'connecting';
   #welcome: unknown = undefined;
   #link: Link | undefined;
-  /** The attempt in progress, if one is. */
+  /** The last attempt started; aborting it is a no-op once it settled. */
   #pending: Attempt<Link> | undefined;
   #limits: Partial<Limits> | undefined;
   /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
@@ -220,11 +220,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
         );
       }
       attempt = this.#attempt('initial', false);
-      try {
-        link = await attempt.done;
-      } finally {
-        this.#settled(attempt);
-      }
+      link = await attempt.done;
     } catch (error) {
       if (this.#state !== 'closed') {
         this.#state = 'closed';
@@ -318,11 +314,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     });
   }
 
-  /** `attempt` settled: it is no longer the pending one. */
-  #settled(attempt: Attempt<Link>): void {
-    if (this.#pending === attempt) this.#pending = undefined;
-  }
-
   #established(link: Link, reconnected: boolean): void {
     if (this.#state === 'closed' || link.phase === 'done') {
       // close() won the race with the acknowledgement
@@ -396,21 +387,23 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       this.#finish(closeInfo);
       return;
     }
-    const fast = kind === 'fast';
     closeInfo.delayMs = delayMs;
     this.#state = 'reconnecting';
-    this.#schedule(delayMs, () => this.#redialContained(fast), fast);
     callContained(this.#report, this.#options.onClose, closeInfo);
-    if (this.#state !== 'reconnecting') return;
+    // onClose may have closed the connection for good: then there is nothing to wait for
+    if (this.#state === 'reconnecting') {
+      this.#retry(delayMs, kind === 'fast', attempts, this.#lastError);
+    }
+  }
+
+  /** Waits `delayMs` for the next redial, and tells `onReconnecting` so. */
+  #retry(delayMs: number, fast: boolean, attempts: number, error: unknown): void {
+    this.#schedule(delayMs, () => this.#redial(fast).catch(this.#report), fast);
     callContained(this.#report, this.#options.onReconnecting, {
       attempt: attempts,
       delayMs,
-      error: this.#lastError,
+      error,
     });
-  }
-
-  #redialContained(fast: boolean): void {
-    this.#redial(fast).catch(this.#report);
   }
 
   async #redial(fast: boolean): Promise<void> {
@@ -420,11 +413,9 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     try {
       link = await attempt.done;
     } catch (error) {
-      this.#settled(attempt);
       if (this.#state === 'reconnecting') this.#failedRedial(attempt, error, fast);
       return;
     }
-    this.#settled(attempt);
     this.#established(link, true);
   }
 
@@ -444,12 +435,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       this.#finish(attemptCloseInfo(attempt, error, attempts));
       return;
     }
-    this.#schedule(delayMs, () => this.#redialContained(false), false);
-    callContained(this.#report, this.#options.onReconnecting, {
-      attempt: attempts,
-      delayMs,
-      error,
-    });
+    this.#retry(delayMs, false, attempts, error);
   }
 
   #schedule(ms: number, run: () => void, fast: boolean, cancel?: (reason: unknown) => void): void {
@@ -495,8 +481,8 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   }
 
   /**
-   * `abortReason` makes the reason a pending attempt or wait is cancelled with; it is called (and
-   * the error built, with its stack) only when one of them is there to receive it.
+   * `abortReason` makes the reason the last attempt (a no-op once it settled) or a wait is
+   * cancelled with; it is called (and the error built, with its stack) only when one is there.
    */
   #finish(info: CloseInfo, abortReason: () => unknown = closedForGood): void {
     this.#state = 'closed';
