@@ -40,13 +40,13 @@ import {
   startHeartbeat,
   track,
 } from './_link.ts';
-import { CloseCode, closeCodeOf, HELLO_REQUIRED_REASON as HELLO_REQUIRED } from '../wire/codes.ts';
+import { CloseCode, HELLO_REQUIRED_REASON as HELLO_REQUIRED } from '../wire/codes.ts';
 import { callContained, reportTo } from '../util/contain.ts';
 import { timerDelay } from '../util/delay.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { request, requireOpen, sendRequest, usableLink } from './_dial_requests.ts';
-import { type Attempt, startAttempt } from './_attempt.ts';
+import { type Attempt, endedClose, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
 import { type Extension, type ExtensionHost, EXTENSIONS, runStep } from './_extensions.ts';
 import type { BroadcastReceiver, RequestWaiter } from './_features.ts';
@@ -74,7 +74,7 @@ export async function connectOver(
   options: ConnectOptions,
   now: () => number = () => Date.now(),
 ): Promise<Connection> {
-  return await new RoutedConnection(transport, target, options, now).start();
+  return await new DialerConnection(transport, target, options, now).start();
 }
 
 /** The redial (or first-dial spread) being waited for. */
@@ -96,9 +96,16 @@ function message(error: unknown): string {
 
 /**
  * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
- * user code, through one report.
+ * user code, through one report. The route methods (WSM-APP-003), `call()` and `stream()`, are
+ * the unrouted forms with `:route` in their headers, defined on the prototype by the routes'
+ * `defineRouteCalls()` (one copy for both sides).
  */
-class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
+class DialerConnection implements Connection {
+  declare call: Connection['call'];
+  declare stream: Connection['stream'];
+  static {
+    defineRouteCalls(this);
+  }
   readonly #options: ConnectOptions;
   readonly #o: DialOptions;
   readonly #transport: Transport;
@@ -147,7 +154,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#now = now;
     // Route serving is reached only through what serve() returned: a bundle without it has none.
     const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
-    const onStream = make(options.onStream, this as unknown as Connection);
+    const onStream = make(options.onStream, this);
     const extensions = this.#extensions;
     const deliver = (message: PublishMessage) => {
       if (!runStep(extensions, 'publish', this.#report, message)) {
@@ -357,8 +364,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     if (this.#link !== link || this.#state === 'closed') return;
     this.#link = undefined;
     link.heartbeat?.stop();
-    const code = closeCodeOf(info.code);
-    const wasClean = info.local ? code === CloseCode.Normal : link.closeEvent?.wasClean ?? false;
+    const { code, wasClean } = endedClose(link, info);
     const error = link.lossError;
     const now = this.#disconnectedAt = this.#now();
     const flapped = this.#stableTimer !== undefined;
@@ -524,19 +530,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#removeHints = undefined;
     this.#removeSignal?.();
     this.#removeSignal = undefined;
-  }
-}
-
-/**
- * A {@linkcode DialerConnection} with the route methods (WSM-APP-003): `call()` and `stream()`,
- * each the unrouted form with `:route` in its headers.
- */
-class RoutedConnection extends DialerConnection implements Connection {
-  // The routed half of `Caller`, defined on the prototype (one copy for both sides).
-  declare call: Connection['call'];
-  declare stream: Connection['stream'];
-  static {
-    defineRouteCalls(this);
   }
 }
 
