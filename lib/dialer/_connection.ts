@@ -83,7 +83,6 @@ interface Wait {
   dueAt: number;
   run: () => void;
   cancel: ((reason: unknown) => void) | undefined;
-  fast: boolean;
 }
 
 function closedForGood(): ClosedError {
@@ -222,9 +221,7 @@ class DialerConnection implements Connection {
     try {
       if (o.firstDialDelayMs > 0) {
         const spread = (o.draw() + 1) / 2 * o.firstDialDelayMs;
-        await new Promise<void>((resolve, reject) =>
-          this.#schedule(spread, resolve, false, reject)
-        );
+        await new Promise<void>((resolve, reject) => this.#schedule(spread, resolve, reject));
       }
       attempt = this.#attempt('initial', false);
       link = await attempt.done;
@@ -404,7 +401,7 @@ class DialerConnection implements Connection {
 
   /** Waits `delayMs` for the next redial, and tells `onReconnecting` so. */
   #retry(delayMs: number, fast: boolean, attempts: number, error: unknown): void {
-    this.#schedule(delayMs, () => this.#redial(fast).catch(this.#report), fast);
+    this.#schedule(delayMs, () => this.#redial(fast).catch(this.#report));
     callContained(this.#report, this.#options.onReconnecting, {
       attempt: attempts,
       delayMs,
@@ -444,7 +441,7 @@ class DialerConnection implements Connection {
     this.#retry(delayMs, false, attempts, error);
   }
 
-  #schedule(ms: number, run: () => void, fast: boolean, cancel?: (reason: unknown) => void): void {
+  #schedule(ms: number, run: () => void, cancel?: (reason: unknown) => void): void {
     const delay = timerDelay(ms);
     const wait: Wait = {
       timer: setTimeout(() => {
@@ -454,7 +451,6 @@ class DialerConnection implements Connection {
       dueAt: this.#now() + delay,
       run,
       cancel,
-      fast,
     };
     this.#wait = wait;
   }
@@ -466,7 +462,7 @@ class DialerConnection implements Connection {
     const shortMs = (this.#o.draw() + 1) / 2 * this.#o.serviceRestartDelayMs;
     if (this.#now() + shortMs >= wait.dueAt) return;
     clearTimeout(wait.timer);
-    this.#schedule(shortMs, wait.run, wait.fast, wait.cancel);
+    this.#schedule(shortMs, wait.run, wait.cancel);
   }
 
   /** An `offline` hint while open probes the heartbeat at once. */
@@ -523,13 +519,11 @@ class DialerConnection implements Connection {
     this.#resolveClosed(info);
   }
 
+  /** Once, as the connection closes for good: stops its stable timer, its hints and its signal. */
   #cleanup(): void {
     clearTimeout(this.#stableTimer);
-    this.#stableTimer = undefined;
     this.#removeHints?.();
-    this.#removeHints = undefined;
     this.#removeSignal?.();
-    this.#removeSignal = undefined;
   }
 }
 
