@@ -85,14 +85,6 @@ interface Wait {
   cancel: ((reason: unknown) => void) | undefined;
 }
 
-function closedForGood(): ClosedError {
-  return new ClosedError('The connection was closed for good');
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
  * user code, through one report. The route methods (WSM-APP-003), `call()` and `stream()`, are
@@ -211,7 +203,7 @@ class DialerConnection implements Connection {
       });
     }
     if (signal) {
-      const onAbort = () => this.#shutdown(CloseCode.Normal, '', () => signal.reason);
+      const onAbort = () => this.#shutdown(CloseCode.Normal, '', signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
     }
@@ -235,7 +227,12 @@ class DialerConnection implements Connection {
       const target = o.target;
       const where = typeof target === 'function' ? "the target function's URL" : target.url;
       const hint = attempt?.unopened && cause === error ? `; ${UNOPENED_CAUSES}` : '';
-      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}${hint}`, { cause });
+      throw new ConnectError(
+        `Cannot connect to ${where}: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }${hint}`,
+        { cause },
+      );
     }
     this.#established(link, false);
     return this;
@@ -276,7 +273,7 @@ class DialerConnection implements Connection {
 
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
     checkClose(code, reason);
-    this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
+    this.#shutdown(code, reason, new ClosedError('The connection was closed by close()'));
     return this.#closed;
   }
 
@@ -473,7 +470,7 @@ class DialerConnection implements Connection {
   // ---- closing for good ----
 
   /** close(), the signal option: cancels everything, fires onClose once. */
-  #shutdown(code: number, reason: string, abortReason: () => unknown): void {
+  #shutdown(code: number, reason: string, abortReason: unknown): void {
     if (this.#state === 'closed') return;
     this.#closeRequest = { code, reason };
     this.#finish(
@@ -483,16 +480,17 @@ class DialerConnection implements Connection {
   }
 
   /**
-   * `abortReason` makes the reason the last attempt (a no-op once it settled) or a wait is
-   * cancelled with; it is called (and the error built, with its stack) only when one is there.
+   * `abortReason` is the reason the last attempt (a no-op once it settled) and a wait for the
+   * first dial are cancelled with.
    */
-  #finish(info: CloseInfo, abortReason: () => unknown = closedForGood): void {
+  #finish(
+    info: CloseInfo,
+    abortReason: unknown = new ClosedError('The connection was closed for good'),
+  ): void {
     this.#state = 'closed';
     const link = this.#link;
     this.#link = undefined;
-    let reason: { value: unknown } | undefined;
-    const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
-    if (this.#pending !== undefined) this.#pending.abort(why());
+    this.#pending?.abort(abortReason);
     this.#pending = undefined;
     if (link !== undefined) {
       link.heartbeat?.stop();
@@ -502,7 +500,7 @@ class DialerConnection implements Connection {
     this.#wait = undefined;
     if (wait !== undefined) {
       clearTimeout(wait.timer);
-      if (wait.cancel !== undefined) wait.cancel(why());
+      wait.cancel?.(abortReason);
     }
     this.#cleanup();
     runStep(this.#extensions.splice(0), 'closed', this.#report);
