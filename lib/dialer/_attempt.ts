@@ -15,7 +15,7 @@ import { HelloRejectedError, ProtocolError, StreamResetError, TimeoutError } fro
 import { Hello } from './hello.ts';
 import type { Session } from '../session/session.ts';
 import type { Stream } from '../session/stream.ts';
-import { CloseCode } from '../wire/codes.ts';
+import { CloseCode, closeCodeOf } from '../wire/codes.ts';
 import {
   checkHello,
   type DialOptions,
@@ -79,8 +79,22 @@ export interface Attempt<L> {
   abort(reason: unknown): void;
 }
 
-/** The close reason of a hello that failed on a protocol error. */
-const PROTOCOL_REASON = 'protocol error during the hello';
+/**
+ * How the session of `link` ended, as close fields: its code (0 read as 1006), its reason, and
+ * whether it was clean (a close of this side's own is clean with 1000 only, the wire's as its
+ * close event said).
+ */
+export function endedClose(
+  link: AttemptLink,
+  ended: { code: number; reason: string; local: boolean },
+): CloseFields {
+  const code = closeCodeOf(ended.code);
+  return {
+    code,
+    reason: ended.reason,
+    wasClean: ended.local ? code === CloseCode.Normal : link.closeEvent?.wasClean ?? false,
+  };
+}
 
 /** Races promises, marking the losers handled so a late rejection is never unhandled. */
 function race<T>(promises: Promise<T>[]): Promise<T> {
@@ -184,6 +198,12 @@ async function run<L extends AttemptLink>(
   let wire: Wire | undefined;
   let link: L | undefined;
   let helloTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Closes the wire (through its session once there is one) with a code of this side's own. */
+  const closeWith = (code: number, reason: string) => {
+    attempt.close = { code, reason, wasClean: true };
+    if (link === undefined) wire!.close(code, reason);
+    else link.session.close(code, reason);
+  };
   try {
     const target = typeof fixed === 'function'
       ? await race([resolveTarget(fixed, ctx!), aborted])
@@ -204,12 +224,7 @@ async function run<L extends AttemptLink>(
     clearTimeout(deadline);
     if (wire.protocol !== expected) {
       const found = wire.protocol;
-      attempt.close = {
-        code: CloseCode.DialerProtocol,
-        reason: 'unexpected subprotocol',
-        wasClean: true,
-      };
-      wire.close(CloseCode.DialerProtocol, 'unexpected subprotocol');
+      closeWith(CloseCode.DialerProtocol, 'unexpected subprotocol');
       throw new ProtocolError(
         `Expected the acceptor to select subprotocol "${expected}": found ${describe(found)}`,
       );
@@ -234,15 +249,9 @@ async function run<L extends AttemptLink>(
         host.welcome(await race([lastMessage(helloStream), helloTimeout, broken, aborted]));
       } catch (error) {
         if (error instanceof TimeoutError && !signal.aborted) {
-          attempt.close = { code: CloseCode.HelloTimeout, reason: 'hello timeout', wasClean: true };
-          link.session.close(CloseCode.HelloTimeout, 'hello timeout');
+          closeWith(CloseCode.HelloTimeout, 'hello timeout');
         } else if (error instanceof ProtocolError && link.phase !== 'done') {
-          attempt.close = {
-            code: CloseCode.DialerProtocol,
-            reason: PROTOCOL_REASON,
-            wasClean: true,
-          };
-          link.session.close(CloseCode.DialerProtocol, PROTOCOL_REASON);
+          closeWith(CloseCode.DialerProtocol, 'protocol error during the hello');
         }
         if (error instanceof StreamResetError && error.remote) {
           throw new HelloRejectedError(
@@ -268,15 +277,8 @@ async function run<L extends AttemptLink>(
   } catch (error) {
     const request = host.closeRequest();
     const endedWith = link?.endedWith;
-    if (endedWith !== undefined && attempt.close === undefined) {
-      // the socket closed during the hello: its code decides the policy (WSM-RCN-020)
-      const code = endedWith.code || CloseCode.Abnormal;
-      attempt.close = {
-        code,
-        reason: endedWith.reason,
-        wasClean: endedWith.local ? code === CloseCode.Normal : link!.closeEvent?.wasClean ?? false,
-      };
-    }
+    // the socket closed during the hello: its code decides the policy (WSM-RCN-020)
+    if (endedWith !== undefined) attempt.close ??= endedClose(link!, endedWith);
     if (link !== undefined) {
       if (link.phase !== 'done') {
         link.session.close(request?.code ?? CloseCode.Normal, request?.reason ?? '');

@@ -40,13 +40,13 @@ import {
   startHeartbeat,
   track,
 } from './_link.ts';
-import { CloseCode, closeCodeOf, HELLO_REQUIRED_REASON as HELLO_REQUIRED } from '../wire/codes.ts';
+import { CloseCode, HELLO_REQUIRED_REASON as HELLO_REQUIRED } from '../wire/codes.ts';
 import { callContained, reportTo } from '../util/contain.ts';
 import { timerDelay } from '../util/delay.ts';
 import { checkClose, type DialOptions, resolveOptions } from './_dial_options.ts';
 import { afterFailure, afterLoss } from './_redial.ts';
 import { request, requireOpen, sendRequest, usableLink } from './_dial_requests.ts';
-import { type Attempt, startAttempt } from './_attempt.ts';
+import { type Attempt, endedClose, startAttempt } from './_attempt.ts';
 import { type Transport, webSocketTransport } from './_transport.ts';
 import { type Extension, type ExtensionHost, EXTENSIONS, runStep } from './_extensions.ts';
 import type { BroadcastReceiver, RequestWaiter } from './_features.ts';
@@ -74,7 +74,7 @@ export async function connectOver(
   options: ConnectOptions,
   now: () => number = () => Date.now(),
 ): Promise<Connection> {
-  return await new RoutedConnection(transport, target, options, now).start();
+  return await new DialerConnection(transport, target, options, now).start();
 }
 
 /** The redial (or first-dial spread) being waited for. */
@@ -83,22 +83,20 @@ interface Wait {
   dueAt: number;
   run: () => void;
   cancel: ((reason: unknown) => void) | undefined;
-  fast: boolean;
-}
-
-function closedForGood(): ClosedError {
-  return new ClosedError('The connection was closed for good');
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
  * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
- * user code, through one report.
+ * user code, through one report. The route methods (WSM-APP-003), `call()` and `stream()`, are
+ * the unrouted forms with `:route` in their headers, defined on the prototype by the routes'
+ * `defineRouteCalls()` (one copy for both sides).
  */
-class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
+class DialerConnection implements Connection {
+  declare call: Connection['call'];
+  declare stream: Connection['stream'];
+  static {
+    defineRouteCalls(this);
+  }
   readonly #options: ConnectOptions;
   readonly #o: DialOptions;
   readonly #transport: Transport;
@@ -106,7 +104,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   #state: ConnectionState = 'connecting';
   #welcome: unknown = undefined;
   #link: Link | undefined;
-  /** The attempt in progress, if one is. */
+  /** The last attempt started; aborting it is a no-op once it settled. */
   #pending: Attempt<Link> | undefined;
   #limits: Partial<Limits> | undefined;
   /** The code and reason `close()` asked for, used to close a socket mid-attempt. */
@@ -147,7 +145,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#now = now;
     // Route serving is reached only through what serve() returned: a bundle without it has none.
     const make = makerOf<Connection>(options.routes) ?? unroutedHandler;
-    const onStream = make(options.onStream, this as unknown as Connection);
+    const onStream = make(options.onStream, this);
     const extensions = this.#extensions;
     const deliver = (message: PublishMessage) => {
       if (!runStep(extensions, 'publish', this.#report, message)) {
@@ -205,7 +203,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       });
     }
     if (signal) {
-      const onAbort = () => this.#shutdown(CloseCode.Normal, '', () => signal.reason);
+      const onAbort = () => this.#shutdown(CloseCode.Normal, '', signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
     }
@@ -215,16 +213,10 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     try {
       if (o.firstDialDelayMs > 0) {
         const spread = (o.draw() + 1) / 2 * o.firstDialDelayMs;
-        await new Promise<void>((resolve, reject) =>
-          this.#schedule(spread, resolve, false, reject)
-        );
+        await new Promise<void>((resolve, reject) => this.#schedule(spread, resolve, reject));
       }
       attempt = this.#attempt('initial', false);
-      try {
-        link = await attempt.done;
-      } finally {
-        this.#settled(attempt);
-      }
+      link = await attempt.done;
     } catch (error) {
       if (this.#state !== 'closed') {
         this.#state = 'closed';
@@ -235,7 +227,12 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       const target = o.target;
       const where = typeof target === 'function' ? "the target function's URL" : target.url;
       const hint = attempt?.unopened && cause === error ? `; ${UNOPENED_CAUSES}` : '';
-      throw new ConnectError(`Cannot connect to ${where}: ${message(cause)}${hint}`, { cause });
+      throw new ConnectError(
+        `Cannot connect to ${where}: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }${hint}`,
+        { cause },
+      );
     }
     this.#established(link, false);
     return this;
@@ -276,7 +273,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
 
   close(code: number = CloseCode.Normal, reason: string = ''): Promise<CloseInfo> {
     checkClose(code, reason);
-    this.#shutdown(code, reason, () => new ClosedError('The connection was closed by close()'));
+    this.#shutdown(code, reason, new ClosedError('The connection was closed by close()'));
     return this.#closed;
   }
 
@@ -316,11 +313,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       lastError: this.#lastError,
       signal,
     });
-  }
-
-  /** `attempt` settled: it is no longer the pending one. */
-  #settled(attempt: Attempt<Link>): void {
-    if (this.#pending === attempt) this.#pending = undefined;
   }
 
   #established(link: Link, reconnected: boolean): void {
@@ -366,8 +358,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     if (this.#link !== link || this.#state === 'closed') return;
     this.#link = undefined;
     link.heartbeat?.stop();
-    const code = closeCodeOf(info.code);
-    const wasClean = info.local ? code === CloseCode.Normal : link.closeEvent?.wasClean ?? false;
+    const { code, wasClean } = endedClose(link, info);
     const error = link.lossError;
     const now = this.#disconnectedAt = this.#now();
     const flapped = this.#stableTimer !== undefined;
@@ -396,21 +387,23 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       this.#finish(closeInfo);
       return;
     }
-    const fast = kind === 'fast';
     closeInfo.delayMs = delayMs;
     this.#state = 'reconnecting';
-    this.#schedule(delayMs, () => this.#redialContained(fast), fast);
     callContained(this.#report, this.#options.onClose, closeInfo);
-    if (this.#state !== 'reconnecting') return;
+    // onClose may have closed the connection for good: then there is nothing to wait for
+    if (this.#state === 'reconnecting') {
+      this.#retry(delayMs, kind === 'fast', attempts, this.#lastError);
+    }
+  }
+
+  /** Waits `delayMs` for the next redial, and tells `onReconnecting` so. */
+  #retry(delayMs: number, fast: boolean, attempts: number, error: unknown): void {
+    this.#schedule(delayMs, () => this.#redial(fast).catch(this.#report));
     callContained(this.#report, this.#options.onReconnecting, {
       attempt: attempts,
       delayMs,
-      error: this.#lastError,
+      error,
     });
-  }
-
-  #redialContained(fast: boolean): void {
-    this.#redial(fast).catch(this.#report);
   }
 
   async #redial(fast: boolean): Promise<void> {
@@ -420,11 +413,9 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     try {
       link = await attempt.done;
     } catch (error) {
-      this.#settled(attempt);
       if (this.#state === 'reconnecting') this.#failedRedial(attempt, error, fast);
       return;
     }
-    this.#settled(attempt);
     this.#established(link, true);
   }
 
@@ -444,15 +435,10 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       this.#finish(attemptCloseInfo(attempt, error, attempts));
       return;
     }
-    this.#schedule(delayMs, () => this.#redialContained(false), false);
-    callContained(this.#report, this.#options.onReconnecting, {
-      attempt: attempts,
-      delayMs,
-      error,
-    });
+    this.#retry(delayMs, false, attempts, error);
   }
 
-  #schedule(ms: number, run: () => void, fast: boolean, cancel?: (reason: unknown) => void): void {
+  #schedule(ms: number, run: () => void, cancel?: (reason: unknown) => void): void {
     const delay = timerDelay(ms);
     const wait: Wait = {
       timer: setTimeout(() => {
@@ -462,7 +448,6 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
       dueAt: this.#now() + delay,
       run,
       cancel,
-      fast,
     };
     this.#wait = wait;
   }
@@ -474,7 +459,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     const shortMs = (this.#o.draw() + 1) / 2 * this.#o.serviceRestartDelayMs;
     if (this.#now() + shortMs >= wait.dueAt) return;
     clearTimeout(wait.timer);
-    this.#schedule(shortMs, wait.run, wait.fast, wait.cancel);
+    this.#schedule(shortMs, wait.run, wait.cancel);
   }
 
   /** An `offline` hint while open probes the heartbeat at once. */
@@ -485,7 +470,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   // ---- closing for good ----
 
   /** close(), the signal option: cancels everything, fires onClose once. */
-  #shutdown(code: number, reason: string, abortReason: () => unknown): void {
+  #shutdown(code: number, reason: string, abortReason: unknown): void {
     if (this.#state === 'closed') return;
     this.#closeRequest = { code, reason };
     this.#finish(
@@ -495,16 +480,17 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
   }
 
   /**
-   * `abortReason` makes the reason a pending attempt or wait is cancelled with; it is called (and
-   * the error built, with its stack) only when one of them is there to receive it.
+   * `abortReason` is the reason the last attempt (a no-op once it settled) and a wait for the
+   * first dial are cancelled with.
    */
-  #finish(info: CloseInfo, abortReason: () => unknown = closedForGood): void {
+  #finish(
+    info: CloseInfo,
+    abortReason: unknown = new ClosedError('The connection was closed for good'),
+  ): void {
     this.#state = 'closed';
     const link = this.#link;
     this.#link = undefined;
-    let reason: { value: unknown } | undefined;
-    const why = (): unknown => (reason ??= { value: abortReason() ?? closedForGood() }).value;
-    if (this.#pending !== undefined) this.#pending.abort(why());
+    this.#pending?.abort(abortReason);
     this.#pending = undefined;
     if (link !== undefined) {
       link.heartbeat?.stop();
@@ -514,7 +500,7 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#wait = undefined;
     if (wait !== undefined) {
       clearTimeout(wait.timer);
-      if (wait.cancel !== undefined) wait.cancel(why());
+      wait.cancel?.(abortReason);
     }
     this.#cleanup();
     runStep(this.#extensions.splice(0), 'closed', this.#report);
@@ -531,26 +517,11 @@ class DialerConnection implements Omit<Connection, 'call' | 'stream'> {
     this.#resolveClosed(info);
   }
 
+  /** Once, as the connection closes for good: stops its stable timer, its hints and its signal. */
   #cleanup(): void {
     clearTimeout(this.#stableTimer);
-    this.#stableTimer = undefined;
     this.#removeHints?.();
-    this.#removeHints = undefined;
     this.#removeSignal?.();
-    this.#removeSignal = undefined;
-  }
-}
-
-/**
- * A {@linkcode DialerConnection} with the route methods (WSM-APP-003): `call()` and `stream()`,
- * each the unrouted form with `:route` in its headers.
- */
-class RoutedConnection extends DialerConnection implements Connection {
-  // The routed half of `Caller`, defined on the prototype (one copy for both sides).
-  declare call: Connection['call'];
-  declare stream: Connection['stream'];
-  static {
-    defineRouteCalls(this);
   }
 }
 

@@ -150,6 +150,17 @@ function failure(event: Event, report: OpenReport): string {
   return coded === '' ? '' : `: ${coded}`;
 }
 
+/** Adds `listeners` to `socket`, by event type; returns the function that removes them. */
+function listen(
+  socket: DialerSocket,
+  listeners: Record<string, (event: Event) => void>,
+): () => void {
+  for (const type in listeners) socket.addEventListener(type, listeners[type]!);
+  return () => {
+    for (const type in listeners) socket.removeEventListener(type, listeners[type]!);
+  };
+}
+
 /** Resolves with the wire once `socket` opens; `error`, `close` or an abort first reject. */
 function opened(
   socket: DialerSocket,
@@ -168,16 +179,16 @@ function opened(
       reject(signal.reason);
       closeQuietly(socket);
     };
-    const listeners: [string, (event: Event) => void][] = [
-      ['open', () => {
+    const unlisten = listen(socket, {
+      open: () => {
         detach();
         resolve(socketWire(socket, driver));
-      }],
-      ['error', (event) => {
+      },
+      error: (event) => {
         const why = failure(event, report);
         reject(new Error(`The WebSocket to ${url} failed before it opened${why}`));
-      }],
-      ['close', (event) => {
+      },
+      close: (event) => {
         const info = closeFields(event);
         report.close = info;
         detach();
@@ -188,13 +199,12 @@ function opened(
             }`,
           ),
         );
-      }],
-    ];
+      },
+    });
     const detach = () => {
       signal.removeEventListener('abort', onAbort);
-      for (const [type, listener] of listeners) socket.removeEventListener(type, listener);
+      unlisten();
     };
-    for (const [type, listener] of listeners) socket.addEventListener(type, listener);
     signal.addEventListener('abort', onAbort);
   });
 }
@@ -232,13 +242,10 @@ function socketWire(socket: DialerSocket, driver: SocketDriver | undefined): Wir
           );
         }
       };
-      const onClose = (event: Event) => events.close(closeFields(event));
-      socket.addEventListener('message', onMessage);
-      socket.addEventListener('close', onClose);
-      return () => {
-        socket.removeEventListener('message', onMessage);
-        socket.removeEventListener('close', onClose);
-      };
+      return listen(socket, {
+        message: onMessage,
+        close: (event) => events.close(closeFields(event)),
+      });
     },
   };
 }

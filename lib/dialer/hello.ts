@@ -76,7 +76,7 @@ export interface HelloOptions {
  */
 export class Hello {
   /** How long the hello may go unacknowledged before the attempt fails, in milliseconds. */
-  readonly timeoutMs: number;
+  declare readonly timeoutMs: number;
   readonly #payload: unknown;
   readonly #headers: Record<string, unknown> | undefined;
   readonly #configured: boolean;

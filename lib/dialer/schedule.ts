@@ -91,15 +91,15 @@ function isNumber(value: unknown): value is number {
  */
 export class Reconnect {
   /** The unjittered delay before the first retry, in milliseconds. */
-  readonly initialDelayMs: number;
+  declare readonly initialDelayMs: number;
   /** The multiplier per failed attempt. */
-  readonly factor: number;
+  declare readonly factor: number;
   /** The ceiling on the unjittered delay, in milliseconds. */
-  readonly maxDelayMs: number;
+  declare readonly maxDelayMs: number;
   /** The dispersion, a fraction from 0 to 1. */
-  readonly jitter: number;
+  declare readonly jitter: number;
   /** Consecutive failed attempts before giving up; `Infinity` is unlimited. */
-  readonly maxAttempts: number;
+  declare readonly maxAttempts: number;
 
   /**
    * Creates a schedule, validating it.
