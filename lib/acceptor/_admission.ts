@@ -1,7 +1,7 @@
 /**
  * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004): the
  * {@linkcode Admission} part each peer owns. Every PUBLISH the acceptor sends a peer (a broadcast,
- * recovery's markers, replays and held broadcasts) goes through {@linkcode Admission.send}, so
+ * recovery's markers, replays and held broadcasts) goes through {@linkcode Admission.sendPublish}, so
  * this is the one place that keeps them from a peer not yet accepted: they wait, at most
  * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement has
  * been sent ({@linkcode Admission.admit}), or are dropped once the hello was refused. What goes
@@ -41,16 +41,21 @@ interface Waiting {
   bytes: number;
 }
 
-/** One peer's admission: its {@linkcode AdmissionState} and the frames that wait for it. */
-export class Admission {
-  readonly #session: Session;
+/**
+ * One peer's admission: its {@linkcode AdmissionState} and the frames that wait for it. The
+ * peer's link extends it (`lib/acceptor/_peer.ts`), so a peer holds no object of its own for it
+ * (an idle peer's memory, docs/performance.md); what goes out goes through {@linkcode session}.
+ */
+export abstract class Admission {
   #state: AdmissionState;
   #waiting: Waiting | undefined;
 
-  constructor(session: Session, state: 'open' | 'shut') {
-    this.#session = session;
+  constructor(state: 'open' | 'shut') {
     this.#state = state;
   }
+
+  /** The peer's session, which sends what is let out. */
+  abstract get session(): Session;
 
   /** Where the peer stands ({@linkcode AdmissionState}). */
   get state(): AdmissionState {
@@ -81,7 +86,7 @@ export class Admission {
     let unsent = 0;
     const { frames, counted } = waiting;
     for (let i = 0; i < frames.length; i++) {
-      if (!sendEncoded(this.#session, frames[i]) && counted[i]) unsent++;
+      if (!sendEncoded(this.session, frames[i]) && counted[i]) unsent++;
     }
     return unsent;
   }
@@ -107,10 +112,11 @@ export class Admission {
    * @returns False, sending nothing, when the session ended, the socket is congested, the hello
    * was refused, or the frames waiting for the acknowledgement are at their cap.
    */
-  send(data: string | Uint8Array, counted: boolean = false): boolean {
+  sendPublish(data: string | Uint8Array, counted: boolean = false): boolean {
     const state = this.#state;
-    if (state === 'open') return sendEncoded(this.#session, data);
-    if (state === 'refused' || this.#session.isClosed) return false;
+    const session = this.session;
+    if (state === 'open') return sendEncoded(session, data);
+    if (state === 'refused' || session.isClosed) return false;
     const waiting = this.#waiting ??= { frames: [], counted: [], bytes: 0 };
     const size = typeof data === 'string' ? data.length : data.byteLength;
     if (

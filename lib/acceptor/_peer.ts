@@ -164,8 +164,6 @@ export class PeerImpl implements Peer {
   #id: string | undefined;
   readonly tags: TagSet = new TagSet();
   readonly session: Session;
-  /** What the acceptor sends it waits for its hello ({@linkcode Admission}). */
-  readonly admission: Admission;
   // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
   declare call: Peer['call'];
   declare stream: Peer['stream'];
@@ -182,18 +180,19 @@ export class PeerImpl implements Peer {
    */
   #end: PeerCloseInfo | ClosedWaiter | Promise<PeerCloseInfo> | undefined;
 
-  /**
-   * Creates the peer of `link` and its session (tags are added before the session exists);
-   * `shut` while the acceptor requires a hello this peer has not had accepted.
-   */
-  constructor(link: PeerLink, options: AttachOptions, shut: boolean) {
+  /** Creates the peer of `link` and its session (tags are added before the session exists). */
+  constructor(link: PeerLink, options: AttachOptions) {
     this.#id = options.id;
     this.#data = options.data;
     this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
     this.session = new Session(link, link, acceptorPolicy);
-    this.admission = new Admission(this.session, shut ? 'shut' : 'open');
+  }
+
+  /** What the acceptor sends it waits for its hello: its link ({@linkcode Admission}). */
+  get admission(): Admission {
+    return this.sink;
   }
 
   get id(): string {
@@ -243,7 +242,7 @@ export class PeerImpl implements Peer {
   }
 
   emit(name: string, payload: unknown, options?: EmitOptions): boolean {
-    return this.admission.send(encodeEvent(this.sink.codec, name, payload, options));
+    return this.admission.sendPublish(encodeEvent(this.sink.codec, name, payload, options));
   }
 
   close(code: number = 1000, reason: string = ''): void {
@@ -292,7 +291,7 @@ interface BackloggedClose {
  * caller's sink from `Acceptor.attach()`; a throwing close is reported) and takes the socket's
  * events, feeding messages in order: a Blob is read before anything after it.
  */
-export class PeerLink implements PeerSink, TagIndex, SessionOptions {
+export class PeerLink extends Admission implements PeerSink, TagIndex, SessionOptions {
   /** {@linkcode AttachOptions.nextStreamId}, which the session reads when it is created. */
   readonly firstStreamId: number | undefined;
   readonly peer: PeerImpl;
@@ -322,11 +321,17 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     driver: SocketDriver | undefined,
     options: AttachOptions,
   ) {
+    // Shut while the acceptor requires a hello this peer has not had accepted.
+    super(host.requireHello && options.hello === undefined ? 'shut' : 'open');
     this.#host = host;
     this.#transport = transport;
     this.#driver = driver;
     this.firstStreamId = options.nextStreamId;
-    this.peer = new PeerImpl(this, options, host.requireHello && options.hello === undefined);
+    this.peer = new PeerImpl(this, options);
+  }
+
+  get session(): Session {
+    return this.peer.session;
   }
 
   send(data: string | Uint8Array): void {
