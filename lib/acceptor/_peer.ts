@@ -27,7 +27,17 @@ import { control } from '../session/stream.ts';
 import { Session, type SessionOptions } from '../session/session.ts';
 import { goAway } from '../session/acceptor_api.ts';
 import { acceptorPolicy } from './_policy.ts';
-import { Admission } from './_admission.ts';
+import {
+  type Admission,
+  type AdmissionHost,
+  type AdmissionState,
+  admit,
+  helloRefused,
+  holdForHello,
+  isBarred,
+  sendPublish,
+  type Waiting,
+} from './_admission.ts';
 import {
   CloseCode,
   closeCodeOf,
@@ -284,14 +294,18 @@ interface BackloggedClose {
 }
 
 /**
- * One peer's plumbing. One object per peer: it is also its session's options and the index its
- * tag set tells, with its methods on one shared prototype rather than a dozen closures per peer,
+ * One peer's plumbing. One object per peer: it is also its session's options, its admission
+ * ({@linkcode Admission}) and the index its tag set tells, with its methods on one shared prototype rather than a dozen closures per peer,
  * since idle memory per peer is budgeted (docs/performance.md). It is the session's sink (a
  * `WebSocket` from `Acceptor.accept()`, whose sends wait in a queue while it connects, or the
  * caller's sink from `Acceptor.attach()`; a throwing close is reported) and takes the socket's
  * events, feeding messages in order: a Blob is read before anything after it.
  */
-export class PeerLink extends Admission implements PeerSink, TagIndex, SessionOptions {
+export class PeerLink implements PeerSink, TagIndex, SessionOptions, Admission, AdmissionHost {
+  /** Where the peer stands with what is sent to it ({@linkcode Admission}). */
+  admissionState: AdmissionState;
+  /** The PUBLISH frames that wait for its hello's acknowledgement, once one waits. */
+  waiting: Waiting | undefined;
   /** {@linkcode AttachOptions.nextStreamId}, which the session reads when it is created. */
   readonly firstStreamId: number | undefined;
   readonly peer: PeerImpl;
@@ -322,7 +336,7 @@ export class PeerLink extends Admission implements PeerSink, TagIndex, SessionOp
     options: AttachOptions,
   ) {
     // Shut while the acceptor requires a hello this peer has not had accepted.
-    super(host.requireHello && options.hello === undefined ? 'shut' : 'open');
+    this.admissionState = host.requireHello && options.hello === undefined ? 'shut' : 'open';
     this.#host = host;
     this.#transport = transport;
     this.#driver = driver;
@@ -332,6 +346,31 @@ export class PeerLink extends Admission implements PeerSink, TagIndex, SessionOp
 
   get session(): Session {
     return this.peer.session;
+  }
+
+  // The peer's Admission, over the functions of `_admission.ts`.
+  get state(): AdmissionState {
+    return this.admissionState;
+  }
+
+  get barred(): boolean {
+    return isBarred(this);
+  }
+
+  holdForHello(): void {
+    holdForHello(this);
+  }
+
+  admit(): number {
+    return admit(this);
+  }
+
+  helloRefused(): number {
+    return helloRefused(this);
+  }
+
+  sendPublish(data: string | Uint8Array, counted?: boolean): boolean {
+    return sendPublish(this, data, counted);
   }
 
   send(data: string | Uint8Array): void {
