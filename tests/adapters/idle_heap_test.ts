@@ -83,8 +83,8 @@ async function heapPerPeer(count: number, gc: () => void): Promise<number> {
 
 /**
  * The bound per engine: 900–1,000 B per peer on JavaScriptCore (whose `Set` with one entry
- * takes ~220 B) and 800–950 B on V8 today; a handle of three closures per peer, as before the
- * adapters kept the peer's link as the handle, took it over on each.
+ * takes ~220 B) and 800–950 B on V8; a handle of three closures per peer (what the public
+ * `attach()` returns) instead of the link would take it over on each.
  */
 const BOUND = 'Bun' in globalThis ? 1_120 : 1_050;
 
