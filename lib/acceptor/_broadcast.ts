@@ -460,7 +460,7 @@ export class Broadcaster {
       const data = typeof encoded === 'string' && peer.sink.isWs
         ? delivery.bytes ??= textBytes(encoded)
         : encoded;
-      sent = peer.admission.send(data, true);
+      sent = peer.admission.sendPublish(data, true);
     } catch (error) {
       this.#host.report(error, peer);
       return false;

@@ -27,7 +27,17 @@ import { control } from '../session/stream.ts';
 import { Session, type SessionOptions } from '../session/session.ts';
 import { goAway } from '../session/acceptor_api.ts';
 import { acceptorPolicy } from './_policy.ts';
-import { Admission } from './_admission.ts';
+import {
+  type Admission,
+  type AdmissionHost,
+  type AdmissionState,
+  admit,
+  helloRefused,
+  holdForHello,
+  isBarred,
+  sendPublish,
+  type Waiting,
+} from './_admission.ts';
 import {
   CloseCode,
   closeCodeOf,
@@ -164,8 +174,6 @@ export class PeerImpl implements Peer {
   #id: string | undefined;
   readonly tags: TagSet = new TagSet();
   readonly session: Session;
-  /** What the acceptor sends it waits for its hello ({@linkcode Admission}). */
-  readonly admission: Admission;
   // The routed half of `Caller`, defined on the prototype below (one copy for both sides).
   declare call: Peer['call'];
   declare stream: Peer['stream'];
@@ -182,18 +190,19 @@ export class PeerImpl implements Peer {
    */
   #end: PeerCloseInfo | ClosedWaiter | Promise<PeerCloseInfo> | undefined;
 
-  /**
-   * Creates the peer of `link` and its session (tags are added before the session exists);
-   * `shut` while the acceptor requires a hello this peer has not had accepted.
-   */
-  constructor(link: PeerLink, options: AttachOptions, shut: boolean) {
+  /** Creates the peer of `link` and its session (tags are added before the session exists). */
+  constructor(link: PeerLink, options: AttachOptions) {
     this.#id = options.id;
     this.#data = options.data;
     this.hello = options.hello;
     for (const tag of options.tags ?? []) this.tags.add(tag);
     this.sink = link;
     this.session = new Session(link, link, acceptorPolicy);
-    this.admission = new Admission(this.session, shut ? 'shut' : 'open');
+  }
+
+  /** What the acceptor sends it waits for its hello: its link ({@linkcode Admission}). */
+  get admission(): Admission {
+    return this.sink;
   }
 
   get id(): string {
@@ -243,7 +252,7 @@ export class PeerImpl implements Peer {
   }
 
   emit(name: string, payload: unknown, options?: EmitOptions): boolean {
-    return this.admission.send(encodeEvent(this.sink.codec, name, payload, options));
+    return this.admission.sendPublish(encodeEvent(this.sink.codec, name, payload, options));
   }
 
   close(code: number = 1000, reason: string = ''): void {
@@ -285,14 +294,18 @@ interface BackloggedClose {
 }
 
 /**
- * One peer's plumbing. One object per peer: it is also its session's options and the index its
- * tag set tells, with its methods on one shared prototype rather than a dozen closures per peer,
+ * One peer's plumbing. One object per peer: it is also its session's options, its admission
+ * ({@linkcode Admission}) and the index its tag set tells, with its methods on one shared prototype rather than a dozen closures per peer,
  * since idle memory per peer is budgeted (docs/performance.md). It is the session's sink (a
  * `WebSocket` from `Acceptor.accept()`, whose sends wait in a queue while it connects, or the
  * caller's sink from `Acceptor.attach()`; a throwing close is reported) and takes the socket's
  * events, feeding messages in order: a Blob is read before anything after it.
  */
-export class PeerLink implements PeerSink, TagIndex, SessionOptions {
+export class PeerLink implements PeerSink, TagIndex, SessionOptions, Admission, AdmissionHost {
+  /** Where the peer stands with what is sent to it ({@linkcode Admission}). */
+  admissionState: AdmissionState;
+  /** The PUBLISH frames that wait for its hello's acknowledgement, once one waits. */
+  waiting: Waiting | undefined;
   /** {@linkcode AttachOptions.nextStreamId}, which the session reads when it is created. */
   readonly firstStreamId: number | undefined;
   readonly peer: PeerImpl;
@@ -322,11 +335,42 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions {
     driver: SocketDriver | undefined,
     options: AttachOptions,
   ) {
+    // Shut while the acceptor requires a hello this peer has not had accepted.
+    this.admissionState = host.requireHello && options.hello === undefined ? 'shut' : 'open';
     this.#host = host;
     this.#transport = transport;
     this.#driver = driver;
     this.firstStreamId = options.nextStreamId;
-    this.peer = new PeerImpl(this, options, host.requireHello && options.hello === undefined);
+    this.peer = new PeerImpl(this, options);
+  }
+
+  get session(): Session {
+    return this.peer.session;
+  }
+
+  // The peer's Admission, over the functions of `_admission.ts`.
+  get state(): AdmissionState {
+    return this.admissionState;
+  }
+
+  get barred(): boolean {
+    return isBarred(this);
+  }
+
+  holdForHello(): void {
+    holdForHello(this);
+  }
+
+  admit(): number {
+    return admit(this);
+  }
+
+  helloRefused(): number {
+    return helloRefused(this);
+  }
+
+  sendPublish(data: string | Uint8Array, counted?: boolean): boolean {
+    return sendPublish(this, data, counted);
   }
 
   send(data: string | Uint8Array): void {

@@ -59,7 +59,7 @@ interface RecoveringPeer extends Peer {
    * What the peer is sent goes through its admission (it waits for the hello); `counted` marks a
    * held broadcast, already counted as delivered.
    */
-  readonly admission: { send(data: string | Uint8Array, counted?: boolean): boolean };
+  readonly admission: { sendPublish(data: string | Uint8Array, counted?: boolean): boolean };
 }
 
 /** What recovery needs of its acceptor. */
@@ -289,7 +289,7 @@ export class Recovery {
       const data = this.#marker(tag, { [SEQ]: seq, [POSITION]: true, [DIALER]: this.#idOf(peer) });
       if (this.hold(peer, tag, data, seq)) continue;
       try {
-        peer.admission.send(data);
+        peer.admission.sendPublish(data);
       } catch (error) {
         this.#host.report(error, peer);
       }
@@ -493,7 +493,7 @@ export class Recovery {
           const data = codec.encode([PUBLISH, tag, wire, payload]);
           if (peer.session.congested() && !await this.#room(peer)) return;
           if (peer.isClosed) return;
-          peer.admission.send(data);
+          peer.admission.sendPublish(data);
           last = entry.seq;
           replayed++;
         }
@@ -544,7 +544,7 @@ export class Recovery {
     if (marker !== undefined) {
       if (peer.session.congested() && !await this.#room(peer)) return;
       if (peer.isClosed) return;
-      peer.admission.send(marker);
+      peer.admission.sendPublish(marker);
     }
     const frames = hold.frames;
     let i = 0;
@@ -555,7 +555,7 @@ export class Recovery {
       if (held.seq !== undefined && held.seq <= position) continue;
       if (peer.session.congested() && !await this.#room(peer)) return;
       if (peer.isClosed) return;
-      peer.admission.send(held.data, true);
+      peer.admission.sendPublish(held.data, true);
     }
     const holds = this.#holds.get(peer);
     if (holds?.tags.get(tag) !== hold) return;

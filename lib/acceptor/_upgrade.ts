@@ -12,9 +12,12 @@
  * @module
  */
 import type {
+  AttachedPeer,
+  AttachOptions,
   AuthorizeInfo,
   AuthorizeResult,
   OriginPolicy,
+  PeerSink,
   UpgradeAccepted,
 } from './acceptor_types.ts';
 import { describe } from '../util/describe.ts';
@@ -74,7 +77,12 @@ interface Registered {
   readonly check: UpgradeCheck;
   /** The acceptor's `maxMessageBytes`, for the runtime's own limit on a message it buffers. */
   readonly maxMessageBytes: number;
+  /** `attach()` returning the peer's link itself ({@linkcode attachSink}). */
+  readonly attach: AttachSink;
 }
+
+/** Attaches a push-style socket's sink; the handle's methods are called on it. */
+type AttachSink = (sink: PeerSink, options: AttachOptions) => AttachedPeer;
 
 /** The acceptor's part for its adapters: a module-private symbol on the public `Acceptor`. */
 const REGISTERED: unique symbol = Symbol('muxws.upgrade');
@@ -82,13 +90,32 @@ const REGISTERED: unique symbol = Symbol('muxws.upgrade');
 /** An object that may carry a {@linkcode REGISTERED} part. */
 type MaybeRegistered = { [REGISTERED]?: Registered };
 
-/** Registers `acceptor`'s decision and message limit for its adapters. */
+/** Registers `acceptor`'s decision, message limit and attach for its adapters. */
 export function registerUpgradeCheck(
   acceptor: object,
   check: UpgradeCheck,
   maxMessageBytes: number,
+  attach: AttachSink,
 ): void {
-  Object.defineProperty(acceptor, REGISTERED, { value: { check, maxMessageBytes } });
+  Object.defineProperty(acceptor, REGISTERED, { value: { check, maxMessageBytes, attach } });
+}
+
+/**
+ * `acceptor.attach(sink, options)` for an adapter that keeps the handle and calls its methods on
+ * it: the peer's link itself, whose methods are on a shared prototype, rather than a handle of
+ * three closures per peer (an idle peer's memory, docs/performance.md). The public `attach()`
+ * for an object that registered none.
+ */
+export function attachSink(
+  acceptor: { attach(sink: PeerSink, options?: AttachOptions): AttachedPeer },
+  sink: PeerSink,
+  options: AttachOptions<unknown>,
+): AttachedPeer {
+  const checked = options as AttachOptions;
+  const registered = (acceptor as MaybeRegistered)[REGISTERED];
+  return registered === undefined
+    ? acceptor.attach(sink, checked)
+    : registered.attach(sink, checked);
 }
 
 /** The decision `acceptor` registered, if any. */

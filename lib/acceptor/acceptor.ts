@@ -232,6 +232,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       this,
       (request) => this.#checkUpgrade(request),
       limits.maxMessageBytes,
+      (sink, options) => this.#attach(sink, undefined, options, true),
     );
   }
 

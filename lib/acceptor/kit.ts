@@ -7,6 +7,8 @@
  *   {@linkcode messageLimitOf} read what each `Acceptor` registers for its adapters (one entry
  *   per acceptor, under a symbol private to `_upgrade.ts`); {@linkcode UpgradeHead} and
  *   {@linkcode requestOf} are the head such an adapter builds.
+ * - {@linkcode attachSink}: `attach()` returning the peer's link itself, for an adapter that keeps
+ *   the handle per socket and calls its methods on it (no closures per peer).
  * - {@linkcode malformedUpgrade}: the 400 answer to an upgrade the runtime could not complete.
  * - The native delivery of broadcasts: a sink whose socket has publish/subscribe topics offers a
  *   {@linkcode TopicSink} under {@linkcode TOPIC_SINK}.
@@ -16,6 +18,7 @@
  * @module
  */
 export {
+  attachSink,
   malformedUpgrade,
   messageLimitOf,
   requestOf,

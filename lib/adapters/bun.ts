@@ -30,6 +30,7 @@
  */
 import type { Acceptor, AttachedPeer, UpgradeAccepted } from '../acceptor/acceptor.ts';
 import {
+  attachSink,
   malformedUpgrade,
   messageLimitOf,
   TOPIC_SINK,
@@ -144,8 +145,11 @@ export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
       if (check instanceof Response) return check;
       // Bun echoes the first offered token unless the response names one.
       const headers = { 'Sec-WebSocket-Protocol': check.protocol };
-      const data: BunSocketData = { muxws: check };
-      if (typeof server.publish === 'function') data.muxwsServer = server as TopicPublisher;
+      // Both keys at once: one shape, with no property added later.
+      const data: BunSocketData = {
+        muxws: check,
+        muxwsServer: typeof server.publish === 'function' ? server as TopicPublisher : undefined,
+      };
       if (server.upgrade(request, { headers, data })) return undefined;
       return malformedUpgrade(request);
     },
@@ -156,7 +160,7 @@ export function bunHandlers(acceptor: Acceptor<any, any>): BunHandlers {
         const sink = new BunSink(ws, socketData?.muxwsServer);
         const held = socketData?.muxws;
         const accepted = held instanceof BunSink ? undefined : held;
-        sink.handle = acceptor.attach(sink, { data: accepted?.data, tags: accepted?.tags });
+        sink.handle = attachSink(acceptor, sink, { data: accepted?.data, tags: accepted?.tags });
         if (!holdSink(socketData, sink)) (others ??= new WeakMap()).set(ws, sink);
       },
       message(ws, message) {

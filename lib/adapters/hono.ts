@@ -34,6 +34,7 @@ import type {
   IncomingData,
   UpgradeAccepted,
 } from '../acceptor/acceptor.ts';
+import { attachSink } from '../acceptor/kit.ts';
 import { describe } from '../util/describe.ts';
 import { upgrade as workersUpgrade } from './cloudflare.ts';
 
@@ -89,19 +90,35 @@ export type MuxwsHandler = (
   next: () => Promise<void>,
 ) => Promise<Response | void>;
 
-function sinkFor(ws: HonoWSContext) {
-  const raw = ws.raw as { bufferedAmount?: unknown; getBufferedAmount?: unknown } | undefined;
-  return {
-    send: (data: string | Uint8Array) => ws.send(data as string | Uint8Array<ArrayBuffer>),
-    close: (code: number, reason: string) => ws.close(code, reason),
-    get bufferedAmount(): number | undefined {
-      if (typeof raw?.bufferedAmount === 'number') return raw.bufferedAmount;
-      if (typeof raw?.getBufferedAmount === 'function') {
-        return (raw.getBufferedAmount as () => number)();
-      }
-      return undefined;
-    },
-  };
+/**
+ * One socket's sink: an object per peer with its methods on a shared prototype, rather than
+ * closures per peer (an idle peer's memory, docs/performance.md).
+ */
+class HonoSink {
+  readonly #ws: HonoWSContext;
+
+  constructor(ws: HonoWSContext) {
+    this.#ws = ws;
+  }
+
+  send(data: string | Uint8Array): void {
+    this.#ws.send(data as string | Uint8Array<ArrayBuffer>);
+  }
+
+  close(code: number, reason: string): void {
+    this.#ws.close(code, reason);
+  }
+
+  get bufferedAmount(): number | undefined {
+    const raw = this.#ws.raw as
+      | { bufferedAmount?: unknown; getBufferedAmount?: unknown }
+      | undefined;
+    if (typeof raw?.bufferedAmount === 'number') return raw.bufferedAmount;
+    if (typeof raw?.getBufferedAmount === 'function') {
+      return (raw.getBufferedAmount as () => number)();
+    }
+    return undefined;
+  }
 }
 
 /**
@@ -153,7 +170,8 @@ export function muxws(acceptor: Acceptor<any, any>, options: MuxwsHonoOptions): 
   // One set of events per upgrade: its onOpen seeds the peer with what authorize returned.
   const eventsFor = (check: UpgradeAccepted<unknown>): HonoWSEvents => ({
     onOpen(_event, ws) {
-      peers.set(keyOf(ws), acceptor.attach(sinkFor(ws), { data: check.data, tags: check.tags }));
+      const options = { data: check.data, tags: check.tags };
+      peers.set(keyOf(ws), attachSink(acceptor, new HonoSink(ws), options));
     },
     onMessage: events.onMessage,
     onClose: events.onClose,

@@ -47,7 +47,7 @@ interface FakePeer {
   admission: {
     readonly state: FakePeer['stands'];
     readonly barred: boolean;
-    send(data: string | Uint8Array): boolean;
+    sendPublish(data: string | Uint8Array): boolean;
   };
   sink: { topics: TopicSink | undefined };
 }
@@ -75,7 +75,7 @@ function fakePeer(name: string, tags: string[], server?: FakeServer): FakePeer {
       get barred() {
         return peer.stands === 'shut' || peer.stands === 'refused';
       },
-      send(data) {
+      sendPublish(data) {
         if (peer.full) return false;
         peer.looped++;
         peer.got.push(JSON.parse(String(data)));

@@ -13,7 +13,7 @@ interface FakePeer {
   tags: Set<string>;
   isClosed: boolean;
   got: unknown[];
-  admission: { readonly barred: boolean; send(data: string | Uint8Array): boolean };
+  admission: { readonly barred: boolean; sendPublish(data: string | Uint8Array): boolean };
   /** No topics: every broadcast goes through the send loop. */
   sink: Record<string, never>;
 }
@@ -29,7 +29,7 @@ function fakePeer(name: string, tags: string[], socket: 'ok' | 'full' | 'throws'
     sink: {},
     admission: {
       barred: false,
-      send(data) {
+      sendPublish(data) {
         if (socket === 'throws') throw new Error(`${name} broke`);
         if (socket === 'full') return false;
         got.push(JSON.parse(String(data)));
