@@ -476,7 +476,8 @@ export interface ConnectOptions<Api = ApiSpec> {
    * (`whileReconnecting`) counts that wait toward it.
    *
    * A request times out no earlier than this, and may fire up to 100 ms late (it is on time unless
-   * the event loop is busy or the wall clock went back): the requests of a connection share one
+   * the event loop is busy or the wall clock went back; a wall clock set forward times it out by as
+   * much early): the requests of a connection share one
    * timer, which fires at least every 100 ms while any of them waits and stops at most 100 ms after
    * the last one settled, so an idle connection holds no timer.
    *

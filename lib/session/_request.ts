@@ -1,5 +1,5 @@
 /**
- * {@linkcode PendingRequest}: the answer a `request()` waits for (WSM-STR-005): the first message
+ * {@linkcode PendingRequest}: the answer a `request()` waits for: the first message
  * of the stream, or `undefined` when the other side ends it without one; with `timeoutMs`, a
  * deadline that rejects with `TimeoutError` and has the stream reset with `timeout`. The stream
  * makes one when a request must wait.
@@ -106,7 +106,7 @@ export class RequestDeadlines {
 
   /** `request` waits, for `timeoutMs` from now. */
   add(request: PendingRequest, timeoutMs: number): void {
-    const now = this.#time(0);
+    const now = this.#time();
     this.#waiting.add(request);
     this.#arm(Math.min(request.deadline = now + timeoutMs, now + DEADLINE_TICK_MS), now);
   }
@@ -123,16 +123,16 @@ export class RequestDeadlines {
   }
 
   /**
-   * The session's clock made monotonic, and at least `floor`. Read after it went back, it reads
-   * the latest time read, or the time the timer fires if that is later (the most that may have
-   * passed since), so that no request times out early; it counts on from there. (One that jumped
-   * ahead times out what it passed.)
+   * The session's clock made monotonic. Read after it went back, it reads the latest time read
+   * and counts on from there: the time that passed between that read and the jump is not counted,
+   * so a request waiting across the jump is late by at most that (under one tick, as the timer
+   * reads the clock at least once a tick while requests wait), never early. (One that jumped ahead
+   * times out what it passed.)
    */
-  #time(floor: number): number {
-    let least = Math.max(floor, this.#latest);
+  #time(): number {
+    const least = this.#latest;
     let now = this.#now() + this.#skew;
     if (now < least) {
-      if (this.#timer !== undefined) least = Math.max(least, this.#armedFor);
       this.#skew += least - now;
       now = least;
     }
@@ -156,8 +156,9 @@ export class RequestDeadlines {
    */
   #fire(): void {
     this.#timer = undefined;
-    // Never before the time the timer was armed for: its delay has passed.
-    const now = this.#time(this.#armedFor);
+    // Not raised to the time the timer was armed for: after the clock went back, that would count
+    // time twice and time out early the requests made after the jump.
+    const now = this.#time();
     const waiting = this.#waiting;
     const due: PendingRequest[] = [];
     let next = now + DEADLINE_TICK_MS;

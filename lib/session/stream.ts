@@ -61,7 +61,7 @@ export interface RequestOptions {
    * Milliseconds to wait for the answer; then the request rejects with `TimeoutError` and the
    * stream is reset with `timeout`. Undefined waits as long as the connection lives. It times
    * out no earlier than this, and up to 100 ms late when the event loop is busy or the wall clock
-   * went back.
+   * went back (a wall clock set forward times it out by as much early).
    */
   timeoutMs?: number;
   /** Aborting it resets the stream with `cancel` and rejects with `StreamResetError`. */

@@ -196,25 +196,30 @@ test('RequestDeadlines shares one timer between many requests waiting together (
   assert.equal(clock.countTimers(), 0);
 });
 
-test('RequestDeadlines keeps each timeout on time when the wall clock goes back while requests wait (WSM-STR-005)', async () => {
+test('RequestDeadlines times no request out early, and none more than a tick late, when the wall clock goes back while requests wait (WSM-STR-005)', async () => {
   using clock = fakeTime();
   const deadlines = new RequestDeadlines(() => Date.now());
   const timedOut: number[] = [];
+  const hasTimedOut = (id: number): boolean => timedOut.includes(id);
   const make = (id: number, timeoutMs: number) =>
     new PendingRequest(id, timeoutMs, () => timedOut.push(id), deadlines).promise.catch(() => {});
+  // Real time is counted from here: 1 is due at 100 ms, 3 at 300 ms.
   make(1, 100);
   make(3, 300);
   await clock.tickAsync(50);
   clock.setSystemTime(Date.now() - 10_000);
-  // Made after the clock went back: it times out no earlier than 200 ms on (at most one tick
-  // later, counting from the timer's next firing), neither early nor 10 s late.
+  // Made after the clock went back, at 50 ms: due at 250 ms, neither early nor 10 s late.
   make(5, 200);
-  await clock.tickAsync(50);
+  await clock.tickAsync(49); // 99 ms
+  assert.deepEqual(timedOut, []);
+  await clock.tickAsync(150); // 249 ms: 1 is due by one tick past 100 ms; 3 and 5 not yet
   assert.deepEqual(timedOut, [1]);
-  await clock.tickAsync(149);
-  assert.deepEqual(timedOut, [1]);
-  await clock.tickAsync(T - 50);
-  assert.deepEqual(timedOut, [1, 3, 5]);
+  await clock.tickAsync(50); // 299 ms
+  assert.ok(!hasTimedOut(3), `3 timed out before its 300 ms: ${timedOut}`);
+  await clock.tickAsync(51); // 350 ms: 5 is due by one tick past 250 ms
+  assert.ok(hasTimedOut(5), `5 waited over a tick past its 250 ms: ${timedOut}`);
+  await clock.tickAsync(50); // 400 ms: 3 is due by one tick past 300 ms
+  assert.deepEqual([...timedOut].sort(), [1, 3, 5]);
   await clock.tickAsync(T);
   assert.equal(clock.countTimers(), 0);
 });
