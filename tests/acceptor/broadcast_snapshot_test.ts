@@ -12,7 +12,7 @@ interface FakePeer {
   tags: Set<string>;
   isClosed: boolean;
   got: unknown[];
-  admission: { readonly barred: boolean; send(data: string | Uint8Array): boolean };
+  admission: { readonly barred: boolean; sendPublish(data: string | Uint8Array): boolean };
   sink: Record<string, never>;
 }
 
@@ -26,7 +26,7 @@ function fakePeer(name: string, throws = false): FakePeer {
     sink: {},
     admission: {
       barred: false,
-      send(data) {
+      sendPublish(data) {
         if (throws) throw new Error(`${name} broke`);
         got.push(JSON.parse(String(data))[3]);
         return true;
