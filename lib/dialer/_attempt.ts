@@ -277,7 +277,7 @@ async function run<L extends AttemptLink>(
   } catch (error) {
     const request = host.closeRequest();
     const endedWith = link?.endedWith;
-    // the socket closed during the hello: its code decides the policy (WSM-RCN-020)
+    // the socket closed during the hello: its code decides the policy
     if (endedWith !== undefined) attempt.close ??= endedClose(link!, endedWith);
     if (link !== undefined) {
       if (link.phase !== 'done') {

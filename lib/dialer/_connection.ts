@@ -87,7 +87,7 @@ interface Wait {
 
 /**
  * A dialled connection (see {@linkcode Connection} for the callback order). State first, then
- * user code, through one report. The route methods (WSM-APP-003), `call()` and `stream()`, are
+ * user code, through one report. The route methods, `call()` and `stream()`, are
  * the unrouted forms with `:route` in their headers, defined on the prototype by the routes'
  * `defineRouteCalls()` (one copy for both sides).
  */
