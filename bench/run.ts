@@ -65,12 +65,7 @@ import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
 import { scaleTable } from './scale_table.ts';
 import { BIN, bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
-import {
-  SCALE_STREAMS,
-  scaleStreamsBudgetMs,
-  scaleStreamsScenario,
-  scaleStreamsTable,
-} from './scale_streams.ts';
+import { SCALE_STREAMS, scaleStreamsBudgetMs, scaleStreamsScenario } from './scale_streams.ts';
 
 const argv = Deno.args;
 const quick = argv.includes('--quick');
@@ -719,7 +714,6 @@ function tables(): string {
       );
     }
   }
-  out.push(...scaleStreamsTable(rows));
   return out.join('\n');
 }
 

@@ -27,15 +27,9 @@
  *
  * @module
  */
-import type { Row } from './_common.ts';
+import type { ScaleRow } from './_common.ts';
 import { median, sleep } from './_common.ts';
 import type { ScenarioChild } from './recovery.ts';
-
-/** A row of a scale curve: the N it was measured at. */
-export interface ScaleRow extends Row {
-  /** Peers established (or, in `scale-streams`, streams open). */
-  n: number;
-}
 
 /** What the scenario needs of `bench/run.ts`. */
 export interface ScaleScenarioOptions {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ScaleRow } from '../../bench/scale.ts';
+import type { ScaleRow } from '../../bench/_common.ts';
 
 const root = new URL('../../', import.meta.url);
 
