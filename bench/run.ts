@@ -84,6 +84,18 @@ const scenarios = listOption(
   'scenarios',
   'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery',
 );
+/** The scale curves' Ns (`--scale-ns`), checked before anything runs; their defaults when absent. */
+const SCALE_NS = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
+if (
+  SCALE_NS !== undefined &&
+  (SCALE_NS.length === 0 || !SCALE_NS.every((n) => Number.isInteger(n) && n > 0))
+) {
+  throw new RangeError(
+    `--scale-ns must be a comma list of whole numbers of at least 1: current value is "${
+      listOption('scale-ns', '').join(',')
+    }"`,
+  );
+}
 /** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
 /** The scale curves' share: 18 points of up to ~20,000 peers (`--quick`: 12 of 1,000). */
@@ -799,17 +811,11 @@ async function main(): Promise<void> {
       }
     }
     if (scenarios.includes('scale')) {
-      // Before recovery, which keeps its own share of the budget.
-      const scaleLeft = () => left() - RECOVERY_MS;
-      const ns = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
-      if (ns !== undefined && (ns.length === 0 || !ns.every((n) => Number.isInteger(n) && n > 0))) {
-        throw new RangeError(
-          `--scale-ns must be a comma list of whole numbers of at least 1: current value is "${
-            listOption('scale-ns', '').join(',')
-          }"`,
-        );
-      }
-      rows.push(...await scaleScenario({ runtimes, quick, ns, start, log, left: scaleLeft }));
+      // Before scale-streams and recovery, which keep their own shares of the budget.
+      const scaleLeft = () => left() - RECOVERY_MS - SCALE_STREAMS_MS;
+      rows.push(
+        ...await scaleScenario({ runtimes, quick, ns: SCALE_NS, start, log, left: scaleLeft }),
+      );
     }
     if (scenarios.includes(SCALE_STREAMS)) {
       rows.push(
