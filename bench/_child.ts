@@ -43,7 +43,11 @@ export class Child {
     this.proc.stderr!.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-4000);
     });
-    this.proc.on('exit', (code, signal) => {
+    // 'close', not 'exit': Node may report the exit before the last of stdout was read, and a
+    // line the process did print would then count as never printed.
+    this.proc.on('close', (code, signal) => {
+      if (buffer) this.lines.push(buffer);
+      buffer = '';
       this.#stderr += `[exited: ${signal ?? `code ${code}`}]`;
       this.exited = true;
       children.delete(this);
@@ -85,7 +89,7 @@ export class Child {
     }
   }
 
-  /** Resolves once the process exited; rejects after `ms`. */
+  /** Resolves once the process exited and its output was read; rejects after `ms`. */
   async done(ms: number): Promise<void> {
     const deadline = Date.now() + ms;
     while (!this.exited && Date.now() < deadline) await sleep(50);
