@@ -187,6 +187,11 @@ export async function collectGarbage(): Promise<void> {
   }
 }
 
+/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 /** CPU time this process used so far (user + system, all threads), in µs. */
 export function cpuMicros(): number {
   const usage = process.cpuUsage();

@@ -7,14 +7,16 @@
  * time to start a process. Then it opens `count` clients (muxws with its hello), `parallel` in
  * progress at once (each given 10 s), until all are established or `max-ms` passed, and prints `OPEN <opened>
  * <failed> <epoch ms when the last one was established>`. The clients stay open and idle; each
- * time every one of them has received one more broadcast it prints `GOT <k> <epoch ms>` (the
- * k-th broadcast, the time its last copy arrived). It exits when its stdin closes.
+ * counts the broadcasts it received, and once every one of them has received the k-th broadcast,
+ * or 5 s after its first copy arrived (a client closed, a copy lost), it prints
+ * `GOT <k> <epoch ms when its last copy arrived> <clients that received it>`. It exits when its
+ * stdin closes.
  *
  * @module
  */
 import process from 'node:process';
 import { type BenchClient, openClient, type Subject } from './_clients.ts';
-import { numberOption, option, readLines, within } from './_common.ts';
+import { epochMs, numberOption, option, readLines, within } from './_common.ts';
 
 const subject = option('subject', 'raw') as Subject;
 const port = numberOption('port', 0);
@@ -24,19 +26,38 @@ const maxMs = numberOption('max-ms', 60_000);
 /** The first dialer id of this process, so the ids of the processes of one point differ. */
 const firstId = numberOption('first-id', 0);
 
-/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
-}
+/** How long after a broadcast's first copy its `GOT` is printed even if some client missed it. */
+const SETTLE_MS = 5_000;
 
 const clients: BenchClient[] = [];
-let received = 0;
+/** Per broadcast k not yet reported: the clients that received it, its last copy, its timer. */
+const broadcasts = new Map<
+  number,
+  { got: number; last: number; timer: ReturnType<typeof setTimeout> }
+>();
+/** The broadcasts reported so far: a late copy of one of them is not counted again. */
+let reported = 0;
 
-function onBroadcast(): void {
-  received++;
-  if (clients.length > 0 && received % clients.length === 0) {
-    console.log(`GOT ${received / clients.length} ${epochMs()}`);
+function report(k: number): void {
+  const entry = broadcasts.get(k);
+  if (entry === undefined) return;
+  clearTimeout(entry.timer);
+  broadcasts.delete(k);
+  reported = Math.max(reported, k);
+  console.log(`GOT ${k} ${entry.last} ${entry.got}`);
+}
+
+/** Counts the k-th broadcast a client received (`k`: that client's own count). */
+function onBroadcast(k: number): void {
+  if (k <= reported) return;
+  let entry = broadcasts.get(k);
+  if (entry === undefined) {
+    entry = { got: 0, last: 0, timer: setTimeout(() => report(k), SETTLE_MS) };
+    broadcasts.set(k, entry);
   }
+  entry.got++;
+  entry.last = epochMs();
+  if (entry.got === clients.length) report(k);
 }
 
 async function open(): Promise<void> {
@@ -49,8 +70,17 @@ async function open(): Promise<void> {
       const id = firstId + next++;
       try {
         // A server out of file descriptors leaves a handshake hanging: it counts as failed.
-        const client = await within(openClient(subject, port, id), 10_000, `client ${id}`);
-        client.onBroadcast = onBroadcast;
+        const opening = openClient(subject, port, id);
+        let client: BenchClient;
+        try {
+          client = await within(opening, 10_000, `client ${id}`);
+        } catch (error) {
+          // One that opens after all, too late to count, is closed rather than left behind.
+          opening.then((late) => late.close(), () => {});
+          throw error;
+        }
+        let received = 0;
+        client.onBroadcast = () => onBroadcast(++received);
         clients.push(client);
         last = epochMs();
       } catch {

@@ -62,6 +62,7 @@ import {
   broadcastPayload,
   collectGarbage,
   cpuMicros,
+  epochMs,
   memory,
   numberOption,
   option,
@@ -115,11 +116,6 @@ interface Subject {
   goaway(): void;
   /** One ~100-byte broadcast to every connection; resolves with how many it was handed to. */
   broadcast(): Promise<number>;
-}
-
-/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 // ---------------------------------------------------------------------------------------------
