@@ -13,6 +13,15 @@ export const ROOT: string = new URL('..', import.meta.url).pathname.replace(/\/$
 /** The repository's `node_modules/.bin`. */
 export const BIN = `${ROOT}/node_modules/.bin`;
 
+/**
+ * A progress line on stderr, `[<tag> <seconds since started> s] <message>`, for an orchestrator
+ * that began at `started`.
+ */
+export function progress(tag: string, started: number): (message: string) => void {
+  return (message) =>
+    console.error(`[${tag} ${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
+}
+
 /** Every child process still running. */
 export const children: Set<Child> = new Set();
 
@@ -94,6 +103,11 @@ export class Child {
     const deadline = Date.now() + ms;
     while (!this.exited && Date.now() < deadline) await sleep(50);
     if (!this.exited) throw new Error(`${this.name} did not finish in ${ms} ms:\n${this.#stderr}`);
+  }
+
+  /** Closes its stdin: a bench process that reads commands exits when it ends. */
+  endInput(): void {
+    this.proc.stdin!.end();
   }
 
   /** Writes one line to its stdin. */

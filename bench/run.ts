@@ -64,7 +64,7 @@ import { recoveryScenario } from './recovery.ts';
 import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
 import { scaleTable } from './scale_table.ts';
-import { BIN, bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
+import { BIN, bundleEntries, Child, command, killAll, progress, ROOT } from './_child.ts';
 import { SCALE_STREAMS, scaleStreamsBudgetMs, scaleStreamsScenario } from './scale_streams.ts';
 
 const argv = Deno.args;
@@ -148,9 +148,7 @@ function left(): number {
   return BUDGET_MS - (Date.now() - started);
 }
 
-function log(message: string): void {
-  console.error(`[bench ${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
-}
+const log = progress('bench', started);
 
 /** Bundles the process entries for Node (which runs no TypeScript), packages left external. */
 function buildForNode(): void {
