@@ -16,6 +16,7 @@
  */
 import process from 'node:process';
 import { type BenchClient, openClient, type Subject } from './_clients.ts';
+import { BroadcastTally } from './_broadcast_tally.ts';
 import { epochMs, numberOption, option, readLines, within } from './_common.ts';
 
 const subject = option('subject', 'raw') as Subject;
@@ -26,39 +27,11 @@ const maxMs = numberOption('max-ms', 60_000);
 /** The first dialer id of this process, so the ids of the processes of one point differ. */
 const firstId = numberOption('first-id', 0);
 
-/** How long after a broadcast's first copy its `GOT` is printed even if some client missed it. */
-const SETTLE_MS = 5_000;
-
 const clients: BenchClient[] = [];
-/** Per broadcast k not yet reported: the clients that received it, its last copy, its timer. */
-const broadcasts = new Map<
-  number,
-  { got: number; last: number; timer: ReturnType<typeof setTimeout> }
->();
-/** The broadcasts reported so far: a late copy of one of them is not counted again. */
-let reported = 0;
-
-function report(k: number): void {
-  const entry = broadcasts.get(k);
-  if (entry === undefined) return;
-  clearTimeout(entry.timer);
-  broadcasts.delete(k);
-  reported = Math.max(reported, k);
-  console.log(`GOT ${k} ${entry.last} ${entry.got}`);
-}
-
-/** Counts the k-th broadcast a client received (`k`: that client's own count). */
-function onBroadcast(k: number): void {
-  if (k <= reported) return;
-  let entry = broadcasts.get(k);
-  if (entry === undefined) {
-    entry = { got: 0, last: 0, timer: setTimeout(() => report(k), SETTLE_MS) };
-    broadcasts.set(k, entry);
-  }
-  entry.got++;
-  entry.last = epochMs();
-  if (entry.got === clients.length) report(k);
-}
+const tally = new BroadcastTally(
+  () => clients.length,
+  (k, last, got) => console.log(`GOT ${k} ${last} ${got}`),
+);
 
 async function open(): Promise<void> {
   let next = 0;
@@ -79,8 +52,7 @@ async function open(): Promise<void> {
           opening.then((late) => late.close(), () => {});
           throw error;
         }
-        let received = 0;
-        client.onBroadcast = () => onBroadcast(++received);
+        client.onBroadcast = tally.counter();
         clients.push(client);
         last = epochMs();
       } catch {
