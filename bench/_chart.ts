@@ -6,12 +6,8 @@
  *
  * @module
  */
-import type { Row } from './_common.ts';
-
-/** A row of a scale curve: its N. */
-export interface CurveRow extends Row {
-  n: number;
-}
+import type { Row, ScaleRow } from './_common.ts';
+import { hasN } from './_common.ts';
 
 /** What one chart plots: the metric, how to turn its value into a cost, the axis labels. */
 export interface ChartSpec {
@@ -48,7 +44,7 @@ const SPECS: Record<string, Omit<ChartSpec, 'xLabel'>> = {
 };
 
 /** The spec of `scenario`'s chart: a known one, else its first metric measured in µs. */
-export function chartSpec(scenario: string, rows: readonly CurveRow[]): ChartSpec | undefined {
+export function chartSpec(scenario: string, rows: readonly ScaleRow[]): ChartSpec | undefined {
   const xLabel = scenario === 'scale-streams'
     ? 'open streams on one connection (N, log scale)'
     : 'peers (N, log scale)';
@@ -67,9 +63,9 @@ export function chartSpec(scenario: string, rows: readonly CurveRow[]): ChartSpe
   };
 }
 
-function isCurve(row: Row): row is CurveRow {
-  return typeof (row as Partial<CurveRow>).n === 'number' && row.subject !== 'flatness' &&
-    row.subject !== 'ratio';
+/** A measured point of a curve: not its flatness or ratio rows. */
+function isCurve(row: Row): row is ScaleRow {
+  return hasN(row) && row.subject !== 'flatness' && row.subject !== 'ratio';
 }
 
 const COLORS: Record<string, string> = { deno: '#1f77b4', bun: '#d62728', node: '#2ca02c' };

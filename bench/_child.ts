@@ -13,6 +13,15 @@ export const ROOT: string = new URL('..', import.meta.url).pathname.replace(/\/$
 /** The repository's `node_modules/.bin`. */
 export const BIN = `${ROOT}/node_modules/.bin`;
 
+/**
+ * A progress line on stderr, `[<tag> <seconds since started> s] <message>`, for an orchestrator
+ * that began at `started`.
+ */
+export function progress(tag: string, started: number): (message: string) => void {
+  return (message) =>
+    console.error(`[${tag} ${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
+}
+
 /** Every child process still running. */
 export const children: Set<Child> = new Set();
 
@@ -43,7 +52,11 @@ export class Child {
     this.proc.stderr!.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-4000);
     });
-    this.proc.on('exit', (code, signal) => {
+    // 'close', not 'exit': Node may report the exit before the last of stdout was read, and a
+    // line the process did print would then count as never printed.
+    this.proc.on('close', (code, signal) => {
+      if (buffer) this.lines.push(buffer);
+      buffer = '';
       this.#stderr += `[exited: ${signal ?? `code ${code}`}]`;
       this.exited = true;
       children.delete(this);
@@ -85,11 +98,16 @@ export class Child {
     }
   }
 
-  /** Resolves once the process exited; rejects after `ms`. */
+  /** Resolves once the process exited and its output was read; rejects after `ms`. */
   async done(ms: number): Promise<void> {
     const deadline = Date.now() + ms;
     while (!this.exited && Date.now() < deadline) await sleep(50);
     if (!this.exited) throw new Error(`${this.name} did not finish in ${ms} ms:\n${this.#stderr}`);
+  }
+
+  /** Closes its stdin: a bench process that reads commands exits when it ends. */
+  endInput(): void {
+    this.proc.stdin!.end();
   }
 
   /** Writes one line to its stdin. */

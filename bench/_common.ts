@@ -49,6 +49,35 @@ export interface Row {
   unit: string;
 }
 
+/**
+ * A row of a scale curve (`scale-*` scenarios): `n` is the N it was measured at (peers, or in
+ * `scale-streams` the streams held open). Its `flatness` rows name whose curve it is in the
+ * metric, `<metric> (<subject>)`, and carry the largest N.
+ */
+export interface ScaleRow extends Row {
+  /** The N of the curve the row was measured at. */
+  n: number;
+}
+
+/** Whether `row` belongs to a scale curve (it has an `n`). */
+export function hasN(row: Row): row is ScaleRow {
+  return typeof (row as Partial<ScaleRow>).n === 'number';
+}
+
+/** The goal of a flatness row: the cost per unit at the largest N ÷ at the smallest. */
+export const FLATNESS_GOAL = 1.2;
+
+/**
+ * A figure for a table: 0 to 2 decimals by size, grouped thousands, `–` when there is none;
+ * followed by `unit` when given.
+ */
+export function fmt(v: number | undefined, unit = ''): string {
+  if (v === undefined || !Number.isFinite(v)) return '–';
+  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+  const text = v.toLocaleString('en-US', { maximumFractionDigits: digits });
+  return unit ? `${text} ${unit}` : text;
+}
+
 /** Prints one result row for the orchestrator. */
 export function emitRow(row: Row): void {
   console.log(`ROW ${JSON.stringify(row)}`);
@@ -156,6 +185,11 @@ export async function collectGarbage(): Promise<void> {
     else gc?.();
     await sleep(50);
   }
+}
+
+/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 /** CPU time this process used so far (user + system, all threads), in µs. */

@@ -7,14 +7,17 @@
  * time to start a process. Then it opens `count` clients (muxws with its hello), `parallel` in
  * progress at once (each given 10 s), until all are established or `max-ms` passed, and prints `OPEN <opened>
  * <failed> <epoch ms when the last one was established>`. The clients stay open and idle; each
- * time every one of them has received one more broadcast it prints `GOT <k> <epoch ms>` (the
- * k-th broadcast, the time its last copy arrived). It exits when its stdin closes.
+ * counts the broadcasts it received, and once every one of them has received the k-th broadcast,
+ * or 5 s after its first copy arrived (a client closed, a copy lost), it prints
+ * `GOT <k> <epoch ms when its last copy arrived> <clients that received it>`. It exits when its
+ * stdin closes.
  *
  * @module
  */
 import process from 'node:process';
 import { type BenchClient, openClient, type Subject } from './_clients.ts';
-import { numberOption, option, readLines, within } from './_common.ts';
+import { BroadcastTally } from './_broadcast_tally.ts';
+import { epochMs, numberOption, option, readLines, within } from './_common.ts';
 
 const subject = option('subject', 'raw') as Subject;
 const port = numberOption('port', 0);
@@ -24,20 +27,11 @@ const maxMs = numberOption('max-ms', 60_000);
 /** The first dialer id of this process, so the ids of the processes of one point differ. */
 const firstId = numberOption('first-id', 0);
 
-/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
-}
-
 const clients: BenchClient[] = [];
-let received = 0;
-
-function onBroadcast(): void {
-  received++;
-  if (clients.length > 0 && received % clients.length === 0) {
-    console.log(`GOT ${received / clients.length} ${epochMs()}`);
-  }
-}
+const tally = new BroadcastTally(
+  () => clients.length,
+  (k, last, got) => console.log(`GOT ${k} ${last} ${got}`),
+);
 
 async function open(): Promise<void> {
   let next = 0;
@@ -49,8 +43,16 @@ async function open(): Promise<void> {
       const id = firstId + next++;
       try {
         // A server out of file descriptors leaves a handshake hanging: it counts as failed.
-        const client = await within(openClient(subject, port, id), 10_000, `client ${id}`);
-        client.onBroadcast = onBroadcast;
+        const opening = openClient(subject, port, id);
+        let client: BenchClient;
+        try {
+          client = await within(opening, 10_000, `client ${id}`);
+        } catch (error) {
+          // One that opens after all, too late to count, is closed rather than left behind.
+          opening.then((late) => late.close(), () => {});
+          throw error;
+        }
+        client.onBroadcast = tally.counter();
         clients.push(client);
         last = epochMs();
       } catch {

@@ -12,11 +12,19 @@ import { bunHandlers } from 'muxws/bun';
 import { acceptUpgrades } from './_ws_upgrade.ts';
 import { runtime } from './_common.ts';
 
-/** Listens on a free loopback port; resolves with it. */
-export function listen(server: ReturnType<typeof createServer>): Promise<number> {
+/** Where {@linkcode serveAcceptors} listens and what it tells of each request. */
+export interface ServeOptions {
+  /** The loopback port; 0 (the default) for a free one. */
+  port?: number;
+  /** Called with the URL of each request (upgrades included) before it is served. */
+  onRequest?: (url: string) => void;
+}
+
+/** Listens on loopback `port` (a free one by default); resolves with it. */
+export function listen(server: ReturnType<typeof createServer>, port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : 0);
     });
@@ -30,24 +38,35 @@ export function serveAcceptor(acceptor: Acceptor): Promise<number> {
 
 /**
  * Serves the acceptor `current()` returns, read at each upgrade, on a free loopback port of this
- * runtime's server; resolves with the port. A bench puts a fresh acceptor in place after a GOAWAY
+ * runtime's server (or on `options.port`); resolves with the port. A bench puts a fresh acceptor in place after a GOAWAY
  * (the old one's `close()`): the fresh one takes the redials on the same port while the closing
  * one keeps serving its own sockets until they close.
  */
-export async function serveAcceptors(current: () => Acceptor): Promise<number> {
+export async function serveAcceptors(
+  current: () => Acceptor,
+  options: ServeOptions = {},
+): Promise<number> {
+  const { port = 0, onRequest } = options;
   if (runtime === 'deno') {
     const deno = (globalThis as unknown as { Deno: typeof Deno }).Deno;
     return await new Promise((resolve) => {
       deno.serve(
-        { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => resolve(port) },
-        (request) => denoUpgrade(request, current()),
+        { hostname: '127.0.0.1', port, onListen: (address) => resolve(address.port) },
+        (request) => {
+          onRequest?.(request.url);
+          return denoUpgrade(request, current());
+        },
       );
     });
   }
-  if (runtime === 'bun') return serveBun(current);
+  if (runtime === 'bun') return serveBun(current, port, onRequest);
   const server = createServer((_req, res) => res.writeHead(404).end());
   acceptUpgrades(server, current);
-  return await listen(server);
+  if (onRequest) {
+    server.prependListener('upgrade', (req) => onRequest(req.url ?? ''));
+    server.prependListener('request', (req) => onRequest(req.url ?? ''));
+  }
+  return await listen(server, port);
 }
 
 type Handlers = ReturnType<typeof bunHandlers>;
@@ -62,7 +81,11 @@ interface BunServer {
  * `data`, and its events go there; each set gets one server object, as Bun passes one, through
  * which the adapter publishes to its peers' topics.
  */
-function serveBun(current: () => Acceptor): number {
+function serveBun(
+  current: () => Acceptor,
+  port: number,
+  onRequest: ((url: string) => void) | undefined,
+): number {
   const bun = (globalThis as unknown as {
     Bun: {
       serve(options: {
@@ -78,8 +101,9 @@ function serveBun(current: () => Acceptor): number {
   let proxy: BunServer | undefined;
   return bun.serve({
     hostname: '127.0.0.1',
-    port: 0,
+    port,
     fetch(request, server) {
+      onRequest?.(request.url);
       const acceptor = current();
       if (handlers === undefined || handlersOf !== acceptor) {
         const mine = bunHandlers(acceptor);

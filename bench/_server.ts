@@ -50,11 +50,9 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import process from 'node:process';
 import { type WebSocket as WsSocket, WebSocketServer } from 'ws';
-import { acceptUpgrades } from './_ws_upgrade.ts';
+import { serveAcceptors } from './_serve_acceptor.ts';
 import { Server as SocketIoServer } from 'socket.io';
 import { Acceptor } from 'muxws/acceptor';
-import { upgrade as denoUpgrade } from 'muxws/deno';
-import { bunHandlers } from 'muxws/bun';
 import type { Stream } from 'muxws';
 import type { BenchApi } from './_clients.ts';
 import {
@@ -62,6 +60,7 @@ import {
   broadcastPayload,
   collectGarbage,
   cpuMicros,
+  epochMs,
   memory,
   numberOption,
   option,
@@ -115,11 +114,6 @@ interface Subject {
   goaway(): void;
   /** One ~100-byte broadcast to every connection; resolves with how many it was handed to. */
   broadcast(): Promise<number>;
-}
-
-/** Now, in ms since the epoch, with the fraction `performance.now()` gives (across processes). */
-function epochMs(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,10 +298,7 @@ function listenNode(): Promise<{ port: number; subject: Subject }> {
   const server = createServer((_req, res) => res.writeHead(404).end());
   let hooks: Subject;
   if (subject === 'socketio') hooks = socketIo(server);
-  else if (subject === 'muxws') {
-    hooks = muxwsSubject;
-    acceptUpgrades(server, () => acceptor);
-  } else {
+  else {
     hooks = rawSubject;
     const wss = new WebSocketServer({ server });
     wss.on('connection', (ws: WsSocket) => {
@@ -338,13 +329,8 @@ function listenDeno(): Promise<{ port: number; subject: Subject }> {
     deno.serve({
       hostname: '127.0.0.1',
       port: requestedPort,
-      onListen: ({ port }) =>
-        resolve({ port, subject: subject === 'muxws' ? muxwsSubject : rawSubject }),
+      onListen: ({ port }) => resolve({ port, subject: rawSubject }),
     }, (request) => {
-      if (subject === 'muxws') {
-        arrive(request.url);
-        return denoUpgrade(request, acceptor);
-      }
       const { socket, response } = deno.upgradeWebSocket(request);
       const state: RawState = { sinkLeft: 0 };
       arrive(request.url);
@@ -388,49 +374,6 @@ interface BunServerLike {
 
 function listenBun(): Promise<{ port: number; subject: Subject }> {
   const bun = (globalThis as unknown as { Bun: BunServe }).Bun;
-  if (subject === 'muxws') {
-    // One set of handlers per acceptor: after `goaway` the fresh acceptor takes the redials while
-    // the closing one keeps serving its own sockets until they close. Each socket carries the set
-    // that upgraded it in its `data`, and its events go there.
-    let handlers = bunHandlers(acceptor);
-    let handlersOf = acceptor;
-    type Handlers = ReturnType<typeof bunHandlers>;
-    type Ws = Parameters<Handlers['websocket']['open']>[0] & { data: { handlers: Handlers } };
-    const proxies = new WeakMap<Handlers, BunServerLike>();
-    const server = bun.serve({
-      hostname: '127.0.0.1',
-      port: requestedPort,
-      fetch(request, srv) {
-        arrive(request.url);
-        if (handlersOf !== acceptor) {
-          handlers = bunHandlers(acceptor);
-          handlersOf = acceptor;
-        }
-        const mine = handlers;
-        // One server object per set of handlers, as Bun passes one: the adapter publishes to
-        // its peers' topics through it.
-        let proxy = proxies.get(mine);
-        if (proxy === undefined) {
-          proxy = {
-            upgrade: (req, options) =>
-              srv.upgrade(req, { ...options, data: { ...options.data as object, handlers: mine } }),
-            publish: (topic, data) => srv.publish(topic, data),
-          };
-          proxies.set(mine, proxy);
-        }
-        return mine.fetch(request, proxy);
-      },
-      websocket: {
-        open: (ws: Ws) => ws.data.handlers.websocket.open(ws),
-        message: (ws: Ws, message: string | Uint8Array) =>
-          ws.data.handlers.websocket.message(ws, message),
-        close: (ws: Ws, code: number, reason: string) =>
-          ws.data.handlers.websocket.close(ws, code, reason),
-        drain: (ws: Ws) => ws.data.handlers.websocket.drain(ws),
-      },
-    });
-    return Promise.resolve({ port: server.port, subject: muxwsSubject });
-  }
   const server = bun.serve({
     hostname: '127.0.0.1',
     port: requestedPort,
@@ -466,7 +409,17 @@ async function main(): Promise<void> {
   // checkUpgrade()). Loaded here, before the first `mem`, that one-time cost is not divided among
   // the idle connections as if each held a share of it; the other subjects load it too.
   new Request('http://127.0.0.1/', { headers: new Headers() });
-  const { port, subject: hooks } = subject === 'socketio' || runtime === 'node'
+  // muxws: the adapter of each runtime, as the other bench servers serve it; a fresh acceptor
+  // after `goaway` takes the redials while the closing one keeps serving its own sockets.
+  const { port, subject: hooks } = subject === 'muxws'
+    ? {
+      port: await serveAcceptors(() => acceptor as unknown as Acceptor, {
+        port: requestedPort,
+        onRequest: arrive,
+      }),
+      subject: muxwsSubject,
+    }
+    : subject === 'socketio' || runtime === 'node'
     ? await listenNode()
     : runtime === 'deno'
     ? await listenDeno()

@@ -32,10 +32,9 @@
 import { type BenchClient, openClient } from './_clients.ts';
 import { args, cpuMicros, median, numberOption, option, within } from './_common.ts';
 import { broadcastOnce } from './fanout.ts';
+import { BIN, bundleEntries, Child, command, killAll, progress, ROOT } from './_child.ts';
 import { type RedisServer, startRedis } from '../tests/_redis.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
-const BIN = `${ROOT}/node_modules/.bin`;
 const quick = args.includes('--quick');
 const serverRuntime = option('runtime', 'node');
 const peerCount = numberOption('peers', 1000);
@@ -53,9 +52,7 @@ if (!['node', 'deno', 'bun'].includes(serverRuntime)) {
   throw new RangeError(`--runtime must be node, deno or bun: current value is ${serverRuntime}`);
 }
 
-function log(message: string): void {
-  console.error(`[broadcast ${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
-}
+const log = progress('broadcast', started);
 
 /** One server process of `bench/_broadcast_server.ts`. */
 interface Node {
@@ -65,114 +62,28 @@ interface Node {
   stop(): Promise<void>;
 }
 
-const running = new Set<Deno.ChildProcess>();
-
-function killAll(): void {
-  for (const child of running) {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
-/** Bundles the server for Node (which runs no TypeScript), packages left external. */
-function buildForNode(): void {
-  const out = new Deno.Command(`${BIN}/esbuild`, {
-    args: [
-      'bench/_broadcast_server.ts',
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--packages=external',
-      '--log-level=error',
-      `--outfile=${NODE_BUILD}/_broadcast_server.mjs`,
-    ],
-    cwd: ROOT,
-  }).outputSync();
-  if (!out.success) throw new Error(`esbuild failed: ${new TextDecoder().decode(out.stderr)}`);
-}
-
 async function startNode(subject: string, redisUrl: string, id: string): Promise<Node> {
-  const name = `${subject} node ${id}`;
   const serverArgs = ['--subject', subject, '--redis', redisUrl, '--node', id];
-  const [command, list] = serverRuntime === 'deno'
-    ? [Deno.execPath(), ['run', '-A', 'bench/_broadcast_server.ts', ...serverArgs]]
-    : serverRuntime === 'bun'
-    ? [`${BIN}/bun`, ['bench/_broadcast_server.ts', ...serverArgs]]
-    : ['node', [`${NODE_BUILD}/_broadcast_server.mjs`, ...serverArgs]];
-  const child = new Deno.Command(command, {
-    args: list,
-    cwd: ROOT,
-    env: { NO_COLOR: '1' },
-    stdin: 'piped',
-    stdout: 'piped',
-    stderr: 'inherit',
-  }).spawn();
-  running.add(child);
-  let exited = false;
-  void child.status.then(() => {
-    exited = true;
-    running.delete(child);
-  });
-  const stdin = child.stdin.getWriter();
-  const encoder = new TextEncoder();
-  // Lines of its stdout, read as they come; `next(prefix)` takes the first unread one.
-  const lines: string[] = [];
-  let wake = () => {};
-  void (async () => {
-    let buffer = '';
-    try {
-      for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-        buffer += chunk;
-        let i;
-        while ((i = buffer.indexOf('\n')) !== -1) {
-          lines.push(buffer.slice(0, i).trim());
-          buffer = buffer.slice(i + 1);
-        }
-        wake();
-      }
-    } catch {
-      // killed
-    }
-    wake();
-  })();
-  const next = (prefix: string, ms: number): Promise<string> =>
-    within(
-      (async () => {
-        for (;;) {
-          const i = lines.findIndex((line) => line.startsWith(prefix));
-          if (i !== -1) return lines.splice(i, 1)[0].slice(prefix.length).trim();
-          if (exited) throw new Error(`${name} exited before printing ${prefix}`);
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, 100);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-        }
-      })(),
-      ms,
-      `${name} to print ${prefix}`,
-    );
+  const child = new Child(
+    `${subject} node ${id}`,
+    ...command(serverRuntime, '_broadcast_server', serverArgs, NODE_BUILD),
+  );
   const stop = async () => {
-    await stdin.close().catch(() => {});
-    await within(child.status, 10_000, `${name} to exit`).catch(() => killAll());
+    child.endInput();
+    await child.done(10_000).catch(() => child.kill());
   };
   try {
-    const port = Number(await next('READY', 30_000));
+    const port = Number(await child.waitFor('READY', 30_000));
     return {
       port,
       async cpu() {
-        await stdin.write(encoder.encode('cpu\n'));
-        return Number(await next('CPU', 10_000));
+        child.send('cpu');
+        return Number(await child.waitFor('CPU', 10_000));
       },
       stop,
     };
   } catch (error) {
-    child.kill('SIGKILL');
+    child.kill();
     throw error;
   }
 }
@@ -279,7 +190,7 @@ const budget = setTimeout(() => {
 
 let redis: RedisServer | undefined;
 try {
-  if (serverRuntime === 'node') buildForNode();
+  if (serverRuntime === 'node') bundleEntries(['bench/_broadcast_server.ts'], NODE_BUILD);
   log(`${peerCount} peers, ${reps} repetitions of ${rounds} broadcasts, nodes on ${serverRuntime}`);
   await pair([setups[0], setups[1]], '');
   redis = await startRedis();

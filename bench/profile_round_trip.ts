@@ -30,7 +30,8 @@
  *   --outfile=/tmp/profile.mjs && node /tmp/profile.mjs --libs before=/tmp/before.mjs
  * ```
  *
- * `--pin 1` runs the servers on CPU 1 (`taskset`); run the client under `taskset -c 0` then. On a
+ * `--pin 1` runs the servers on the servers' CPU of `bench/_method.ts` (`taskset`); run the client
+ * under `taskset -c <its clients' CPU>` then (the line before the figures says which). On a
  * machine others load, pinning makes each request wait for its core, so it is off by default.
  *
  * Runtime flags go to the client (this process), e.g. `--cpu-prof` or `--v8-flags=--trace-gc`;
@@ -39,12 +40,14 @@
  *
  * @module
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import process from 'node:process';
 import { connect, type Connection } from 'muxws';
 import { DialerWebSocket, openClient, WebSocketClass } from './_clients.ts';
 import type { wsDialer } from 'muxws/node';
 import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
+import { Child, children, killAll } from './_child.ts';
+import { canPin, CLIENT_CPU, pinCommand, SERVER_CPU } from './_method.ts';
 
 if (option('role', 'client') === 'server') {
   // Node runs this file bundled: the server is this bundle in the server role.
@@ -74,11 +77,12 @@ async function main(): Promise<void> {
     await Promise.all(libs.map(async ([name, path]) => [name, await import(path)])),
   ) as Record<string, Library>;
   const started = Date.now();
-  const children: ChildProcess[] = [];
-  const killAll = () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  };
   process.on('exit', killAll);
+  if (numberOption('pin', 0) === 1) {
+    console.error(
+      `--pin 1: servers on CPU ${SERVER_CPU}; run this client under taskset -c ${CLIENT_CPU}`,
+    );
+  }
   const deadline = setTimeout(() => {
     console.error(`profile_round_trip: over its budget of ${BUDGET} ms`);
     killAll();
@@ -88,7 +92,7 @@ async function main(): Promise<void> {
     const counts = countCalls();
     const ports = Object.fromEntries(
       await Promise.all(
-        ['muxws', 'raw'].map(async (subject) => [subject, await startServer(subject, children)]),
+        ['muxws', 'raw'].map(async (subject) => [subject, await startServer(subject)]),
       ),
     ) as Record<string, number>;
     const requesters: Record<string, Requester> = {};
@@ -154,13 +158,12 @@ async function main(): Promise<void> {
   } finally {
     clearTimeout(deadline);
     // `quit` first, so a server run with `--cpu-prof` writes its profile; killed after 5 s.
-    for (const child of children) child.stdin!.end('quit\n');
-    const exited = children.map((child) =>
-      child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined
-    );
-    const killer = setTimeout(killAll, 5000);
-    await Promise.all(exited);
-    clearTimeout(killer);
+    const servers = [...children];
+    for (const child of servers) {
+      child.send('quit');
+      child.endInput();
+    }
+    await Promise.all(servers.map((child) => child.done(5_000).catch(() => child.kill())));
   }
   process.exit(0);
 }
@@ -234,8 +237,11 @@ async function open(
   };
 }
 
-/** Starts `bench/_server.ts` for `subject` on this runtime, pinned to CPU 1 where it can be. */
-async function startServer(subject: string, children: ChildProcess[]): Promise<number> {
+/**
+ * Starts `bench/_server.ts` for `subject` on this runtime, pinned to the servers' CPU with
+ * `--pin 1` where it can be; resolves with its port.
+ */
+async function startServer(subject: string): Promise<number> {
   const flags = option('server-flags', '').split(' ').filter(Boolean);
   const script = process.argv[1];
   const [command, args] = runtime === 'deno'
@@ -243,22 +249,10 @@ async function startServer(subject: string, children: ChildProcess[]): Promise<n
     : runtime === 'bun'
     ? [process.execPath, [new URL('./_server.ts', import.meta.url).pathname]]
     : [process.execPath, [...flags, script, '--role', 'server']];
-  const all = [...args, '--subject', subject, '--port', '0'];
-  const pinned = numberOption('pin', 0) === 1 &&
-    spawnSync('taskset', ['-c', '1', 'true']).status === 0;
-  const child = pinned
-    ? spawn('taskset', ['-c', '1', command, ...all], { stdio: ['pipe', 'pipe', 'inherit'] })
-    : spawn(command, all, { stdio: ['pipe', 'pipe', 'inherit'] });
-  children.push(child);
-  return await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
-      text += chunk;
-      const ready = /READY (\d+)/.exec(text);
-      if (ready) resolve(Number(ready[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`the ${subject} server exited (${code})`)));
-    child.stdin!.on('error', () => {});
-  });
+  const pin = numberOption('pin', 0) === 1 && canPin(cpus().length);
+  const child = new Child(
+    `the ${subject} server`,
+    ...pinCommand(pin, '_server', [command, [...args, '--subject', subject, '--port', '0']]),
+  );
+  return Number(await child.waitFor('READY', 30_000));
 }

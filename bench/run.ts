@@ -43,7 +43,7 @@
  * @module
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus } from 'node:os';
 import process from 'node:process';
 import { type Rounds, type Row, sleep } from './_common.ts';
 import { canPin, pinCommand, pinningNote, roundsOption } from './_method.ts';
@@ -51,26 +51,18 @@ import {
   type Figure,
   MIN_ROUNDS,
   RoundBook,
-  type Score,
-  score,
   scoreTable,
-  status,
   summaryRows,
   UNSTABLE_SPREAD,
 } from './_score.ts';
 import { bundleSizes } from './bundle.ts';
-import { herdRuntimes, type HerdStats, herdStats, sparkline } from './_herd_stats.ts';
+import { herdRuntimes, herdStats } from './_herd_stats.ts';
 import { recoveryScenario } from './recovery.ts';
 import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
-import { scaleTable } from './scale_table.ts';
-import { BIN, bundleEntries, Child, command, killAll, ROOT } from './_child.ts';
-import {
-  SCALE_STREAMS,
-  scaleStreamsBudgetMs,
-  scaleStreamsScenario,
-  scaleStreamsTable,
-} from './scale_streams.ts';
+import { type HerdRun, machine, mainMetric, rowValue, tables } from './_tables.ts';
+import { BIN, bundleEntries, Child, command, killAll, progress, ROOT } from './_child.ts';
+import { SCALE_STREAMS, scaleStreamsBudgetMs, scaleStreamsScenario } from './scale_streams.ts';
 
 const argv = Deno.args;
 const quick = argv.includes('--quick');
@@ -89,6 +81,18 @@ const scenarios = listOption(
   'scenarios',
   'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery',
 );
+/** The scale curves' Ns (`--scale-ns`), checked before anything runs; their defaults when absent. */
+const SCALE_NS = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
+if (
+  SCALE_NS !== undefined &&
+  (SCALE_NS.length === 0 || !SCALE_NS.every((n) => Number.isInteger(n) && n > 0))
+) {
+  throw new RangeError(
+    `--scale-ns must be a comma list of whole numbers of at least 1: current value is "${
+      listOption('scale-ns', '').join(',')
+    }"`,
+  );
+}
 /** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
 /** The scale curves' share: 18 points of up to ~20,000 peers (`--quick`: 12 of 1,000). */
@@ -113,10 +117,6 @@ const HERD_SUBJECTS = quick
   : ['muxws', 'socket.io-client', 'partysocket', 'reconnecting-websocket'];
 const HERD_EVENTS = quick ? ['herd-1012'] : ['herd-goaway', 'herd-1012', 'herd-kill'];
 const SIDE_BY_SIDE = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast'];
-/** The scenarios of the side-by-side tables: `broadcast` measures a 100-byte and a 4 KiB frame. */
-const TABLED = ['req-resp-1', 'req-resp-64', 'one-way', 'connect', 'broadcast', 'broadcast-4k'];
-/** The goal of muxws ÷ native (the runtime's own best broadcast) in the broadcast scenarios. */
-const NATIVE_GOAL = 0.8;
 
 /** Whether child processes are pinned to separate CPUs (bench/_method.ts); `--no-pin` to not. */
 const PIN = !argv.includes('--no-pin') && canPin(cpus().length);
@@ -124,9 +124,7 @@ const started = Date.now();
 const rows: Row[] = [];
 /** Every figure's value in each round, keyed `scenario|runtime|subject|metric`. */
 const rounds = new RoundBook();
-const herdRuns: Array<
-  { scenario: string; runtime: string; subject: string; measured: string } & HerdStats
-> = [];
+const herdRuns: HerdRun[] = [];
 function start(runtime: string, script: string, args: string[]): Child {
   const [cmd, list] = pinCommand(PIN, script, command(runtime, script, args, NODE_BUILD));
   return new Child(`${runtime} ${script} ${args.join(' ')}`, cmd, list);
@@ -141,9 +139,7 @@ function left(): number {
   return BUDGET_MS - (Date.now() - started);
 }
 
-function log(message: string): void {
-  console.error(`[bench ${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
-}
+const log = progress('bench', started);
 
 /** Bundles the process entries for Node (which runs no TypeScript), packages left external. */
 function buildForNode(): void {
@@ -423,19 +419,8 @@ function bundle(): void {
 // ---------------------------------------------------------------------------------------------
 // ratios and tables
 
-/** The metric each scenario's ratio is taken on, and whether lower is better. */
-function mainMetric(scenario: string): [string, boolean] {
-  if (scenario === 'idle-memory') return ['rss-per-connection', true];
-  if (scenario === 'bundle') return ['min+gzip', true];
-  if (scenario.startsWith('herd')) return ['lumpiness', true];
-  if (scenario === 'recovery') return ['complete', false];
-  return ['throughput', false];
-}
-
 function value(scenario: string, runtime: string, subject: string, metric: string): number {
-  return rows.find((r) =>
-    r.scenario === scenario && r.runtime === runtime && r.subject === subject && r.metric === metric
-  )?.value ?? Number.NaN;
+  return rowValue(rows, scenario, runtime, subject, metric);
 }
 
 /**
@@ -517,236 +502,6 @@ function addRatios(): void {
   }
 }
 
-function fmt(n: number, unit = ''): string {
-  if (!Number.isFinite(n)) return '–';
-  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : 2;
-  const text = n.toLocaleString('en-US', {
-    maximumFractionDigits: digits,
-    minimumFractionDigits: 0,
-  });
-  return unit ? `${text} ${unit}` : text;
-}
-
-/**
- * The median, then in parentheses the min–max over the rounds and their spread (max ÷ min); the
- * value alone after one round.
- */
-function cell(scenario: string, runtime: string, subject: string, metric: string): string {
-  const v = value(scenario, runtime, subject, metric);
-  const lo = value(scenario, runtime, subject, `${metric}-min`);
-  const hi = value(scenario, runtime, subject, `${metric}-max`);
-  const sp = value(scenario, runtime, subject, `${metric}-spread`);
-  if (!Number.isFinite(lo) || value(scenario, runtime, subject, 'rounds') === 1) return fmt(v);
-  return `${fmt(v)} (${fmt(lo)}–${fmt(hi)}${Number.isFinite(sp) ? `; ${fmt(sp)}×` : ''})`;
-}
-
-/**
- * A ratio, its goal's mark (✓ met, ✗ not met, `unstable` when its rounds disagree: not scored)
- * and in parentheses the spread of its per-round ratios. The scored goals' marks come from
- * {@linkcode score}; `min` marks a goal outside them the same way.
- */
-function ratioCell(
-  scores: readonly Score[],
-  scenario: string,
-  runtime: string,
-  metric: string,
-  min?: number,
-): string {
-  const r = value(scenario, runtime, 'ratio', metric);
-  if (!Number.isFinite(r)) return '–';
-  const sp = value(scenario, runtime, 'ratio', `${metric}-spread`);
-  const entry = scores.find((e) =>
-    e.goal.scenario === scenario && e.runtime === runtime && e.goal.ratio === metric
-  );
-  const judged = entry?.status ??
-    (min === undefined
-      ? undefined
-      : status(r, sp, value(scenario, runtime, 'muxws', 'rounds'), min));
-  const mark = judged === 'met'
-    ? ' ✓'
-    : judged === 'not met'
-    ? ' ✗'
-    : judged === 'unstable'
-    ? ' unstable'
-    : '';
-  return `${fmt(r)}×${mark}${Number.isFinite(sp) ? ` (${fmt(sp)}×)` : ''}`;
-}
-
-function tables(): string {
-  const scores = score(rows);
-  const out: string[] = [];
-  out.push(
-    '| scenario | runtime | metric | muxws | raw | socket.io | muxws ÷ raw | muxws ÷ socket.io |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
-  );
-  for (const scenario of [...TABLED, 'idle-memory', 'recovery']) {
-    for (const runtime of runtimes) {
-      if (!rows.some((r) => r.scenario === scenario && r.runtime === runtime)) continue;
-      const [metric] = mainMetric(scenario);
-      const metrics = scenario.startsWith('req-resp')
-        ? [metric, 'cpu', 'p50', 'p99']
-        : scenario.startsWith('broadcast')
-        ? [metric, 'cpu', 'server-cpu', 'elapsed']
-        : scenario === 'one-way' || scenario === 'connect'
-        ? [metric, 'cpu']
-        : scenario === 'idle-memory'
-        ? [metric, 'heap-per-connection']
-        : scenario === 'recovery'
-        ? [
-          metric,
-          'complete-node-died',
-          'complete-node-survived',
-          'recovered-node-died',
-          'recovered-node-survived',
-          'time-to-full-recovery',
-          'time-to-all-back',
-          'replayed-per-second',
-          'duplicates',
-          'missing',
-          'rss-growth',
-          'dialers',
-        ]
-        : [metric];
-      for (const m of metrics) {
-        const unit = rows.find((r) => r.scenario === scenario && r.metric === m)?.unit;
-        if (unit === undefined) continue;
-        const ratio = (other: string, min?: number) => {
-          if (m === 'cpu' || m === 'server-cpu') {
-            return ratioCell(scores, scenario, runtime, `${m}-vs-${other}`);
-          }
-          if (m !== metric) return '';
-          return ratioCell(scores, scenario, runtime, `vs-${other}`, min);
-        };
-        out.push(
-          `| ${scenario} | ${runtime} | ${m} (${unit}) | ${cell(scenario, runtime, 'muxws', m)} | ${
-            cell(scenario, runtime, 'raw', m)
-          } | ${cell(scenario, runtime, 'socket.io', m)} | ${ratio('raw')} | ${
-            ratio('socket.io')
-          } |`,
-        );
-        // The fair baselines: raw's server decoding each message (and re-encoding its echo)
-        // instead of sending the bytes back untouched, what reading the messages costs; raw
-        // established only once the same hello round trip as muxws's is done. muxws ÷ each.
-        const baselines = [
-          ['raw decoding', 'raw decoding each message'],
-          ['raw-hello', 'raw-hello (raw with the same hello round trip)'],
-        ] as const;
-        for (const [baseline, label] of baselines) {
-          if (
-            Number.isFinite(value(scenario, runtime, baseline, m)) &&
-            (m === metric || m === 'cpu')
-          ) {
-            out.push(
-              `| ${scenario} | ${runtime} | ${m} (${unit}), ${label} | | ${
-                cell(scenario, runtime, baseline, m)
-              } | | ${ratio(baseline)} | |`,
-            );
-          }
-        }
-        if (
-          Number.isFinite(value(scenario, runtime, 'native', m)) &&
-          (m === metric || m === 'cpu' || m === 'server-cpu')
-        ) {
-          // How near muxws comes to the runtime's own best broadcast (Bun: server.publish() to a
-          // topic; elsewhere the plain or pre-encoded send loop); muxws ÷ that.
-          out.push(
-            `| ${scenario} | ${runtime} | ${m} (${unit}), native | | ${
-              cell(scenario, runtime, 'native', m)
-            } | | ${ratio('native', NATIVE_GOAL)} | |`,
-          );
-        }
-        const routed = 'muxws routed';
-        if (
-          Number.isFinite(value(scenario, runtime, routed, m)) && (m === metric || m === 'cpu')
-        ) {
-          // What a route costs: muxws calling the route `echo` instead of an unrouted request;
-          // this ratio is muxws routed ÷ muxws (near 1 when routing costs nothing).
-          const r = ratioCell(
-            scores,
-            scenario,
-            runtime,
-            m === 'cpu' ? 'cpu-routed-vs-muxws' : 'routed-vs-muxws',
-          );
-          out.push(
-            `| ${scenario} | ${runtime} | ${m} (${unit}), ${routed} (ratio: routed ÷ muxws) | ${
-              cell(scenario, runtime, routed, m)
-            } | | | ${r} | |`,
-          );
-        }
-        const bare = 'muxws without hello';
-        if (scenario === 'connect' && Number.isFinite(value(scenario, runtime, bare, m))) {
-          // What the hello costs: muxws established when its socket opens, against raw.
-          const raw = value(scenario, runtime, 'raw', m);
-          const r = m === 'cpu'
-            ? raw / value(scenario, runtime, bare, m)
-            : value(scenario, runtime, bare, m) / raw;
-          out.push(
-            `| ${scenario} | ${runtime} | ${m} (${unit}), ${bare} | ${
-              cell(scenario, runtime, bare, m)
-            } | | | ${fmt(r)}× | |`,
-          );
-        }
-      }
-    }
-  }
-  if (herdRuns.length) {
-    out.push(
-      '',
-      '| event | runtime | dialer | measured at | back | T50 ms | T95 ms | T100 ms | busiest 100 ms | L | arrivals, 100 ms per mark |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    );
-    for (const run of herdRuns) {
-      out.push(
-        `| ${run.scenario} | ${run.runtime} | ${run.subject} | ${run.measured} | ${run.arrived}/${run.total} | ${
-          fmt(run.t50)
-        } | ${fmt(run.t95)} | ${fmt(run.t100)} | ${fmt(run.share * 100)} % | ${
-          fmt(run.lumpiness)
-        } | \`${sparkline(run.histogram)}\` |`,
-      );
-    }
-  }
-  const scale = scaleTable(rows);
-  if (scale) out.push('', scale);
-  const sizes = rows.filter((r) => r.scenario === 'bundle' && r.metric === 'min+gzip');
-  if (sizes.length) {
-    out.push('', '| bundle | min | min+gzip | socket.io ÷ this |', '| --- | --- | --- | --- |');
-    const socket = value('bundle', 'esbuild', 'socket.io', 'min+gzip');
-    for (const size of sizes) {
-      out.push(
-        `| ${size.subject} | ${fmt(value('bundle', 'esbuild', size.subject, 'min'))} B | ${
-          fmt(size.value)
-        } B | ${fmt(socket / size.value)}× |`,
-      );
-    }
-  }
-  out.push(...scaleStreamsTable(rows));
-  return out.join('\n');
-}
-
-function machine(): string {
-  const cpu = cpus();
-  const proc = new Deno.Command(`${BIN}/bun`, { args: ['--version'] }).outputSync();
-  return [
-    `- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${
-      Math.round(totalmem() / 2 ** 30)
-    } GiB, ${Deno.build.os} ${Deno.build.arch}`,
-    `- Deno ${Deno.version.deno} (V8 ${Deno.version.v8}), Bun ${
-      new TextDecoder().decode(proc.stdout).trim()
-    }, Node ${
-      new TextDecoder().decode(new Deno.Command('node', { args: ['-v'] }).outputSync().stdout)
-        .trim()
-    }`,
-    `- Command: \`npm run bench${quick ? ' -- --quick' : ''}\`, ${new Date().toISOString()}, ${
-      ((Date.now() - started) / 1000).toFixed(0)
-    } s, up to ${REPS} interleaved rounds after one warm-up (the \`rounds\` rows say how many ran), idle memory ${IDLE_ROUNDS} round${
-      IDLE_ROUNDS === 1 ? '' : 's'
-    }`,
-    `- ${
-      pinningNote(PIN, argv.includes('--no-pin')).replace(/^./, (c) => c.toUpperCase())
-    }. Spread: max ÷ min over the rounds, after each figure and ratio; a scored ratio whose per-round ratios spread over ${UNSTABLE_SPREAD}× is unstable and not scored.`,
-  ].join('\n');
-}
-
 function finish(): void {
   addRatios();
   const method = { scenario: 'method', runtime: 'all', subject: 'run' };
@@ -758,10 +513,13 @@ function finish(): void {
   writeFileSync(`${OUT}/latest.json`, JSON.stringify(rows, null, 1) + '\n');
   writeFileSync(`${OUT}/rounds.json`, JSON.stringify(rounds.all()) + '\n');
   writeFileSync(`${OUT}/herd.json`, JSON.stringify(herdRuns) + '\n');
-  const text =
-    `${machine()}\n\n${tables()}\n\nScored goals (muxws ÷ subject, higher better; unstable: the per-round ratios spread over ${UNSTABLE_SPREAD}×, or fewer than ${MIN_ROUNDS} rounds ran):\n\n${
-      scoreTable(rows)
-    }\n`;
+  const text = `${
+    machine({ bin: BIN, quick, started, reps: REPS, idleRounds: IDLE_ROUNDS, pin: PIN, argv })
+  }\n\n${
+    tables(rows, runtimes, herdRuns)
+  }\n\nScored goals (muxws ÷ subject, higher better; unstable: the per-round ratios spread over ${UNSTABLE_SPREAD}×, or fewer than ${MIN_ROUNDS} rounds ran):\n\n${
+    scoreTable(rows)
+  }\n`;
   writeFileSync(`${OUT}/latest.md`, text);
   for (const scenario of new Set(rows.map((r) => r.scenario))) {
     const svg = scenario.startsWith('scale-') ? scaleChart(rows, scenario) : undefined;
@@ -805,17 +563,11 @@ async function main(): Promise<void> {
       }
     }
     if (scenarios.includes('scale')) {
-      // Before recovery, which keeps its own share of the budget.
-      const scaleLeft = () => left() - RECOVERY_MS;
-      const ns = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
-      if (ns !== undefined && (ns.length === 0 || !ns.every((n) => Number.isInteger(n) && n > 0))) {
-        throw new RangeError(
-          `--scale-ns must be a comma list of whole numbers of at least 1: current value is "${
-            listOption('scale-ns', '').join(',')
-          }"`,
-        );
-      }
-      rows.push(...await scaleScenario({ runtimes, quick, ns, start, log, left: scaleLeft }));
+      // Before scale-streams and recovery, which keep their own shares of the budget.
+      const scaleLeft = () => left() - RECOVERY_MS - SCALE_STREAMS_MS;
+      rows.push(
+        ...await scaleScenario({ runtimes, quick, ns: SCALE_NS, start, log, left: scaleLeft }),
+      );
     }
     if (scenarios.includes(SCALE_STREAMS)) {
       rows.push(

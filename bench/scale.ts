@@ -27,15 +27,9 @@
  *
  * @module
  */
-import type { Row } from './_common.ts';
+import type { ScaleRow } from './_common.ts';
 import { median, sleep } from './_common.ts';
 import type { ScenarioChild } from './recovery.ts';
-
-/** A row of a scale curve: the N it was measured at. */
-export interface ScaleRow extends Row {
-  /** Peers established (or, in `scale-streams`, streams open). */
-  n: number;
-}
 
 /** What the scenario needs of `bench/run.ts`. */
 export interface ScaleScenarioOptions {
@@ -215,10 +209,16 @@ async function point(
       server.send('bcast');
       const [at, count] = (await server.waitFor('BCAST', bound(30_000))).split(' ').map(Number);
       let end = at;
+      let got = 0;
       for (const child of clients) {
-        const [seq, when] = (await child.waitFor('GOT', bound(30_000))).split(' ').map(Number);
+        const [seq, when, peers] = (await child.waitFor('GOT', bound(30_000))).split(' ')
+          .map(Number);
         if (seq !== k) throw new Error(`a client process reported broadcast ${seq}, not ${k}`);
         end = Math.max(end, when);
+        got += peers;
+      }
+      if (got < count) {
+        options.log(`scale ${subject} on ${runtime}: broadcast ${k} reached ${got} of ${count}`);
       }
       server.send('cpu');
       const c1 = Number(await server.waitFor('CPU', bound(5_000)));

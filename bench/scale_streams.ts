@@ -13,19 +13,14 @@
  *   wall-clock time per message, each with `-min` and `-max` over the rounds;
  * - `{ subject: 'ratio', metric: 'cpu-vs-raw', n }`: raw ÷ muxws CPU per message at that N
  *   (higher is better for muxws, as the other `cpu-vs-*` ratios);
- * - `{ subject: 'flatness', metric: '<metric>-<subject>' }`: the cost per message at the largest
- *   N ÷ at the smallest (goal ≤ 1.2), for `cpu` and `wall` of muxws and of raw.
+ * - `{ subject: 'flatness', metric: '<metric> (<subject>)', n }`: the cost per message at the
+ *   largest N (`n`) ÷ at the smallest (goal ≤ `FLATNESS_GOAL`), for `cpu` and `wall` of muxws and
+ *   of raw, as the other scale curves' flatness rows.
  *
  * @module
  */
-import type { Row } from './_common.ts';
+import type { ScaleRow } from './_common.ts';
 import type { ScenarioChild } from './recovery.ts';
-
-/** A row of a scale curve: `n` is the N it was measured at. */
-export interface ScaleRow extends Row {
-  /** The N of the curve: here, the streams held open on the connection. */
-  n?: number;
-}
 
 /** What the scenario needs of `bench/run.ts`. */
 export interface ScaleStreamsOptions {
@@ -43,8 +38,6 @@ export interface ScaleStreamsOptions {
 
 /** The scenario's name. */
 export const SCALE_STREAMS = 'scale-streams';
-/** The goal of a flatness row: the cost per unit at the largest N ÷ at the smallest. */
-export const FLATNESS_GOAL = 1.2;
 
 /** Its share of the run's budget: every runtime, all N. */
 export function scaleStreamsBudgetMs(quick: boolean): number {
@@ -117,7 +110,7 @@ export function derivedRows(rows: readonly ScaleRow[]): ScaleRow[] {
   const find = (subject: string, metric: string, n: number) =>
     rows.find((r) => r.subject === subject && r.metric === metric && r.n === n)?.value;
   const runtime = rows[0]?.runtime ?? '';
-  const counts = [...new Set(rows.filter((r) => r.n !== undefined).map((r) => r.n!))]
+  const counts = [...new Set(rows.map((r) => r.n))]
     .sort((a, b) => a - b);
   for (const n of counts) {
     const ours = find('muxws', 'cpu', n);
@@ -144,61 +137,12 @@ export function derivedRows(rows: readonly ScaleRow[]): ScaleRow[] {
         scenario: SCALE_STREAMS,
         runtime,
         subject: 'flatness',
-        metric: `${metric}-${subject}`,
+        metric: `${metric} (${subject})`,
         value: high / low,
         unit: '×',
+        n: last,
       });
     }
-  }
-  return out;
-}
-
-function fmt(n: number | undefined): string {
-  if (n === undefined || !Number.isFinite(n)) return '–';
-  return n.toLocaleString('en-US', { maximumFractionDigits: n >= 100 ? 0 : n >= 10 ? 1 : 2 });
-}
-
-/** The scenario's Markdown table (empty when it did not run): one line per runtime and N. */
-export function scaleStreamsTable(rows: readonly ScaleRow[]): string[] {
-  const mine = rows.filter((r) => r.scenario === SCALE_STREAMS);
-  if (mine.length === 0) return [];
-  const out = [
-    '',
-    '| streams held open | runtime | n | muxws cpu (µs/msg) | raw cpu | raw ÷ muxws | muxws wall (µs/msg) | raw wall | muxws server cpu |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-  ];
-  const value = (runtime: string, subject: string, metric: string, n?: number) =>
-    mine.find((r) =>
-      r.runtime === runtime && r.subject === subject && r.metric === metric && r.n === n
-    )?.value;
-  const runtimes = [...new Set(mine.map((r) => r.runtime))];
-  for (const runtime of runtimes) {
-    const counts = [
-      ...new Set(
-        mine.filter((r) => r.runtime === runtime && r.n !== undefined)
-          .map((r) => r.n!),
-      ),
-    ].sort((a, b) => a - b);
-    for (const n of counts) {
-      out.push(
-        `| ${SCALE_STREAMS} | ${runtime} | ${fmt(n)} | ${
-          fmt(value(runtime, 'muxws', 'cpu', n))
-        } | ${fmt(value(runtime, 'raw', 'cpu', n))} | ${
-          fmt(value(runtime, 'ratio', 'cpu-vs-raw', n))
-        }× | ${fmt(value(runtime, 'muxws', 'wall', n))} | ${
-          fmt(value(runtime, 'raw', 'wall', n))
-        } | ${fmt(value(runtime, 'muxws', 'server-cpu', n))} |`,
-      );
-    }
-    const flat = (metric: string) => {
-      const v = value(runtime, 'flatness', metric);
-      return v === undefined ? '–' : `${fmt(v)}×${v <= FLATNESS_GOAL ? ' ✓' : ' ✗'}`;
-    };
-    out.push(
-      `| ${SCALE_STREAMS} | ${runtime} | flatness (largest ÷ smallest) | ${flat('cpu-muxws')} | ${
-        flat('cpu-raw')
-      } | | ${flat('wall-muxws')} | ${flat('wall-raw')} | |`,
-    );
   }
   return out;
 }

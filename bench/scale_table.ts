@@ -2,27 +2,20 @@
  * The scale curves as Markdown tables: `deno run --allow-read bench/scale_table.ts
  * [bench/results/latest.json]` prints, for every `scale-*` scenario in the results, one table per
  * metric: a line per runtime and subject, a column per N, the flatness (cost at the largest N ÷
- * at the smallest, goal ≤ 1.2), and under each curve's first metric the `ratio` line, muxws
- * against raw with higher better for muxws (raw ÷ muxws for a cost), where the bench made one.
+ * at the smallest, goal ≤ `FLATNESS_GOAL`), and under the metric it compares (a `vs-raw` ratio:
+ * the curve's first metric) the `ratio` line, muxws against raw with higher better for muxws
+ * (raw ÷ muxws for a cost), where the bench made one.
  * `bench/run.ts` appends the same tables to `latest.md`; `docs/performance.md` takes them from a
  * quiet run.
  *
  * @module
  */
 import type { Row } from './_common.ts';
+import { FLATNESS_GOAL, fmt, hasN } from './_common.ts';
 
-interface CurveRow extends Row {
-  n: number;
-}
-
-function hasN(row: Row): row is CurveRow {
-  return typeof (row as Partial<CurveRow>).n === 'number';
-}
-
-function fmt(v: number | undefined): string {
-  if (v === undefined || !Number.isFinite(v)) return '–';
-  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
-  return v.toLocaleString('en-US', { maximumFractionDigits: digits });
+/** Metrics that only describe a point (its rounds, its per-round bounds): no table of their own. */
+function described(metric: string): boolean {
+  return metric === 'rounds' || metric.endsWith('-min') || metric.endsWith('-max');
 }
 
 /** The Markdown tables of every `scale-*` scenario of `rows`; empty when there is none. */
@@ -32,7 +25,9 @@ export function scaleTable(rows: readonly Row[]): string {
   const scenarios = [...new Set(curves.map((r) => r.scenario))];
   for (const scenario of scenarios) {
     const mine = curves.filter((r) => r.scenario === scenario);
-    const measured = mine.filter((r) => r.subject !== 'flatness' && r.subject !== 'ratio');
+    const measured = mine.filter((r) =>
+      r.subject !== 'flatness' && r.subject !== 'ratio' && !described(r.metric)
+    );
     const ns = [...new Set(measured.map((r) => r.n))].sort((a, b) => a - b);
     const metrics = [...new Set(measured.map((r) => r.metric))];
     for (const metric of metrics) {
@@ -58,16 +53,24 @@ export function scaleTable(rows: readonly Row[]): string {
         const flat = mine.find((r) =>
           r.subject === 'flatness' && r.runtime === runtime && r.metric === `${metric} (${subject})`
         )?.value;
-        const mark = flat === undefined || !Number.isFinite(flat) ? '' : flat <= 1.2 ? ' ✓' : ' ✗';
+        const mark = flat === undefined || !Number.isFinite(flat)
+          ? ''
+          : flat <= FLATNESS_GOAL
+          ? ' ✓'
+          : ' ✗';
         out.push(
           `| ${subject} on ${runtime} | ${ns.map((n) => fmt(at(n))).join(' | ')} | ${
             fmt(flat)
           }${mark} |`,
         );
       }
-      const ratioRows = mine.filter((r) => r.subject === 'ratio');
-      const firstMetric = measured[0]?.metric;
-      if (metric !== firstMetric || ratioRows.length === 0) continue;
+      // A ratio `<metric>-vs-raw` goes under its metric; a plain `vs-raw` under the first.
+      const ratioRows = mine.filter((r) =>
+        r.subject === 'ratio' &&
+        (r.metric === `${metric}-vs-raw` ||
+          (r.metric === 'vs-raw' && metric === metrics[0]))
+      );
+      if (ratioRows.length === 0) continue;
       for (const runtime of [...new Set(ratioRows.map((r) => r.runtime))]) {
         const at = (n: number) => ratioRows.find((r) => r.runtime === runtime && r.n === n)?.value;
         out.push(

@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { scaleChart } from '../bench/_chart.ts';
 import { scaleTable } from '../bench/scale_table.ts';
-import { flatness, maxPeers, ratios, scaleNs, type ScaleRow } from '../bench/scale.ts';
+import { flatness, maxPeers, ratios, scaleNs } from '../bench/scale.ts';
+import { derivedRows } from '../bench/scale_streams.ts';
+import type { ScaleRow } from '../bench/_common.ts';
 
 function row(
   scenario: string,
@@ -88,7 +90,7 @@ test('bench chart: rows of scale-streams (open streams on one connection) get a 
       row('scale-streams', 'deno', subject, 'elapsed', n, 100, 'ms'),
     ])
   );
-  rows.push(row('scale-streams', 'deno', 'flatness', 'cpu (muxws)', 10_000, 1.4, '×'));
+  rows.push(...derivedRows(rows));
   const svg = scaleChart(rows, 'scale-streams')!;
   assertWellFormed(svg);
   assert.equal([...svg.matchAll(/<path class="series"/g)].length, 2);
@@ -149,6 +151,43 @@ test('scale: the table has a column per N, a line per runtime and subject, and f
   assert.ok(lines.includes('| muxws on deno | 20,000 | 21,000 | 22,000 | 1.1 ✓ |'), text);
   assert.ok(lines.includes('| muxws vs raw on node | 1× | 1× | 1× | |'), text);
   assert.equal(scaleTable(IDLE.slice(-1)), '');
+});
+
+test('scale: scale-streams gets one table per metric, its flatness and its ratio under cpu', () => {
+  const rows: ScaleRow[] = ['muxws', 'raw'].flatMap((subject) =>
+    [1, 10_000].flatMap((n) => [
+      row('scale-streams', 'deno', subject, 'rounds', n, 1, 'count'),
+      row(
+        'scale-streams',
+        'deno',
+        subject,
+        'cpu',
+        n,
+        subject === 'raw' ? 20 : 20 + n / 1000,
+        'µs/msg',
+      ),
+      row('scale-streams', 'deno', subject, 'cpu-min', n, 19, 'µs/msg'),
+      row('scale-streams', 'deno', subject, 'cpu-max', n, 31, 'µs/msg'),
+      row('scale-streams', 'deno', subject, 'wall', n, 40, 'µs/msg'),
+    ])
+  );
+  const flat = derivedRows(rows).filter((r) => r.subject === 'flatness');
+  assert.deepEqual(flat.map((r) => [r.metric, r.n]), [
+    ['cpu (muxws)', 10_000],
+    ['wall (muxws)', 10_000],
+    ['cpu (raw)', 10_000],
+    ['wall (raw)', 10_000],
+  ]);
+  const text = scaleTable([...rows, ...derivedRows(rows)]);
+  const lines = text.split('\n');
+  assert.deepEqual(lines.filter((line) => line.startsWith('| scale-streams:')), [
+    '| scale-streams: cpu (µs/msg) | N = 1 | N = 10,000 | flatness |',
+    '| scale-streams: wall (µs/msg) | N = 1 | N = 10,000 | flatness |',
+  ]);
+  assert.ok(lines.includes('| muxws on deno | 20 | 30 | 1.5 ✗ |'), text);
+  assert.ok(lines.includes('| raw on deno | 20 | 20 | 1 ✓ |'), text);
+  assert.equal(lines.filter((line) => line.startsWith('| muxws vs raw on deno |')).length, 1);
+  assert.ok(lines.includes('| muxws vs raw on deno | 1× | 0.67× | |'), text);
 });
 
 test('scale: the largest N is the open-file limit less a margin, within 1,000 and 50,000', () => {

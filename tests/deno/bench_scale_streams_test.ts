@@ -4,7 +4,7 @@
 // rows). No SPEC rule covers benchmarks, so the names cite no rule id. Bounded at 90 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ScaleRow } from '../../bench/scale_streams.ts';
+import type { ScaleRow } from '../../bench/_common.ts';
 
 const root = new URL('../../', import.meta.url);
 
@@ -55,12 +55,18 @@ test(
         assert(ratio !== undefined && ratio.metric === 'cpu-vs-raw' && ratio.value > 0);
       }
       const flatness = mine.filter((r) => r.subject === 'flatness').map((r) => r.metric).sort();
-      assert.deepEqual(flatness, ['cpu-muxws', 'cpu-raw', 'wall-muxws', 'wall-raw']);
+      assert.deepEqual(flatness, ['cpu (muxws)', 'cpu (raw)', 'wall (muxws)', 'wall (raw)']);
+      assert(mine.every((r) => r.subject !== 'flatness' || r.n === 100));
       // No side-by-side ratio is taken from a scale curve's first N as if it were the scenario's.
       assert(!mine.some((r) => r.subject === 'ratio' && r.n === undefined));
       const table = await Deno.readTextFile(`${dir}/latest.md`);
-      assert.match(table, /\| scale-streams \| deno \| 100 \|/);
-      assert.match(table, /\| scale-streams \| deno \| flatness \(largest ÷ smallest\) \|/);
+      // One table per metric, once each, with the flatness column filled in.
+      assert.equal(
+        table.split('| scale-streams: cpu (µs/msg) | N = 1 | N = 100 | flatness |').length,
+        2,
+      );
+      assert.match(table, /\| muxws on deno \| [\d.,]+ \| [\d.,]+ \| [\d.,]+ [✓✗] \|/);
+      assert.match(table, /\| muxws vs raw on deno \| [\d.,]+× \| [\d.,]+× \| \|/);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ScaleRow } from '../../bench/scale.ts';
+import type { ScaleRow } from '../../bench/_common.ts';
 
 const root = new URL('../../', import.meta.url);
 
@@ -86,3 +86,39 @@ test(
     }
   },
 );
+
+test('bench: a bad --scale-ns is refused before any scenario runs or any process starts', async () => {
+  const out = mkdtempSync(join(tmpdir(), 'muxws-bench-scale-ns-'));
+  try {
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: [
+        'run',
+        '-A',
+        'bench/run.ts',
+        '--quick',
+        '--runtimes',
+        'deno',
+        '--scenarios',
+        'scale',
+        '--scale-ns',
+        '0,x',
+        '--out',
+        out,
+      ],
+      cwd: root,
+      env: { NO_COLOR: '1' },
+      stdin: 'null',
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const stderr = new TextDecoder().decode(run.stderr);
+    assert.notEqual(run.code, 0);
+    assert.match(
+      stderr,
+      /--scale-ns must be a comma list of whole numbers of at least 1: current value is "0,x"/,
+    );
+    // The run's first progress line (its pinning) comes before anything is built or started.
+    assert.doesNotMatch(stderr, /pinned/);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
