@@ -3,7 +3,8 @@
  * `<runtime> bench/_client.ts --ports muxws=P1,raw=P2,socketio=P3 --reps 5 [--quick 1]
  * [--budget 90000] [--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast]`.
  *
- * Each scenario runs one warm-up round, then up to `reps` rounds; every round runs each subject
+ * Each scenario runs two warm-up rounds of full size (the first rounds after a start run slower
+ * while the engines compile the paths), then up to `reps` rounds; every round runs each subject
  * once, in an order rotated per round, so drift in machine load hits every subject alike. Each
  * scenario gets an equal share of what is left of `--budget` ms and starts no round past it
  * (always at least one; the `rounds` row says how many ran). It prints
@@ -60,12 +61,14 @@ const withRoutes: readonly Subject[] = ports.muxws > 0
 const budgetMs = numberOption('budget', quick ? 15_000 : 90_000);
 const started = Date.now();
 
-// A round of request/response lasts ~0.2 s or more per subject on a full run, so one
+// A round lasts ~0.4 s or more per subject on a full run (a connect round ~0.1 s), so one
 // collection or scheduler hiccup does not decide a round.
-const REQ_1 = quick ? 300 : 3_000;
-const REQ_64 = quick ? 2_000 : 12_000;
-const ONE_WAY = quick ? 5_000 : 20_000;
-const CONNECT = quick ? 50 : 200;
+const REQ_1 = quick ? 300 : 8_000;
+const REQ_64 = quick ? 2_000 : 30_000;
+const ONE_WAY = quick ? 5_000 : 50_000;
+const CONNECT = quick ? 50 : 600;
+/** Warm-up rounds of every subject before a scenario's measured rounds. */
+const WARM_UPS = quick ? 1 : 2;
 const PEERS = quick ? 100 : 1_000;
 /** Broadcasts of each size and subject before the broadcast scenarios measure anything. */
 const BROADCAST_WARM_UPS = quick ? 1 : 5;
@@ -86,7 +89,9 @@ async function interleave(
   const share = (budgetMs - (Date.now() - started)) / Math.max(1, scenarioCount - done);
   const deadline = Date.now() + share;
   done++;
-  for (const subject of subjects) await measure(subject, true);
+  for (let warm = 0; warm < WARM_UPS; warm++) {
+    for (const subject of subjects) await measure(subject, true);
+  }
   const results = new Map<Subject, Record<string, number>[]>(subjects.map((s) => [s, []]));
   for (let round = 0; round < reps && (round === 0 || Date.now() < deadline); round++) {
     for (let k = 0; k < subjects.length; k++) {
@@ -147,8 +152,8 @@ async function main(): Promise<void> {
     await interleave(
       scenario,
       { throughput: 'round trips/s', cpu: 'µs/op', p50: 'µs', p99: 'µs' },
-      async (subject, warmUp) => {
-        const n = warmUp ? count >> 2 : count;
+      async (subject) => {
+        const n = count;
         const [result, cpu] = await withCpu(
           subject,
           n,
@@ -163,8 +168,8 @@ async function main(): Promise<void> {
     await interleave(
       'one-way',
       { throughput: 'messages/s', cpu: 'µs/op' },
-      async (subject, warmUp) => {
-        const n = warmUp ? ONE_WAY >> 2 : ONE_WAY;
+      async (subject) => {
+        const n = ONE_WAY;
         const [throughput, cpu] = await withCpu(
           subject,
           n,
@@ -179,8 +184,8 @@ async function main(): Promise<void> {
     await interleave(
       'connect',
       { throughput: 'connections/s', cpu: 'µs/op' },
-      async (subject, warmUp) => {
-        const n = warmUp ? CONNECT >> 2 : CONNECT;
+      async (subject) => {
+        const n = CONNECT;
         // muxws without a hello dials the muxws server, raw-hello the raw one (and each reads its
         // CPU there).
         const server: Subject = subject === 'muxws-nohello'
