@@ -54,6 +54,19 @@ export interface Row {
  * `scale-streams` the streams held open). Its `flatness` rows name whose curve it is in the
  * metric, `<metric> (<subject>)`, and carry the largest N.
  */
+/** The value of the row `scenario|runtime|subject|metric` of `rows`; NaN when there is none. */
+export function rowValue(
+  rows: readonly Row[],
+  scenario: string,
+  runtime: string,
+  subject: string,
+  metric: string,
+): number {
+  return rows.find((r) =>
+    r.scenario === scenario && r.runtime === runtime && r.subject === subject && r.metric === metric
+  )?.value ?? Number.NaN;
+}
+
 export interface ScaleRow extends Row {
   /** The N of the curve the row was measured at. */
   n: number;
@@ -202,4 +215,35 @@ export function cpuMicros(): number {
 export function memory(): { rss: number; heap: number } {
   const usage = process.memoryUsage();
   return { rss: usage.rss, heap: usage.heapUsed };
+}
+
+/** How often the timer and microtask globals were called since {@linkcode countTimerCalls}. */
+export interface TimerCalls {
+  setTimeout: number;
+  clearTimeout: number;
+  queueMicrotask: number;
+}
+
+/**
+ * Counts this process's calls of `setTimeout`, `clearTimeout` (of a timer) and `queueMicrotask`
+ * from now on, by wrapping the globals; returns the counts, which grow as calls are made.
+ */
+export function countTimerCalls(): TimerCalls {
+  const counts: TimerCalls = { setTimeout: 0, clearTimeout: 0, queueMicrotask: 0 };
+  const realSetTimeout = globalThis.setTimeout;
+  const realClearTimeout = globalThis.clearTimeout;
+  const realQueueMicrotask = globalThis.queueMicrotask;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    counts.setTimeout++;
+    return realSetTimeout(...args);
+  }) as typeof setTimeout;
+  globalThis.clearTimeout = ((id?: ReturnType<typeof setTimeout>) => {
+    if (id !== undefined) counts.clearTimeout++;
+    return realClearTimeout(id);
+  }) as typeof clearTimeout;
+  globalThis.queueMicrotask = (callback: () => void) => {
+    counts.queueMicrotask++;
+    realQueueMicrotask(callback);
+  };
+  return counts;
 }

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { median, type Rounds, type Row } from './_common.ts';
+import { median, type Rounds, type Row, rowValue } from './_common.ts';
 
 /** Per-round ratios whose max ÷ min is above this are `unstable`. */
 export const UNSTABLE_SPREAD = 1.5;
@@ -205,18 +205,6 @@ export function ratioSubject(ratio: string): string {
   return ratio.replace(/^(cpu-|server-cpu-)?vs-/, '');
 }
 
-function find(
-  rows: readonly Row[],
-  scenario: string,
-  runtime: string,
-  subject: string,
-  metric: string,
-): number {
-  return rows.find((r) =>
-    r.scenario === scenario && r.runtime === runtime && r.subject === subject && r.metric === metric
-  )?.value ?? Number.NaN;
-}
-
 /**
  * Every goal of {@linkcode GOALS} on every runtime the run measured its scenario on (muxws rows),
  * in the order of the goals, then of the runtimes as they first appear in `rows`. The ratio is the
@@ -233,11 +221,11 @@ export function score(rows: readonly Row[]): Score[] {
       ),
     ].filter((runtime) => goal.runtimes === undefined || goal.runtimes.includes(runtime));
     for (const runtime of runtimes) {
-      const value = find(rows, goal.scenario, runtime, 'ratio', goal.ratio);
-      const ratioSpread = find(rows, goal.scenario, runtime, 'ratio', `${goal.ratio}-spread`);
+      const value = rowValue(rows, goal.scenario, runtime, 'ratio', goal.ratio);
+      const ratioSpread = rowValue(rows, goal.scenario, runtime, 'ratio', `${goal.ratio}-spread`);
       const rounds = Math.min(
-        find(rows, goal.scenario, runtime, 'muxws', 'rounds'),
-        find(rows, goal.scenario, runtime, ratioSubject(goal.ratio), 'rounds'),
+        rowValue(rows, goal.scenario, runtime, 'muxws', 'rounds'),
+        rowValue(rows, goal.scenario, runtime, ratioSubject(goal.ratio), 'rounds'),
       );
       const count = Number.isFinite(rounds) ? rounds : 0;
       out.push({

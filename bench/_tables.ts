@@ -6,7 +6,7 @@
  * @module
  */
 import { cpus, totalmem } from 'node:os';
-import { fmt, type Row } from './_common.ts';
+import { fmt, type Row, rowValue } from './_common.ts';
 import { pinningNote } from './_method.ts';
 import { type Score, score, status, UNSTABLE_SPREAD } from './_score.ts';
 import { type HerdStats, sparkline } from './_herd_stats.ts';
@@ -46,19 +46,6 @@ export function mainMetric(scenario: string): [string, boolean] {
   if (scenario.startsWith('herd')) return ['lumpiness', true];
   if (scenario === 'recovery') return ['complete', false];
   return ['throughput', false];
-}
-
-/** The value of the row `scenario|runtime|subject|metric` of `rows`; NaN when there is none. */
-export function rowValue(
-  rows: readonly Row[],
-  scenario: string,
-  runtime: string,
-  subject: string,
-  metric: string,
-): number {
-  return rows.find((r) =>
-    r.scenario === scenario && r.runtime === runtime && r.subject === subject && r.metric === metric
-  )?.value ?? Number.NaN;
 }
 
 /**

@@ -45,7 +45,7 @@ import process from 'node:process';
 import { connect, type Connection } from 'muxws';
 import { DialerWebSocket, openClient, WebSocketClass } from './_clients.ts';
 import type { wsDialer } from 'muxws/node';
-import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
+import { countTimerCalls, median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
 import { Child, children, killAll } from './_child.ts';
 import { canPin, CLIENT_CPU, pinCommand, SERVER_CPU } from './_method.ts';
 
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }, BUDGET);
   try {
-    const counts = countCalls();
+    const counts = countTimerCalls();
     const ports = Object.fromEntries(
       await Promise.all(
         ['muxws', 'raw'].map(async (subject) => [subject, await startServer(subject)]),
@@ -176,27 +176,6 @@ async function lone(requester: Requester, count: number): Promise<void> {
       throw new Error(`request ${i} was answered with ${JSON.stringify(answer)}`);
     }
   }
-}
-
-/** Counts the client's calls of the timer and microtask globals, from now on. */
-function countCalls(): { setTimeout: number; clearTimeout: number; queueMicrotask: number } {
-  const counts = { setTimeout: 0, clearTimeout: 0, queueMicrotask: 0 };
-  const realSetTimeout = globalThis.setTimeout;
-  const realClearTimeout = globalThis.clearTimeout;
-  const realQueueMicrotask = globalThis.queueMicrotask;
-  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-    counts.setTimeout++;
-    return realSetTimeout(...args);
-  }) as typeof setTimeout;
-  globalThis.clearTimeout = ((id?: ReturnType<typeof setTimeout>) => {
-    if (id !== undefined) counts.clearTimeout++;
-    return realClearTimeout(id);
-  }) as typeof clearTimeout;
-  globalThis.queueMicrotask = (callback: () => void) => {
-    counts.queueMicrotask++;
-    realQueueMicrotask(callback);
-  };
-  return counts;
 }
 
 /** A copy of the library: its `connect()`, and on Node its `wsDialer()` if it exports one. */

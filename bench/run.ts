@@ -45,7 +45,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import process from 'node:process';
-import { type Rounds, type Row, sleep } from './_common.ts';
+import { type Rounds, type Row, rowValue, sleep } from './_common.ts';
 import { canPin, pinCommand, pinningNote, roundsOption } from './_method.ts';
 import {
   type Figure,
@@ -60,7 +60,7 @@ import { herdRuntimes, herdStats } from './_herd_stats.ts';
 import { recoveryScenario } from './recovery.ts';
 import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
-import { type HerdRun, machine, mainMetric, rowValue, tables } from './_tables.ts';
+import { type HerdRun, machine, mainMetric, tables } from './_tables.ts';
 import { BIN, bundleEntries, Child, command, killAll, progress, ROOT } from './_child.ts';
 import { SCALE_STREAMS, scaleStreamsBudgetMs, scaleStreamsScenario } from './scale_streams.ts';
 

@@ -27,7 +27,15 @@
 import process from 'node:process';
 import { connect, type Connection, type DialerSocketConstructor } from 'muxws';
 import { Acceptor, type ServerWebSocket } from 'muxws/acceptor';
-import { median, numberOption, option, PAYLOADS, runtime } from './_common.ts';
+import {
+  countTimerCalls,
+  median,
+  numberOption,
+  option,
+  PAYLOADS,
+  runtime,
+  type TimerCalls,
+} from './_common.ts';
 
 const COUNT = numberOption('count', 5_000);
 const BATCHES = Math.max(1, numberOption('batches', 9));
@@ -38,22 +46,11 @@ type BenchApi = { echo: { input: unknown; output: unknown } };
 // ---------------------------------------------------------------------------------------------
 // Counters over the globals the library reaches for.
 
-const counts = { setTimeout: 0, clearTimeout: 0, queueMicrotask: 0, promises: 0 };
-const realSetTimeout = globalThis.setTimeout;
-const realClearTimeout = globalThis.clearTimeout;
+// The real queueMicrotask, for the in-memory sockets below, which are not counted.
 const realQueueMicrotask = globalThis.queueMicrotask;
-globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
-  counts.setTimeout++;
-  return realSetTimeout(...args);
-}) as typeof setTimeout;
-globalThis.clearTimeout = ((id?: ReturnType<typeof setTimeout>) => {
-  if (id !== undefined) counts.clearTimeout++;
-  return realClearTimeout(id);
-}) as typeof clearTimeout;
-globalThis.queueMicrotask = (callback: () => void) => {
-  counts.queueMicrotask++;
-  realQueueMicrotask(callback);
-};
+const counts: TimerCalls & { promises: number } = Object.assign(countTimerCalls(), {
+  promises: 0,
+});
 if (runtime === 'node') {
   const { createHook } = await import('node:async_hooks');
   createHook({

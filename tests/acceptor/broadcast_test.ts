@@ -159,3 +159,41 @@ test("Broadcaster publishes to the backplane and delivers other nodes' broadcast
     assert.equal(messages[1], 'bus down');
   });
 });
+
+// Who a broadcast reaches when the tag changes while it is being delivered: the send loop walks the
+// peers tagged when the broadcast began, once each, and a broadcast started from inside it (an
+// error report) walks its own.
+test('A broadcast reaches the peers tagged when it began, once each, though a report mid-loop re-tags, tags and broadcasts again (WSM-ACC-005)', () => {
+  const [a, b, c] = [
+    fakePeer('a', ['room'], 'throws'),
+    fakePeer('b', ['room']),
+    fakePeer('c', ['room']),
+  ];
+  const d = fakePeer('d', ['room']);
+  /** The payloads a peer got (a PUBLISH's fourth element). */
+  const payloads = (peer: FakePeer) => peer.got.map((frame) => (frame as unknown[])[3]);
+  const peers = new Set([a, b, c] as unknown as PeerImpl[]);
+  let reports = 0;
+  const host = {
+    codec: jsonCodec,
+    report: () => {
+      if (reports++ > 0) return;
+      // b leaves the tag and joins it again (the end of the tag's set), d joins it: neither is
+      // reached a second time, or at all, by the broadcast under way.
+      broadcaster.unindex(b as unknown as PeerImpl, 'room');
+      broadcaster.index(b as unknown as PeerImpl, 'room');
+      broadcaster.index(d as unknown as PeerImpl, 'room');
+      assert.equal(broadcaster.broadcast('room', 'inner', {}), 3);
+    },
+  };
+  const broadcaster: Broadcaster = new Broadcaster(host, peers, undefined, 'node-a');
+  for (const peer of peers) broadcaster.index(peer, 'room');
+  for (let round = 0; round < 3; round++) {
+    const count = broadcaster.broadcast('room', `outer ${round}`, {});
+    assert.equal(count, round === 0 ? 2 : 3);
+  }
+  assert.deepEqual(payloads(b), ['inner', 'outer 0', 'outer 1', 'outer 2']);
+  assert.deepEqual(payloads(c), ['inner', 'outer 0', 'outer 1', 'outer 2']);
+  assert.deepEqual(payloads(d), ['inner', 'outer 1', 'outer 2']);
+  assert.equal(reports, 4);
+});
