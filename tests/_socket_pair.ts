@@ -376,3 +376,20 @@ export class FakeServer {
     };
   }
 }
+
+/**
+ * A {@linkcode FakeServer} that accepts every dial and acknowledges a JSON hello at once (the
+ * welcome `null`), with no session of its own: a dialer's tests drive the rest by hand.
+ */
+export function acknowledging(): FakeServer {
+  return new FakeServer({
+    onConnection: (c) =>
+      queueMicrotask(() => {
+        c.accept();
+        c.server.addEventListener('message', (event) => {
+          const frame = JSON.parse(String((event as MessageEvent).data));
+          if (frame[0] === 1 && frame[1] === 1) c.server.send(JSON.stringify([2, 1, 1, null]));
+        });
+      }),
+  });
+}

@@ -5,22 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'muxws';
 import { EXTENSIONS, hostOf } from '../../lib/dialer/_extensions.ts';
-import { FakeServer } from '../_socket_pair.ts';
+import { acknowledging } from '../_socket_pair.ts';
 import { fakeTime } from '../_fake_time.ts';
-
-/** A server that accepts every dial and acknowledges a hello at once. */
-function acknowledging(): FakeServer {
-  return new FakeServer({
-    onConnection: (c) =>
-      queueMicrotask(() => {
-        c.accept();
-        c.server.addEventListener('message', (event) => {
-          const frame = JSON.parse(String((event as MessageEvent).data));
-          if (frame[0] === 1 && frame[1] === 1) c.server.send(JSON.stringify([2, 1, 1, null]));
-        });
-      }),
-  });
-}
 
 test('an extension hears each establishment before onOpen, takes the broadcasts it delivers from onPublish, and hears the close for good before onClose', async () => {
   using clock = fakeTime();
