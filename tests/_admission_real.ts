@@ -29,6 +29,35 @@ function recording(base: DialerSocketConstructor, received: string[]): DialerSoc
   } as unknown as DialerSocketConstructor;
 }
 
+/**
+ * An acceptor whose hello tags each peer `room` and answers `welcome <payload>`, and whose streams
+ * broadcast their payload to `room`. The hello whose payload is `gate` waits: `helloStarted`
+ * resolves when it has begun, and `release()` lets it finish.
+ */
+function gatedRoom(gate: string): {
+  acceptor: Acceptor;
+  helloStarted: Promise<void>;
+  release: () => void;
+} {
+  let started!: () => void;
+  const helloStarted = new Promise<void>((resolve) => started = resolve);
+  let release!: () => void;
+  const lookup = new Promise<void>((resolve) => release = resolve);
+  const acceptor: Acceptor = new Acceptor({
+    idleTimeoutMs: 60_000,
+    onHello: async ({ payload }, peer) => {
+      peer.tags.add('room');
+      if (payload === gate) {
+        started();
+        await lookup;
+      }
+      return `welcome ${payload}`;
+    },
+    onStream: (stream) => acceptor.broadcast('room', stream.payload),
+  });
+  return { acceptor, helloStarted, release };
+}
+
 /** Runs the suite on one server flavour. */
 export function admissionRealSuite(
   name: string,
@@ -92,22 +121,7 @@ export function admissionRealSuite(
   });
 
   test(`broadcasts to a tag onHello adds before it awaits reach the dialer after onOpen and after connect() resolved, in order (${name}, WSM-API-004)`, async () => {
-    let started!: () => void;
-    const helloStarted = new Promise<void>((resolve) => started = resolve);
-    let release!: () => void;
-    const lookup = new Promise<void>((resolve) => release = resolve);
-    const acceptor: Acceptor = new Acceptor({
-      idleTimeoutMs: 60_000,
-      onHello: async ({ payload }, peer) => {
-        peer.tags.add('room');
-        if (payload === 'late') {
-          started();
-          await lookup;
-        }
-        return `welcome ${payload}`;
-      },
-      onStream: (stream) => acceptor.broadcast('room', stream.payload),
-    });
+    const { acceptor, helloStarted, release } = gatedRoom('late');
     const server = await serve(acceptor);
     const events: string[] = [];
     const received: string[] = [];
@@ -172,22 +186,7 @@ export function admissionRealSuite(
   });
 
   test(`on a redial, broadcasts sent while the new hello is handled reach the dialer after its onOpen, in order (${name}, WSM-API-004)`, async () => {
-    let started!: () => void;
-    const helloStarted = new Promise<void>((resolve) => started = resolve);
-    let release!: () => void;
-    const lookup = new Promise<void>((resolve) => release = resolve);
-    const acceptor: Acceptor = new Acceptor({
-      idleTimeoutMs: 60_000,
-      onHello: async ({ payload }, peer) => {
-        peer.tags.add('room');
-        if (payload === 'again') {
-          started();
-          await lookup;
-        }
-        return `welcome ${payload}`;
-      },
-      onStream: (stream) => acceptor.broadcast('room', stream.payload),
-    });
+    const { acceptor, helloStarted, release } = gatedRoom('again');
     const server = await serve(acceptor);
     const events: string[] = [];
     const hellos = ['first', 'again'];
