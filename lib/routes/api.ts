@@ -248,6 +248,24 @@ export type EventName<Api> = keyof EventsOf<Api> & string;
 export type EventPayload<Api, E> = E extends keyof EventsOf<Api> ? EventsOf<Api>[E] : unknown;
 
 /**
+ * The meta of a presence in `Api` (`Api[':presence']`): what the acceptor tracks per peer and a
+ * dialer that follows a tag's presence receives; `unknown` when it declares none.
+ *
+ * @example
+ * ```ts
+ * import type { PresenceMetaOf } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':presence': { name: string; tab: number } };
+ * const meta: PresenceMetaOf<Api> = { name: 'Ada', tab: 1 };
+ * assert.equal(meta.tab, 1);
+ * ```
+ */
+export type PresenceMetaOf<Api> = string extends keyof Api ? unknown
+  : Api extends { readonly ':presence': infer M } ? M
+  : unknown;
+
+/**
  * The welcome of `Api` (`Api[':hello']['output']`, what the acceptor's `onHello` returns);
  * `unknown` when it declares none.
  *

@@ -131,3 +131,10 @@ export const MAX_EVENT_ID_LENGTH = 256;
 export function isEventId(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && value.length <= MAX_EVENT_ID_LENGTH;
 }
+
+/**
+ * The reserved header of presence (WSM-PRS-002). In an OPEN it names the tag whose presence the
+ * dialer follows (payload `true`; `false` stops); in a PUBLISH it gives the kind of the presence
+ * frame: `"sync"` (a snapshot), `"diff"` (leaves, then joins) or `"end"` (no longer followed).
+ */
+export const PRESENCE = ':presence';

@@ -1,0 +1,135 @@
+/**
+ * The presence store the acceptor keeps who is here in (`presence.store` of the acceptor's
+ * options): one table of entries (tag, key, ref, meta) shared by every node that uses the same
+ * store, and the batches of changes it echoes to each of them in order.
+ *
+ * A store is any object with the methods of {@linkcode PresenceStore}. `memoryPresence()` keeps
+ * the table in memory, shared by the acceptors of one process that are given the same store;
+ * `redisPresence()` (entry `./redis`) keeps it in Redis for nodes in many processes, and
+ * `durableObjectPresence()` (entry `./cloudflare`) in a Durable Object's storage. The rules every
+ * store follows are the same: see {@linkcode PresenceOp}.
+ *
+ * @module
+ */
+import {
+  type PresenceBatch,
+  type PresenceOp,
+  type PresenceSnapshot,
+  PresenceTable,
+} from './presence_table.ts';
+
+export type {
+  PresenceBatch,
+  PresenceChange,
+  PresenceEntry,
+  PresenceMove,
+  PresenceOp,
+  PresenceSnapshot,
+} from './presence_table.ts';
+
+/** What a store tells a node it opened: each batch in version order, or that it must reload. */
+export interface PresenceSink {
+  /** A batch of changes, from any node (this one included), in version order. */
+  batch(batch: PresenceBatch): void;
+  /**
+   * The store lost track (a skipped version, a reconnect of its engine): the node reloads the
+   * whole table with {@linkcode PresenceStore.load} and turns the difference into changes.
+   */
+  resync(): void;
+}
+
+/** A shared presence table. Every method may reject; the acceptor reports it and carries on. */
+export interface PresenceStore {
+  /**
+   * Starts echoing batches to `sink` for `node` and resolves with the table as it is; batches
+   * after the snapshot's version follow through `sink`.
+   */
+  open(node: string, sink: PresenceSink): Promise<PresenceSnapshot>;
+  /**
+   * Applies `ops` of `node` in order, in one step; the net change is echoed to every open node
+   * through its sink (this one included) before or soon after the promise resolves.
+   */
+  apply(node: string, ops: readonly PresenceOp[]): Promise<void>;
+  /**
+   * The node's heartbeat, called every `nodeTimeoutMs / 5` by each node: marks `node` alive and
+   * removes what nodes silent for `deadAfterMs` own. A store that found its data lost (or this
+   * node declared dead) calls `own()` and puts the node's entries back. Optional: a store of one
+   * node needs none.
+   */
+  beat?(node: string, deadAfterMs: number, own: () => readonly PresenceOp[]): Promise<void>;
+  /** Resolves with the whole table. */
+  load(): Promise<PresenceSnapshot>;
+  /** Stops echoing to `node` and forgets its heartbeat. Its entries stay as they were left. */
+  close(node: string): Promise<void>;
+}
+
+/** Options of {@linkcode memoryPresence}. */
+export interface MemoryPresenceOptions {
+  /**
+   * The clock the heartbeats and graces are read on, in epoch milliseconds.
+   * @default {Date.now}
+   */
+  readonly now?: () => number;
+}
+
+/**
+ * A presence store in memory: the acceptors of one process given the same store share it (each
+ * is a node), which is what an acceptor without a `presence.store` uses on its own.
+ *
+ * @param options The clock.
+ * @returns The store.
+ * @throws {TypeError} When `now` is not a function.
+ *
+ * @example
+ * ```ts
+ * import { memoryPresence } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * const seen: number[] = [];
+ * await store.open('node-a', { batch: (b) => seen.push(b.version), resync() {} });
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ * ]);
+ * assert.deepEqual(seen, [1]);
+ * assert.equal((await store.load()).entries[0].key, 'ada');
+ * ```
+ */
+export function memoryPresence(options: MemoryPresenceOptions = {}): PresenceStore {
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') {
+    throw new TypeError(
+      `Cannot create memoryPresence as "now" must be a function: current value is ${typeof now}`,
+    );
+  }
+  const table = new PresenceTable();
+  const sinks = new Map<string, PresenceSink>();
+  const echo = (batch: PresenceBatch | undefined): void => {
+    if (batch) { for (const sink of [...sinks.values()]) sink.batch(batch); }
+  };
+  return {
+    open(node, sink) {
+      sinks.set(node, sink);
+      table.beat(node, now());
+      return Promise.resolve(table.snapshot());
+    },
+    apply(node, ops) {
+      echo(table.apply(node, ops));
+      return Promise.resolve();
+    },
+    beat(node, deadAfterMs, own) {
+      if (!table.alive(node)) echo(table.apply(node, own()));
+      table.beat(node, now());
+      echo(table.reap(now(), deadAfterMs));
+      return Promise.resolve();
+    },
+    load() {
+      return Promise.resolve(table.snapshot());
+    },
+    close(node) {
+      sinks.delete(node);
+      table.forget(node);
+      return Promise.resolve();
+    },
+  };
+}
