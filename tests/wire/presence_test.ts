@@ -1,0 +1,80 @@
+// The presence payloads' checks and the one rule that applies a diff to a state, which the
+// acceptor's replica and the dialer's follower both run (WSM-PRS-002).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  applyPresenceDiff,
+  isPresenceDiff,
+  isPresenceSync,
+  presenceDiff,
+  type PresenceEntries,
+  presenceSnapshot,
+} from '../../lib/wire/presence.ts';
+
+const stateOf = (sync: Record<string, Record<string, unknown>>): PresenceEntries =>
+  new Map(Object.entries(sync).map(([key, refs]) => [key, new Map(Object.entries(refs))]));
+
+test('a snapshot and a diff are recognised by shape; a wrong key, ref or list is not (WSM-PRS-002)', () => {
+  assert.equal(isPresenceSync({ ada: { r1: { tab: 1 } }, bob: {} }), true);
+  assert.equal(isPresenceSync({}), true);
+  for (const bad of [null, [], 'x', { ada: [] }, { ada: null }, { '': { r1: 1 } }]) {
+    assert.equal(isPresenceSync(bad), false, JSON.stringify(bad));
+  }
+  assert.equal(isPresenceSync({ ['k'.repeat(257)]: {} }), false);
+  assert.equal(isPresenceSync({ ada: { ['r'.repeat(257)]: 1 } }), false);
+  assert.equal(isPresenceDiff({ leaves: { bob: ['r7'] }, joins: { ada: { r2: 2 } } }), true);
+  for (
+    const bad of [
+      { leaves: {} },
+      { joins: {} },
+      { leaves: { bob: 'r7' }, joins: {} },
+      {
+        leaves: { bob: [''] },
+        joins: {},
+      },
+      { leaves: { bob: [7] }, joins: {} },
+      { leaves: {}, joins: { ada: [1] } },
+    ]
+  ) {
+    assert.equal(isPresenceDiff(bad), false, JSON.stringify(bad));
+  }
+});
+
+test('a diff applies its leaves first, then its joins, and says per key what left and joined (WSM-PRS-002)', () => {
+  const state = stateOf({ ada: { r1: { tab: 1 } }, bob: { r7: { tab: 1 } } });
+  const changes = applyPresenceDiff(state, {
+    leaves: { bob: ['r7'], cy: ['r9'] },
+    joins: { ada: { r2: { tab: 2 } }, cy: { r3: { tab: 1 } } },
+  });
+  assert.deepEqual([...changes.left], [['bob', [{ tab: 1 }]]]);
+  assert.deepEqual([...changes.joined], [['ada', [{ tab: 2 }]], ['cy', [{ tab: 1 }]]]);
+  assert.deepEqual(presenceSnapshot(state), {
+    ada: { r1: { tab: 1 }, r2: { tab: 2 } },
+    cy: { r3: { tab: 1 } },
+  });
+});
+
+test('a join of a ref already held is never duplicated; with another meta it is an update (WSM-PRS-002)', () => {
+  const state = stateOf({ ada: { r1: { tab: 1 } } });
+  const again = applyPresenceDiff(state, { leaves: {}, joins: { ada: { r1: { tab: 1 } } } });
+  assert.equal(again.joined.size + again.left.size, 0);
+  const update = applyPresenceDiff(state, {
+    leaves: { ada: ['r1'] },
+    joins: { ada: { r1: { tab: 9 } } },
+  });
+  assert.deepEqual([...update.left], [['ada', [{ tab: 1 }]]]);
+  assert.deepEqual([...update.joined], [['ada', [{ tab: 9 }]]]);
+  assert.deepEqual(presenceSnapshot(state), { ada: { r1: { tab: 9 } } });
+});
+
+test('the diff from a held state to a new snapshot leaves what is gone and joins only what is new (WSM-PRS-002)', () => {
+  const held = stateOf({ ada: { r1: { tab: 1 }, r2: { tab: 2 } }, bob: { r7: {} } });
+  const snapshot = { ada: { r1: { tab: 1 }, r2: { tab: 3 } }, cy: { r9: {} } };
+  const diff = presenceDiff(held, snapshot);
+  assert.deepEqual(diff, {
+    leaves: { ada: ['r2'], bob: ['r7'] },
+    joins: { ada: { r2: { tab: 3 } }, cy: { r9: {} } },
+  });
+  applyPresenceDiff(held, diff);
+  assert.deepEqual(presenceSnapshot(held), snapshot);
+});
