@@ -594,3 +594,29 @@ test('a follow before the store is open is answered once it is: the snapshot, th
   assert.deepEqual(f.sent, [[9, TAG, { ':presence': 'sync' }, {}], [3, 1]]);
   await a.close();
 });
+
+test('presence frames reach a follower over highWaterMark, where a broadcast is dropped (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const sent: unknown[][] = [];
+  let bufferedAmount = 0;
+  const { peer, message } = a.attach({
+    send: (data) => void sent.push(JSON.parse(String(data))),
+    close() {},
+    get bufferedAmount() {
+      return bufferedAmount;
+    },
+  }, { tags: [TAG] });
+  message(JSON.stringify([1, 1, 1, { ':presence': TAG }, true]));
+  await settle(clock);
+  bufferedAmount = 2 * 1024 * 1024; // above highWaterMark (1 MiB), below maxBufferedBytes
+  assert.equal(await a.broadcast(TAG, 'dropped'), 0);
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', {});
+  await a.presence.flush();
+  assert.deepEqual(sent.map((frame) => frame[0]), [9, 3, 9]);
+  assert.equal((sent[2][2] as Record<string, string>)[':presence'], 'diff');
+  assert.equal(peer.isClosed, false);
+  assert.equal(a.stats.dropped, 1);
+  await a.close();
+});
