@@ -620,3 +620,30 @@ test('presence frames reach a follower over highWaterMark, where a broadcast is 
   assert.equal(a.stats.dropped, 1);
   await a.close();
 });
+
+test('acceptor.presence takes and lists the metas the Api types (WSM-PRS-001)', async () => {
+  type Api = { ':presence': { name: string } };
+  const a = new Acceptor<Api, { user: string }>({ idleTimeoutMs: 0 });
+  const { peer } = a.attach({ send() {}, close() {} });
+  a.presence.track(peer, TAG, 'ada', { name: 'Ada' });
+  // @ts-expect-error: a meta the Api does not declare
+  a.presence.track(peer, TAG, 'ada', { name: 1 });
+  await a.presence.flush();
+  const listed: Record<string, { name: string }[]> = a.presence.list(TAG);
+  assert.deepEqual(listed, { ada: [{ name: 1 }] });
+  await a.close();
+});
+
+test('a follow on an acceptor with routes never reaches them (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const called: unknown[] = [];
+  const a = acceptor({ routes: { echo: (input: unknown) => void called.push(input) } });
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  assert.deepEqual(f.sent, [[9, TAG, { ':presence': 'sync' }, {}], [3, 1]]);
+  f.send([1, 3, 1, { ':route': 'echo' }, 'hi']);
+  await settle(clock);
+  assert.deepEqual(called, ['hi'], 'a routed stream still reaches its route');
+  await a.close();
+});
