@@ -63,6 +63,11 @@ test('track() groups the peers of one key into one entry (WSM-PRS-001)', async (
   a.presence.track(p3.handle.peer, TAG, 'cy', { tab: 1 });
   await a.presence.flush();
   assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }], cy: [{ tab: 1 }] });
+  // The moved presence is this node's as any other: its peer's close leaves after the grace.
+  p3.handle.closed(1000, '');
+  await clock.tickAsync(5000);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }] });
   await a.close();
   assert.equal(clock.countTimers(), 0, 'no timer outlives close()');
 });
@@ -646,4 +651,27 @@ test('a follow on an acceptor with routes never reaches them (WSM-PRS-002)', asy
   await settle(clock);
   assert.deepEqual(called, ['hi'], 'a routed stream still reaches its route');
   await a.close();
+});
+
+test('a peer restored with its id gets its presences back when the store opens (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  // What the acceptor before a Durable Object slept left in the store.
+  await store.open('before', { batch() {}, resync() {} });
+  await store.apply('before', [
+    { op: 'track', tag: TAG, key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'peer-1' },
+  ]);
+  await store.close('before');
+  const a = acceptor({ presence: { store, graceMs: 1000 } });
+  const restored = a.attach({ send() {}, close() {} }, { id: 'peer-1', tags: [TAG] });
+  await a.presence.ready();
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }] });
+  assert.notEqual((await store.load()).entries[0].node, 'before', 'this node owns it now');
+  restored.closed(1001, '');
+  await clock.tickAsync(1000);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
 });
