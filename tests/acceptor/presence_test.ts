@@ -675,3 +675,35 @@ test('a peer restored with its id gets its presences back when the store opens (
   await a.close();
   assert.equal(clock.countTimers(), 0);
 });
+
+test('new Acceptor() refuses bad presence options, naming the field and the value found (WSM-PRS-001)', () => {
+  const create = (presence: unknown) => () => acceptor({ presence: presence as never });
+  assert.throws(create(7), {
+    name: 'TypeError',
+    message: 'Cannot create Acceptor as "presence" must be an object: current value is 7',
+  });
+  assert.throws(create({ store: { open() {} } }), {
+    name: 'TypeError',
+    message:
+      /^Cannot create Acceptor as "presence.store" must have open\(\), apply\(\), load\(\) and close\(\): current value is /,
+  });
+  assert.throws(create({ store: { ...memoryPresence(), beat: 1 } }), { name: 'TypeError' });
+  assert.throws(create({ graceMs: -1 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Acceptor as "presence.graceMs" must be a finite number of at least 0: current value is -1',
+  });
+  assert.throws(create({ batchMs: Infinity }), {
+    name: 'RangeError',
+    message: /"presence.batchMs"/,
+  });
+  assert.throws(create({ nodeTimeoutMs: 0 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Acceptor as "presence.nodeTimeoutMs" must be a finite number above 0: current value is 0',
+  });
+  assert.throws(create({ nodeTimeoutMs: '10' }), {
+    name: 'RangeError',
+    message: /current value is "10"/,
+  });
+});
