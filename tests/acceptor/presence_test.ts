@@ -707,3 +707,22 @@ test('new Acceptor() refuses bad presence options, naming the field and the valu
     message: /current value is "10"/,
   });
 });
+
+test('a node that opened the store long before its first track beats at once, so nothing it tracks is reaped (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  const a = acceptor({ presence: { store, nodeTimeoutMs: 1000 } });
+  const b = acceptor({ presence: { store, nodeTimeoutMs: 1000 } });
+  await a.presence.ready(); // opened, with no heartbeat yet
+  const watcher = raw(b, [TAG]);
+  follow(watcher, 1); // b beats from now on
+  await clock.tickAsync(5100);
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await clock.tickAsync(1000);
+  assert.deepEqual(presenceFrames(watcher).map((f) => f[2][':presence']), ['sync', 'diff']);
+  assert.deepEqual(b.presence.list(TAG), { ada: [{ tab: 1 }] });
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
