@@ -83,6 +83,15 @@ test('untrack() leaves at once, with no grace (WSM-PRS-001)', async () => {
   await a.presence.flush();
   assert.deepEqual(a.presence.list(TAG), {});
   assert.equal(clock.countTimers(), 0, 'no grace timer for an untrack');
+  // A closed peer's presence in grace leaves at once too (from onPeerClose, say).
+  const q = raw(a);
+  a.presence.track(q.handle.peer, TAG, 'bob', {});
+  await a.presence.flush();
+  q.handle.closed(1000, '');
+  a.presence.untrack(q.handle.peer, TAG);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  assert.equal(clock.countTimers(), 0, 'its grace timer cleared');
   await a.close();
 });
 
