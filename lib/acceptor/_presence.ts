@@ -84,7 +84,7 @@ function newRef(): string {
 function metaText(meta: unknown): string {
   let text: string;
   try {
-    text = STRICT.encode([meta] as unknown as readonly unknown[]) as string;
+    text = STRICT.encode([meta]) as string;
   } catch (cause) {
     const found = unencodable(meta, failsWith((frame) => STRICT.encode(frame)));
     throw new TypeError(`Cannot ${TRACK} as "meta" must be JSON: ${found}`, { cause });
