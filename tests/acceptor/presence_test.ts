@@ -735,3 +735,32 @@ test('a node that opened the store long before its first track beats at once, so
   await b.close();
   assert.equal(clock.countTimers(), 0);
 });
+
+test('a follower over maxBufferedBytes is closed with 1008 rather than sent more diffs (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const closes: number[] = [];
+  let bufferedAmount = 0;
+  const sent: unknown[] = [];
+  const { peer, message, closed } = a.attach({
+    send: (data) => void sent.push(data),
+    close: (code) => {
+      closes.push(code);
+      queueMicrotask(() => closed(code, ''));
+    },
+    get bufferedAmount() {
+      return bufferedAmount;
+    },
+  }, { tags: [TAG] });
+  message(JSON.stringify([1, 1, 1, { ':presence': TAG }, true]));
+  await settle(clock);
+  bufferedAmount = 9 * 1024 * 1024; // above maxBufferedBytes (8 MiB): it reads nothing
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', {});
+  await a.presence.flush();
+  await settle(clock);
+  assert.deepEqual(closes, [1008]);
+  assert.equal(sent.length, 2, 'the snapshot and END only');
+  assert.equal(peer.isClosed, true);
+  await a.close();
+});
