@@ -61,11 +61,12 @@ test('the connect bundle stays within its min+gzip budget (WSM-API-006)', onDeno
 
 /**
  * The budget of `export * from './mod.ts'` (every dialer feature and the events): today's figure,
- * 23,130 B, with a stated margin of about 300 B. The contract's goal for this bundle is 18,432 B and
- * is not met yet (docs/design/bundle-size.md says where the bytes are); this budget keeps the
- * figure from growing while the core shrinks.
+ * 24,715 B, with a stated margin of about 300 B. It was 23,111 B before presence (`presence()`,
+ * which adds 1,604 B here and comes after the contract's list of features). The contract's goal
+ * for this bundle without presence is 18,432 B and is not met (docs/design/bundle-size.md says
+ * where the bytes are); this budget keeps the figure from growing while the core shrinks.
  */
-const EVERYTHING_BUDGET_BYTES = 23_450;
+const EVERYTHING_BUDGET_BYTES = 25_050;
 
 test('export * of mod.ts stays within its min+gzip budget (WSM-API-006)', onDenoOnly, () => {
   const { gzipped, largest } = measure("export * from './mod.ts';");

@@ -248,16 +248,14 @@ export type EventName<Api> = keyof EventsOf<Api> & string;
 export type EventPayload<Api, E> = E extends keyof EventsOf<Api> ? EventsOf<Api>[E] : unknown;
 
 /**
- * The meta of a presence in `Api` (`Api[':presence']`): what the acceptor tracks per peer and a
- * dialer that follows a tag's presence receives; `unknown` when it declares none.
+ * The meta of a presence (`Api[':presence']`), as tracked and followed; `unknown` if undeclared.
  *
  * @example
  * ```ts
  * import type { PresenceMetaOf } from '@muxws/core';
  * import assert from 'node:assert/strict';
  *
- * type Api = { ':presence': { name: string; tab: number } };
- * const meta: PresenceMetaOf<Api> = { name: 'Ada', tab: 1 };
+ * const meta: PresenceMetaOf<{ ':presence': { tab: number } }> = { tab: 1 };
  * assert.equal(meta.tab, 1);
  * ```
  */
