@@ -72,6 +72,13 @@ export {
   durableObjectHistory,
   type DurableObjectStorageLike,
 } from '../stores/durable_object_history.ts';
+export {
+  type DurableObjectPresence,
+  durableObjectPresence,
+  type DurableObjectPresenceOptions,
+  type DurableObjectPresenceSnapshot,
+  type DurableObjectPresenceStorage,
+} from '../stores/durable_object_presence.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
