@@ -76,7 +76,6 @@ export {
   type DurableObjectPresence,
   durableObjectPresence,
   type DurableObjectPresenceOptions,
-  type DurableObjectPresenceSnapshot,
   type DurableObjectPresenceStorage,
 } from '../stores/durable_object_presence.ts';
 

@@ -6,8 +6,8 @@
  * graces on the object's alarm, so presence outlives hibernation and restarts of the object.
  *
  * Stored keys: `muxws:presence:e:<tag>\0<ref>` for an entry `{ k: key, m: metaJson, p: peerId,
- * g: untilMs or 0 }` (a ref never holds `\0`, so the last one splits the key), and
- * `muxws:presence:f:<peerId>` for the tags a peer follows.
+ * g: untilMs or 0 }` (a ref never holds `\0`, so the last one splits the key). What each peer
+ * follows is kept with the peer, in its socket's attachment (`DurableObjectAcceptor`).
  *
  * @module
  */
@@ -42,24 +42,14 @@ export interface DurableObjectPresenceOptions {
   readonly now?: () => number;
 }
 
-/** The table as {@linkcode DurableObjectPresence.load} gives it: entries and who follows what. */
-export interface DurableObjectPresenceSnapshot extends PresenceSnapshot {
-  /** Peer id → the tags it follows, as last given to {@linkcode DurableObjectPresence.follows}. */
-  readonly follows: Readonly<Record<string, readonly string[]>>;
-}
-
 /** A {@linkcode PresenceStore} in a Durable Object's storage, with the object's hooks. */
 export interface DurableObjectPresence extends PresenceStore {
-  /** Resolves with the whole table and the follows, read from storage on first use. */
-  load(): Promise<DurableObjectPresenceSnapshot>;
   /**
    * Ends every grace due by now (each such entry leaves, echoed like any change) and arms the
    * alarm for the next one. The object's `alarm()` calls it (through
    * `DurableObjectAcceptor.alarm()`).
    */
   expire(): Promise<void>;
-  /** Keeps the tags `peer` follows (none: forgets the peer), so they outlive hibernation. */
-  follows(peer: string, tags: readonly string[]): Promise<void>;
 }
 
 /** One entry as the storage keeps it. */
@@ -78,7 +68,6 @@ interface StoredEntry {
 const MAX_KEYS_PER_CALL = 128;
 
 const ENTRY = 'muxws:presence:e:';
-const FOLLOW = 'muxws:presence:f:';
 
 function entryKey(tag: string, ref: string): string {
   return `${ENTRY}${tag}\0${ref}`;
@@ -171,8 +160,6 @@ class DurableStore implements DurableObjectPresence {
   readonly #table = new PresenceTable();
   /** What the storage holds: tag → ref → entry. */
   readonly #stored = new Map<string, Map<string, StoredEntry>>();
-  /** What the storage holds: peer id → followed tags. */
-  readonly #follows = new Map<string, readonly string[]>();
   readonly #sinks = new Map<string, PresenceSink>();
   #loaded: Promise<void> | undefined;
   /** Whether the entries read from storage still wait for the node that opens the store. */
@@ -199,9 +186,9 @@ class DurableStore implements DurableObjectPresence {
     await this.#step(node, ops);
   }
 
-  async load(): Promise<DurableObjectPresenceSnapshot> {
+  async load(): Promise<PresenceSnapshot> {
     await this.#load();
-    return { ...this.#table.snapshot(), follows: Object.fromEntries(this.#follows) };
+    return this.#table.snapshot();
   }
 
   async expire(): Promise<void> {
@@ -223,39 +210,19 @@ class DurableStore implements DurableObjectPresence {
     await this.#arm(this.#earliestGrace(), true);
   }
 
-  async follows(peer: string, tags: readonly string[]): Promise<void> {
-    await this.#load();
-    if (tags.length === 0) {
-      if (!this.#follows.delete(peer)) return;
-      await this.#storage.delete([FOLLOW + peer]);
-    } else {
-      const kept = [...tags];
-      this.#follows.set(peer, kept);
-      await this.#storage.put({ [FOLLOW + peer]: kept });
-    }
-  }
-
   close(node: string): Promise<void> {
     this.#sinks.delete(node);
     return Promise.resolve();
   }
 
-  /** Reads the entries and the follows from storage, once. */
+  /** Reads the entries from storage, once. */
   #load(): Promise<void> {
     this.#loaded ??= (async () => {
-      const [entries, follows] = await Promise.all([
-        this.#storage.list({ prefix: ENTRY }),
-        this.#storage.list({ prefix: FOLLOW }),
-      ]);
+      const entries = await this.#storage.list({ prefix: ENTRY });
       for (const [key, value] of entries) {
         const split = key.lastIndexOf('\0');
         if (split < ENTRY.length || !isStoredEntry(value)) continue;
         this.#remember(key.slice(ENTRY.length, split), key.slice(split + 1), value);
-      }
-      for (const [key, value] of follows) {
-        if (Array.isArray(value) && value.every((tag) => typeof tag === 'string')) {
-          this.#follows.set(key.slice(FOLLOW.length), value);
-        }
       }
       this.#table.restore({ version: this.#table.version, entries: this.#entries('') });
     })();

@@ -1,6 +1,6 @@
 // durableObjectPresence() over an in-memory stand-in for a Durable Object's storage (WSM-PRS-001,
-// WSM-PRS-003): the table's rules with each change written and echoed at once, the table and the
-// follows read back by a new store (the object woke), and graces ended on the object's alarm.
+// WSM-PRS-003): the table's rules with each change written and echoed at once, the table read
+// back by a new store (the object woke), and graces ended on the object's alarm.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { durableObjectPresence } from 'muxws/cloudflare';
@@ -86,7 +86,7 @@ test('durableObjectPresence() echoes each apply() at once and writes the entries
   assert.equal(sink.resyncs, 0);
 });
 
-test('durableObjectPresence() read back by a new store belongs to the node that opens it, follows included (WSM-PRS-003)', async () => {
+test('durableObjectPresence() read back by a new store belongs to the node that opens it (WSM-PRS-003)', async () => {
   const storage = fakeStorage();
   const first = durableObjectPresence(storage);
   await first.open('n1', recorder());
@@ -94,15 +94,9 @@ test('durableObjectPresence() read back by a new store belongs to the node that 
     track('r1', 'ada', 'p1', '{"tab":1}'),
     track('r2', 'bob', 'p2', '{"tab":2}', 'room:2'),
   ]);
-  await first.follows('p1', ['room', 'room:2']);
-  await first.follows('p2', ['room:2']);
-  await first.follows('p2', []);
-  await first.follows('p3', []);
 
   // The object slept: its memory is gone, its storage stays.
   const woken = durableObjectPresence(storage);
-  const loaded = await woken.load();
-  assert.deepEqual(loaded.follows, { p1: ['room', 'room:2'] });
   const sink = recorder();
   const snapshot = await woken.open('n2', sink);
   assert.deepEqual(
@@ -125,9 +119,9 @@ test('durableObjectPresence() read back by a new store belongs to the node that 
     leaves: { bob: ['r2'] },
   }]]);
   assert.deepEqual(Object.keys(entries(storage.map)), ['room\0r1']);
-  assert.equal(storage.calls.list, 2 + 2, 'each store lists entries and follows once');
+  assert.equal(storage.calls.list, 2, 'each store lists the entries once');
   assert.equal((await woken.load()).entries.length, 1);
-  assert.equal(storage.calls.list, 4);
+  assert.equal(storage.calls.list, 2);
 });
 
 test('durableObjectPresence() keys a tag holding NUL and a ref apart', async () => {
