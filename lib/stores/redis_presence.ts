@@ -125,7 +125,7 @@ interface Opened {
  * string, or `onError` is not a function.
  * @throws {RangeError} When `commandTimeoutMs` is not a positive integer.
  *
- * @example Two nodes share one table (needs a Redis server)
+ * @example One node tracks a presence and reads the table back (needs a Redis server)
  * ```ts ignore
  * import { createClient } from 'redis';
  * import { redisPresence } from '@muxws/core/redis';
@@ -146,7 +146,9 @@ interface Opened {
  * const { entries } = await store.load();
  * assert.equal(entries.find((entry) => entry.ref === 'r1')?.key, 'ada');
  * await store.close('node-a');
- * // new Acceptor({ presence: { store }, ... })
+ * client.destroy();
+ * subscriber.destroy();
+ * // new Acceptor({ presence: { store }, ... }) on each node, each with its own clients
  * ```
  */
 export function redisPresence(options: RedisPresenceOptions): RedisPresence {
