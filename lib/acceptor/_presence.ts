@@ -99,7 +99,7 @@ function metaText(meta: unknown): string {
 }
 
 /** The acceptor's presence: see the module's documentation. */
-export class Presence implements AcceptorPresence, PresenceFollows {
+export class Presence implements AcceptorPresence, PresenceFollows, HostedPresence {
   readonly #host: PresenceHost;
   readonly #options: CheckedPresenceOptions;
   readonly #store: PresenceStore;
@@ -122,6 +122,10 @@ export class Presence implements AcceptorPresence, PresenceFollows {
   #tail: Promise<void> = Promise.resolve();
   #started = false;
   #closed = false;
+  /** Graces arm no timer: the store ends them (see {@linkcode HostedPresence}). */
+  #graceInStore = false;
+  /** Whether {@linkcode Presence.resume} ran. */
+  #resumed = false;
 
   constructor(host: PresenceHost, options: CheckedPresenceOptions) {
     this.#host = host;
@@ -281,6 +285,11 @@ export class Presence implements AcceptorPresence, PresenceFollows {
         this.#leave(own);
         continue;
       }
+      if (this.#graceInStore) {
+        this.#forget(own);
+        this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs });
+        continue;
+      }
       own.untilMs = untilMs;
       own.timer = setTimeout(() => {
         own.timer = undefined;
@@ -316,6 +325,60 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       this.#host.report(error);
     }
     this.#replica.close();
+  }
+
+  /** The store. */
+  get store(): PresenceStore {
+    return this.#store;
+  }
+
+  graceInStore(): void {
+    this.#graceInStore = true;
+  }
+
+  following(peer: Peer): string[] {
+    return this.#replica.followed(peer as PeerImpl);
+  }
+
+  async resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void> {
+    if (this.#closed) return;
+    await this.ready();
+    const snapshot = await this.#store.load();
+    if (this.#closed) return;
+    const node = this.#nodeId;
+    const here = new Map<string, PeerImpl>();
+    for (const peer of peers.keys()) {
+      const impl = peer as PeerImpl;
+      if (this.#host.peers.has(impl) && !impl.isClosed) here.set(peer.id, impl);
+    }
+    // The first time, the entries whose peer is no longer anywhere here go into grace.
+    const gone = this.#resumed ? undefined : new Set<string>();
+    this.#resumed = true;
+    if (gone) { for (const entry of snapshot.entries) gone.add(entry.peer); }
+    if (gone) { for (const peer of this.#host.peers) gone.delete(peer.id); }
+    const graceMs = this.#options.graceMs;
+    const untilMs = Date.now() + graceMs;
+    for (const entry of snapshot.entries) {
+      const { tag, key, ref, meta, peer: peerId } = entry;
+      if (entry.node !== node || entry.untilMs !== 0 || this.#byRef.has(ref)) continue;
+      const peer = here.get(peerId);
+      let tags = this.#byPeer.get(peerId);
+      if (peer !== undefined && !tags?.has(tag)) {
+        const own: Own = { tag, key, ref, meta, peerId, untilMs: 0, timer: undefined };
+        if (!tags) this.#byPeer.set(peerId, tags = new Map());
+        tags.set(tag, own);
+        this.#byRef.set(ref, own);
+        this.#live.add(peer);
+      } else if (gone?.has(peerId)) {
+        // Its peer did not come back: it leaves after a grace from now, as if it had just closed.
+        this.#push(graceMs === 0 ? { op: 'leave', tag, ref } : { op: 'grace', tag, ref, untilMs });
+      }
+    }
+    for (const [peer, tags] of peers) {
+      const impl = here.get(peer.id);
+      if (impl === undefined) continue;
+      for (const tag of tags) if (impl.tags.has(tag)) this.#replica.follow(impl, tag, false);
+    }
   }
 
   /** A live peer of this acceptor, `undefined` for a closed one. @throws {TypeError} Else. */
@@ -459,4 +522,33 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       own.timer = undefined;
     }
   }
+}
+
+/**
+ * What an adapter whose peers outlive the process uses of the presence (a Durable Object, whose
+ * peers are restored from their sockets when it wakes, with `durableObjectPresence()`).
+ */
+export interface HostedPresence {
+  /** The store the presence runs on. */
+  readonly store: PresenceStore;
+  /**
+   * From now on a closed peer's presences go into grace with no timer: the store ends the grace
+   * (the object's alarm), so nothing keeps the process awake meanwhile.
+   */
+  graceInStore(): void;
+  /** The tags `peer` follows, for the adapter to keep with the peer. */
+  following(peer: Peer): string[];
+  /**
+   * After a restart with `peers` restored (each with the tags it followed): opens and loads the
+   * store, takes back the presences of this node's entries whose peer is among them, puts in
+   * grace from now those whose peer is no longer here (the first time only), and lets each peer
+   * follow its tags again with no new snapshot, as it holds the state already. Rejects when the
+   * store cannot be opened or loaded.
+   */
+  resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void>;
+}
+
+/** The {@linkcode HostedPresence} of an acceptor's `presence`. */
+export function hostedPresence(presence: AcceptorPresence): HostedPresence | undefined {
+  return presence instanceof Presence ? presence : undefined;
 }

@@ -153,6 +153,11 @@ export function durableObjectPresence(
   return new DurableStore(storage, now);
 }
 
+/** Whether `store` was made by {@linkcode durableObjectPresence} (for the adapter). */
+export function isDurableObjectPresence(store: unknown): store is DurableObjectPresence {
+  return store instanceof DurableStore;
+}
+
 /** The store behind {@linkcode durableObjectPresence}. */
 class DurableStore implements DurableObjectPresence {
   readonly #storage: DurableObjectPresenceStorage;
