@@ -286,6 +286,14 @@ export async function upgrade(
  * stream id is saved with it, so streams an object opens to a dialer after waking keep rising
  * above the ids that dialer has seen.
  *
+ * Presence: with `presence: { store: durableObjectPresence(ctx.storage) }` on the acceptor,
+ * forward the object's `alarm()` to {@linkcode DurableObjectAcceptor.alarm}. A closed peer's
+ * presences then wait out their grace on the object's alarm rather than a timer, so the object
+ * can hibernate meanwhile; the tags each peer follows are saved in its attachment; and on a wake
+ * the constructor loads the store (inside `blockConcurrencyWhile`), takes back the restored
+ * peers' presences and follows (no new snapshot: their dialers hold the state), and puts in grace
+ * from then the presences whose peer did not come back.
+ *
  * @example Peers restored from their sockets' attachments after a wake
  * ```ts
  * import { Acceptor } from '@muxws/core/acceptor';
