@@ -286,6 +286,24 @@ test(
   },
 );
 
+test(
+  'redisPresence() asks own() once of a node that beats before it opens, not at every beat (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, close } = await redisNodes(1);
+    const { store } = nodes[0];
+    try {
+      let asked = 0;
+      const own = () => (asked++, [track('room', 'ada', 'r1')]);
+      for (let i = 0; i < 3; i++) await store.beat('n1', 6000, own);
+      assert.equal(asked, 1);
+      assert.deepEqual((await store.load()).entries.map((entry) => entry.ref), ['r1']);
+    } finally {
+      await close();
+    }
+  },
+);
+
 test('redisPresence() rejects bad options with a TypeError naming what it expected', () => {
   const subscriber = { subscribe() {}, unsubscribe() {}, on() {} };
   const client = { eval() {} };
