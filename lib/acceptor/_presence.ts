@@ -98,6 +98,11 @@ function metaText(meta: unknown): string {
   return text;
 }
 
+/** Why a follow is refused when the peer does not hold the tag. */
+function notHeld(tag: string): string {
+  return `Cannot follow the presence of ${JSON.stringify(tag)}: the peer does not hold the tag`;
+}
+
 /** The acceptor's presence: see the module's documentation. */
 export class Presence implements AcceptorPresence, PresenceFollows, HostedPresence {
   readonly #host: PresenceHost;
@@ -138,7 +143,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       moved: (moves) => {
         for (const move of moves) this.#moved(move);
       },
-      reloaded: (snapshot) => this.#reloaded(snapshot),
+      loaded: (snapshot, again) => again ? this.#reloaded(snapshot) : this.#restored(snapshot),
     });
   }
 
@@ -159,8 +164,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     if (live === undefined || this.#closed) return;
     this.#start();
     const id = live.id;
-    let tags = this.#byPeer.get(id);
-    const was = tags?.get(tag);
+    const was = this.#byPeer.get(id)?.get(tag);
     if (was !== undefined && was.key === key) {
       if (was.meta === text) return;
       was.meta = text;
@@ -168,7 +172,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       return;
     }
     if (was !== undefined) this.#leave(was);
-    const own: Own = {
+    this.#add(live, {
       tag,
       key,
       ref: newRef(),
@@ -176,12 +180,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       peerId: id,
       untilMs: 0,
       timer: undefined,
-    };
-    if (!tags) this.#byPeer.set(id, tags = new Map());
-    tags.set(tag, own);
-    this.#byRef.set(own.ref, own);
-    this.#live.add(live);
-    this.#push({ op: 'track', tag, key, ref: own.ref, meta: text, peer: id });
+    });
   }
 
   untrack(peer: Peer, tag: string): void {
@@ -244,11 +243,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       return undefined;
     }
     if (this.#closed || peer.admission.barred || !peer.tags.has(tag)) {
-      control.fail(
-        stream,
-        ResetCode.Refused,
-        `Cannot follow the presence of ${JSON.stringify(tag)}: the peer does not hold the tag`,
-      );
+      control.fail(stream, ResetCode.Refused, notHeld(tag));
       return undefined;
     }
     if (this.#replica.follows(peer, tag)) return undefined;
@@ -259,7 +254,9 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     }
     return this.ready().then(
       () => {
-        if (peer.tags.has(tag)) this.#replica.follow(peer, tag);
+        // The tag may have gone while the store opened: a follow without a snapshot is none.
+        if (!peer.tags.has(tag)) throw new StreamError(ResetCode.Refused, notHeld(tag));
+        this.#replica.follow(peer, tag);
       },
       () => {
         throw new StreamError(ResetCode.Internal, 'The presence store could not be opened');
@@ -397,6 +394,17 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     this.#armBeat();
   }
 
+  /** Adds `own`, a presence of `peer`, to this node's table and sends its track. */
+  #add(peer: PeerImpl, own: Own): void {
+    const { tag, key, ref, meta, peerId } = own;
+    let tags = this.#byPeer.get(peerId);
+    if (!tags) this.#byPeer.set(peerId, tags = new Map());
+    tags.set(tag, own);
+    this.#byRef.set(ref, own);
+    this.#live.add(peer);
+    this.#push({ op: 'track', tag, key, ref, meta, peer: peerId });
+  }
+
   /** Removes `own` now and sends its leave. */
   #leave(own: Own): void {
     this.#forget(own);
@@ -436,6 +444,24 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     // The peer closed since: the grace sent for its fresh ref found nothing to mark.
     if (own.untilMs !== 0) {
       this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs: own.untilMs });
+    }
+  }
+
+  /**
+   * The first load: an entry whose peer is a live peer of this acceptor (a peer restored after a
+   * Durable Object woke, with its id) is this node's again, so its close puts it in grace.
+   */
+  #restored(snapshot: PresenceSnapshot): void {
+    if (snapshot.entries.length === 0 || this.#host.peers.size === 0 || this.#closed) return;
+    const live = new Map<string, PeerImpl>();
+    for (const peer of this.#host.peers) if (!peer.isClosed) live.set(peer.id, peer);
+    for (const { tag, key, ref, meta, peer: peerId } of snapshot.entries) {
+      const peer = live.get(peerId);
+      if (peer === undefined || this.#byRef.has(ref) || this.#byPeer.get(peerId)?.has(tag)) {
+        continue;
+      }
+      this.#start();
+      this.#add(peer, { tag, key, ref, meta, peerId, untilMs: 0, timer: undefined });
     }
   }
 

@@ -50,8 +50,11 @@ export interface ReplicaHost {
   report(error: unknown, peer?: Peer): void;
   /** A batch moved entries to new owners (adoptions in grace). */
   moved(moves: readonly PresenceMove[]): void;
-  /** A reload showed the whole table (the moves of a skipped batch are in it). */
-  reloaded(snapshot: PresenceSnapshot): void;
+  /**
+   * The table was loaded: at the open (`again` false), or again after a skipped batch (whose
+   * moves are in it).
+   */
+  loaded(snapshot: PresenceSnapshot, again: boolean): void;
 }
 
 /** One encoded presence frame, with its UTF-8 bytes for `ws` sockets once asked for. */
@@ -215,7 +218,10 @@ export class PresenceReplica {
     if (tags.size === 0) this.#followed.delete(peer);
     const followers = this.#followers.get(tag);
     followers?.delete(peer);
-    if (followers?.size === 0) this.#followers.delete(tag);
+    if (followers?.size === 0) {
+      this.#followers.delete(tag);
+      this.#synced.delete(tag);
+    }
     if (!end || peer.isClosed) return;
     const frame = this.#encode(tag, END, null);
     if (frame !== undefined) this.#send(peer, frame);
@@ -263,7 +269,7 @@ export class PresenceReplica {
     this.#loaded = true;
     const held = this.#held ?? [];
     this.#held = undefined;
-    if (again) this.#host.reloaded(snapshot);
+    this.#host.loaded(snapshot, again);
     for (const batch of held) this.batch(batch);
   }
 

@@ -63,6 +63,11 @@ test('track() groups the peers of one key into one entry (WSM-PRS-001)', async (
   a.presence.track(p3.handle.peer, TAG, 'cy', { tab: 1 });
   await a.presence.flush();
   assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }], cy: [{ tab: 1 }] });
+  // The moved presence is this node's as any other: its peer's close leaves after the grace.
+  p3.handle.closed(1000, '');
+  await clock.tickAsync(5000);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }] });
   await a.close();
   assert.equal(clock.countTimers(), 0, 'no timer outlives close()');
 });
@@ -619,4 +624,86 @@ test('presence frames reach a follower over highWaterMark, where a broadcast is 
   assert.equal(peer.isClosed, false);
   assert.equal(a.stats.dropped, 1);
   await a.close();
+});
+
+test('acceptor.presence takes and lists the metas the Api types (WSM-PRS-001)', async () => {
+  type Api = { ':presence': { name: string } };
+  const a = new Acceptor<Api, { user: string }>({ idleTimeoutMs: 0 });
+  const { peer } = a.attach({ send() {}, close() {} });
+  a.presence.track(peer, TAG, 'ada', { name: 'Ada' });
+  // @ts-expect-error: a meta the Api does not declare
+  a.presence.track(peer, TAG, 'ada', { name: 1 });
+  await a.presence.flush();
+  const listed: Record<string, { name: string }[]> = a.presence.list(TAG);
+  assert.deepEqual(listed, { ada: [{ name: 1 }] });
+  await a.close();
+});
+
+test('a follow on an acceptor with routes never reaches them (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const called: unknown[] = [];
+  const a = acceptor({ routes: { echo: (input: unknown) => void called.push(input) } });
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  assert.deepEqual(f.sent, [[9, TAG, { ':presence': 'sync' }, {}], [3, 1]]);
+  f.send([1, 3, 1, { ':route': 'echo' }, 'hi']);
+  await settle(clock);
+  assert.deepEqual(called, ['hi'], 'a routed stream still reaches its route');
+  await a.close();
+});
+
+test('a peer restored with its id gets its presences back when the store opens (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  // What the acceptor before a Durable Object slept left in the store.
+  await store.open('before', { batch() {}, resync() {} });
+  await store.apply('before', [
+    { op: 'track', tag: TAG, key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'peer-1' },
+  ]);
+  await store.close('before');
+  const a = acceptor({ presence: { store, graceMs: 1000 } });
+  const restored = a.attach({ send() {}, close() {} }, { id: 'peer-1', tags: [TAG] });
+  await a.presence.ready();
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }] });
+  assert.notEqual((await store.load()).entries[0].node, 'before', 'this node owns it now');
+  restored.closed(1001, '');
+  await clock.tickAsync(1000);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('new Acceptor() refuses bad presence options, naming the field and the value found (WSM-PRS-001)', () => {
+  const create = (presence: unknown) => () => acceptor({ presence: presence as never });
+  assert.throws(create(7), {
+    name: 'TypeError',
+    message: 'Cannot create Acceptor as "presence" must be an object: current value is 7',
+  });
+  assert.throws(create({ store: { open() {} } }), {
+    name: 'TypeError',
+    message:
+      /^Cannot create Acceptor as "presence.store" must have open\(\), apply\(\), load\(\) and close\(\): current value is /,
+  });
+  assert.throws(create({ store: { ...memoryPresence(), beat: 1 } }), { name: 'TypeError' });
+  assert.throws(create({ graceMs: -1 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Acceptor as "presence.graceMs" must be a finite number of at least 0: current value is -1',
+  });
+  assert.throws(create({ batchMs: Infinity }), {
+    name: 'RangeError',
+    message: /"presence.batchMs"/,
+  });
+  assert.throws(create({ nodeTimeoutMs: 0 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Acceptor as "presence.nodeTimeoutMs" must be a finite number above 0: current value is 0',
+  });
+  assert.throws(create({ nodeTimeoutMs: '10' }), {
+    name: 'RangeError',
+    message: /current value is "10"/,
+  });
 });
