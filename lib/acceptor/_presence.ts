@@ -339,41 +339,27 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
 
   async resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void> {
     if (this.#closed) return;
+    // The store's first load gives the live peers their presences back (see #restored).
     await this.ready();
     const snapshot = await this.#store.load();
     if (this.#closed) return;
-    const node = this.#nodeId;
-    const here = new Map<string, PeerImpl>();
-    for (const peer of peers.keys()) {
-      const impl = peer as PeerImpl;
-      if (this.#host.peers.has(impl) && !impl.isClosed) here.set(peer.id, impl);
-    }
-    // The first time, the entries whose peer is no longer anywhere here go into grace.
-    const gone = this.#resumed ? undefined : new Set<string>();
-    this.#resumed = true;
-    if (gone) { for (const entry of snapshot.entries) gone.add(entry.peer); }
-    if (gone) { for (const peer of this.#host.peers) gone.delete(peer.id); }
-    const graceMs = this.#options.graceMs;
-    const untilMs = Date.now() + graceMs;
-    for (const entry of snapshot.entries) {
-      const { tag, key, ref, meta, peer: peerId } = entry;
-      if (entry.node !== node || entry.untilMs !== 0 || this.#byRef.has(ref)) continue;
-      const peer = here.get(peerId);
-      let tags = this.#byPeer.get(peerId);
-      if (peer !== undefined && !tags?.has(tag)) {
-        const own: Own = { tag, key, ref, meta, peerId, untilMs: 0, timer: undefined };
-        if (!tags) this.#byPeer.set(peerId, tags = new Map());
-        tags.set(tag, own);
-        this.#byRef.set(ref, own);
-        this.#live.add(peer);
-      } else if (gone?.has(peerId)) {
-        // Its peer did not come back: it leaves after a grace from now, as if it had just closed.
+    if (!this.#resumed) {
+      this.#resumed = true;
+      // The presences of this node whose peer is not here go into grace from now, as if their
+      // peer had just closed.
+      const here = new Set<string>();
+      for (const peer of this.#host.peers) if (!peer.isClosed) here.add(peer.id);
+      const node = this.#nodeId;
+      const graceMs = this.#options.graceMs;
+      const untilMs = Date.now() + graceMs;
+      for (const { tag, ref, node: owner, peer, untilMs: grace } of snapshot.entries) {
+        if (owner !== node || grace !== 0 || here.has(peer) || this.#byRef.has(ref)) continue;
         this.#push(graceMs === 0 ? { op: 'leave', tag, ref } : { op: 'grace', tag, ref, untilMs });
       }
     }
     for (const [peer, tags] of peers) {
-      const impl = here.get(peer.id);
-      if (impl === undefined) continue;
+      const impl = peer as PeerImpl;
+      if (!this.#host.peers.has(impl) || impl.isClosed) continue;
       for (const tag of tags) if (impl.tags.has(tag)) this.#replica.follow(impl, tag, false);
     }
   }
@@ -566,8 +552,8 @@ export interface HostedPresence {
   following(peer: Peer): string[];
   /**
    * After a restart with `peers` restored (each with the tags it followed): opens and loads the
-   * store, takes back the presences of this node's entries whose peer is among them, puts in
-   * grace from now those whose peer is no longer here (the first time only), and lets each peer
+   * store (whose first load gives the live peers their presences back), puts in grace from now
+   * this node's presences whose peer is no longer here (the first time only), and lets each peer
    * follow its tags again with no new snapshot, as it holds the state already. Rejects when the
    * store cannot be opened or loaded.
    */

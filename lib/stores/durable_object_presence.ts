@@ -6,8 +6,9 @@
  * graces on the object's alarm, so presence outlives hibernation and restarts of the object.
  *
  * Stored keys: `muxws:presence:e:<tag>\0<ref>` for an entry `{ k: key, m: metaJson, p: peerId,
- * g: untilMs or 0 }` (a ref never holds `\0`, so the last one splits the key). What each peer
- * follows is kept with the peer, in its socket's attachment (`DurableObjectAcceptor`).
+ * g: untilMs or 0, o: the order it joined in }` (a ref never holds `\0`, so the last one splits
+ * the key). What each peer follows is kept with the peer, in its socket's attachment
+ * (`DurableObjectAcceptor`).
  *
  * @module
  */
@@ -62,6 +63,8 @@ interface StoredEntry {
   p: string;
   /** When its grace ends (epoch ms); 0 while its peer is open. */
   g: number;
+  /** Its place in the order the entries joined, so a load keeps the metas of a key in order. */
+  o: number;
 }
 
 /** The storage API accepts at most this many keys per `put` or `delete`. */
@@ -77,7 +80,7 @@ function isStoredEntry(value: unknown): value is StoredEntry {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Partial<StoredEntry>;
   return typeof v.k === 'string' && typeof v.m === 'string' && typeof v.p === 'string' &&
-    typeof v.g === 'number';
+    typeof v.g === 'number' && typeof v.o === 'number';
 }
 
 /**
@@ -167,6 +170,8 @@ class DurableStore implements DurableObjectPresence {
   readonly #stored = new Map<string, Map<string, StoredEntry>>();
   readonly #sinks = new Map<string, PresenceSink>();
   #loaded: Promise<void> | undefined;
+  /** The order number of the next entry to join. */
+  #next = 0;
   /** Whether the entries read from storage still wait for the node that opens the store. */
   #unowned = true;
 
@@ -223,12 +228,16 @@ class DurableStore implements DurableObjectPresence {
   /** Reads the entries from storage, once. */
   #load(): Promise<void> {
     this.#loaded ??= (async () => {
-      const entries = await this.#storage.list({ prefix: ENTRY });
-      for (const [key, value] of entries) {
+      const found: [tag: string, ref: string, entry: StoredEntry][] = [];
+      for (const [key, value] of await this.#storage.list({ prefix: ENTRY })) {
         const split = key.lastIndexOf('\0');
         if (split < ENTRY.length || !isStoredEntry(value)) continue;
-        this.#remember(key.slice(ENTRY.length, split), key.slice(split + 1), value);
+        found.push([key.slice(ENTRY.length, split), key.slice(split + 1), value]);
+        this.#next = Math.max(this.#next, value.o + 1);
       }
+      // In the order they joined, as the table had them: a key's metas keep their order.
+      found.sort((a, b) => a[2].o - b[2].o);
+      for (const [tag, ref, entry] of found) this.#remember(tag, ref, entry);
       this.#table.restore({ version: this.#table.version, entries: this.#entries('') });
     })();
     this.#loaded.catch(() => this.#loaded = undefined);
@@ -287,12 +296,13 @@ class DurableStore implements DurableObjectPresence {
           deletes.push(entryKey(tag, ref));
           continue;
         }
-        const entry = { k: row.key, m: row.meta, p: row.peer, g: row.untilMs };
+        const entry = { k: row.key, m: row.meta, p: row.peer, g: row.untilMs, o: before?.o ?? 0 };
         if (entry.g !== 0) earliest = Math.min(earliest, entry.g);
         if (
           before && before.k === entry.k && before.m === entry.m && before.p === entry.p &&
           before.g === entry.g
         ) continue;
+        if (!before) entry.o = this.#next++;
         this.#remember(tag, ref, entry);
         puts[entryKey(tag, ref)] = entry;
       }

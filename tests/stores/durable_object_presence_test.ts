@@ -74,8 +74,8 @@ test('durableObjectPresence() echoes each apply() at once and writes the entries
     moved: [],
   }]);
   assert.deepEqual(entries(storage.map), {
-    'room\0r1': { k: 'ada', m: '{"tab":1}', p: 'p1', g: 0 },
-    'room\0r2': { k: 'ada', m: '{"tab":2}', p: 'p2', g: 0 },
+    'room\0r1': { k: 'ada', m: '{"tab":1}', p: 'p1', g: 0, o: 0 },
+    'room\0r2': { k: 'ada', m: '{"tab":2}', p: 'p2', g: 0, o: 1 },
   });
   assert.equal(storage.calls.put, 1, 'one put for the batch');
 
@@ -91,7 +91,7 @@ test('durableObjectPresence() echoes each apply() at once and writes the entries
     leaves: { ada: ['r1', 'r2'] },
   }]);
   assert.deepEqual(entries(storage.map), {
-    'room\0r1': { k: 'ada', m: '{"tab":3}', p: 'p1', g: 0 },
+    'room\0r1': { k: 'ada', m: '{"tab":3}', p: 'p1', g: 0, o: 0 },
   });
   assert.deepEqual([storage.calls.put, storage.calls.delete], [2, 1]);
 
@@ -140,6 +140,23 @@ test('durableObjectPresence() read back by a new store belongs to the node that 
   assert.equal(storage.calls.list, 2);
 });
 
+test('durableObjectPresence() read back keeps the metas of a key in the order they joined', async () => {
+  const storage = fakeStorage();
+  const store = durableObjectPresence(storage);
+  await store.open('n1', recorder());
+  // The refs sort against the order they join in, as random refs may.
+  await store.apply('n1', [track('z', 'ada', 'p1', '1'), track('m', 'bob', 'p2', '2')]);
+  await store.apply('n1', [track('a', 'ada', 'p3', '3')]);
+  const order = (snapshot: { entries: readonly { ref: string }[] }) =>
+    snapshot.entries.map((e) => e.ref);
+  assert.deepEqual(order(await store.load()), ['z', 'm', 'a']);
+  const woken = durableObjectPresence(storage);
+  assert.deepEqual(order(await woken.open('n2', recorder())), ['z', 'm', 'a']);
+  // A new entry after the wake comes after them.
+  await woken.apply('n2', [track('b', 'cy', 'p4', '4')]);
+  assert.deepEqual(order(await durableObjectPresence(storage).load()), ['z', 'm', 'a', 'b']);
+});
+
 test('durableObjectPresence() keys a tag holding NUL and a ref apart', async () => {
   const storage = fakeStorage();
   const store = durableObjectPresence(storage);
@@ -161,7 +178,7 @@ test('durableObjectPresence() adopts an entry in grace and stores its new peer (
   await store.apply('n1', [{ op: 'grace', tag: 'room', ref: 'r1', untilMs: T0 + 5000 }]);
   assert.equal(sink.batches.length, 1, 'a grace alone changes nothing followers see');
   assert.deepEqual(entries(storage.map), {
-    'room\0r1': { k: 'ada', m: '{"tab":1}', p: 'p1', g: T0 + 5000 },
+    'room\0r1': { k: 'ada', m: '{"tab":1}', p: 'p1', g: T0 + 5000, o: 0 },
   });
   // ada redials: a fresh ref adopts the old one, with the same meta.
   await store.apply('n1', [track('fresh', 'ada', 'p9', '{"tab":1}')]);
@@ -171,7 +188,7 @@ test('durableObjectPresence() adopts an entry in grace and stores its new peer (
     moved: [{ tag: 'room', ref: 'r1', node: 'n1', peer: 'p9', key: 'ada' }],
   });
   assert.deepEqual(entries(storage.map), {
-    'room\0r1': { k: 'ada', m: '{"tab":1}', p: 'p9', g: 0 },
+    'room\0r1': { k: 'ada', m: '{"tab":1}', p: 'p9', g: 0, o: 0 },
   });
   // The adopted entry is no longer in grace: the alarm ends nothing.
   await store.expire();
