@@ -304,6 +304,39 @@ test(
   },
 );
 
+test(
+  'redisPresence() reports a message that is not a batch, and reloads a node on a skipped version (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { store, errors } = nodes[0];
+    const sink = recorder();
+    try {
+      const { version } = await store.open('n1', sink);
+      await admin.publish(store.channel, 'not json');
+      await admin.publish(store.channel, JSON.stringify({ v: 7, c: {} }));
+      await waitFor(() => errors.length === 2, WAIT_MS, 'two reports');
+      assert.match(errors[0].message, /carried a message that is not a presence batch/);
+      assert.match(errors[1].message, /expected a version "v"/);
+      assert.equal(sink.resyncs, 0);
+      // A batch two versions ahead: one was missed, so the node reloads.
+      await admin.publish(store.channel, JSON.stringify({ v: String(version + 2), c: {}, mv: [] }));
+      await waitFor(() => sink.resyncs === 1, WAIT_MS, 'the resync');
+      // Batches are held until the node's load, which includes them: they are dropped then.
+      await store.apply('n1', [track('room', 'ada', 'r1')]);
+      await store.apply('n1', [track('room', 'bob', 'r2')]);
+      const loaded = await store.load();
+      assert.equal(loaded.version, version + 2);
+      await store.apply('n1', [track('room', 'cy', 'r3')]);
+      await waitFor(() => sink.batches.length === 1, WAIT_MS, 'the batch after the load');
+      assert.equal(sink.batches[0].version, version + 3);
+      assert.equal(sink.resyncs, 1);
+    } finally {
+      await close();
+    }
+  },
+);
+
 test('redisPresence() rejects bad options with a TypeError naming what it expected', () => {
   const subscriber = { subscribe() {}, unsubscribe() {}, on() {} };
   const client = { eval() {} };
