@@ -5,7 +5,7 @@
 // the suite's `advance` waits for real: a few hundred milliseconds per heartbeat test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import { type RedisPresence, redisPresence } from 'muxws/redis';
 import { MuxwsError } from 'muxws';
 import {
@@ -15,7 +15,7 @@ import {
   type PresenceSink,
 } from '../../lib/broadcast/presence.ts';
 import { presenceSuite } from '../_presence_suite.ts';
-import { type RedisServer, startRedis } from '../_redis.ts';
+import { type RedisServer, startRedis, startRedisCluster } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
 
 const WAIT_MS = 5000;
@@ -333,6 +333,40 @@ test(
       assert.equal(sink.resyncs, 1);
     } finally {
       await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() runs on a Redis Cluster, every key on the slot of the prefix (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const redis = await startRedisCluster();
+    let cluster: ReturnType<typeof createCluster> | undefined;
+    let subscriber: Client | undefined;
+    try {
+      cluster = createCluster({ rootNodes: [{ url: redis.url }] });
+      cluster.on('error', () => {});
+      await within(cluster.connect(), 5000, 'the cluster client to connect');
+      subscriber = await connectClient(redis.url);
+      const store = redisPresence({ client: cluster, subscriber });
+      const sink = recorder();
+      await store.open('n1', sink);
+      await store.apply('n1', [
+        track('room:1', 'ada', 'r1'),
+        { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: 1, orphan: true },
+      ]);
+      await store.beat('n1', 6000, () => []); // the orphan's grace ended: swept
+      await waitFor(() => sink.batches.length === 2, WAIT_MS, 'the join and the sweep');
+      assert.deepEqual(sink.batches[1].changes, [
+        { tag: 'room:1', joins: {}, leaves: { ada: ['r1'] } },
+      ]);
+      assert.deepEqual((await store.load()).entries, []);
+      await store.close('n1');
+    } finally {
+      await cluster?.destroy();
+      destroy(subscriber);
+      await redis.stop();
     }
   },
 );
