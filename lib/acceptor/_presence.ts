@@ -84,7 +84,7 @@ function newRef(): string {
 function metaText(meta: unknown): string {
   let text: string;
   try {
-    text = STRICT.encode([meta] as unknown as readonly unknown[]) as string;
+    text = STRICT.encode([meta]) as string;
   } catch (cause) {
     const found = unencodable(meta, failsWith((frame) => STRICT.encode(frame)));
     throw new TypeError(`Cannot ${TRACK} as "meta" must be JSON: ${found}`, { cause });
@@ -122,6 +122,8 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #batchQueued = false;
   #beatTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A heartbeat is in flight: the next is armed when it ends. */
+  #beating = false;
   #opening: Promise<void> | undefined;
   /** The store calls of the batches, in order; never rejects. */
   #tail: Promise<void> = Promise.resolve();
@@ -376,8 +378,11 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   #start(): void {
     if (this.#started) return;
     this.#started = true;
+    // A store opened earlier (by ready() or flush()) may have counted this node dead since.
+    const opened = this.#replica.loaded;
     this.ready().catch((error) => this.#host.report(error));
-    this.#armBeat();
+    if (opened && this.#beats) this.#beat();
+    else this.#armBeat();
   }
 
   /** Adds `own`, a presence of `peer`, to this node's table and sends its track. */
@@ -498,19 +503,27 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       .catch((error) => this.#host.report(error));
   }
 
+  /** Arms the next heartbeat, `nodeTimeoutMs / 5` after the last one ended. */
   #armBeat(): void {
-    if (!this.#beats || this.#closed || this.#beatTimer !== undefined) return;
-    const timeoutMs = this.#options.nodeTimeoutMs;
+    if (!this.#beats || this.#closed || this.#beatTimer !== undefined || this.#beating) return;
     this.#beatTimer = setTimeout(() => {
-      const node = this.#nodeId;
-      this.ready()
-        .then(() => this.#store.beat!(node, timeoutMs * 3 / 5, () => this.#own()))
-        .catch((error) => this.#host.report(error))
-        .finally(() => {
-          this.#beatTimer = undefined;
-          this.#armBeat();
-        });
-    }, timeoutMs / 5);
+      this.#beatTimer = undefined;
+      this.#beat();
+    }, this.#options.nodeTimeoutMs / 5);
+  }
+
+  /** One heartbeat: alive now, dead after 3/5 of `nodeTimeoutMs`; this node's table on demand. */
+  #beat(): void {
+    this.#beating = true;
+    const node = this.#nodeId;
+    const deadAfterMs = this.#options.nodeTimeoutMs * 3 / 5;
+    this.ready()
+      .then(() => this.#store.beat!(node, deadAfterMs, () => this.#own()))
+      .catch((error) => this.#host.report(error))
+      .finally(() => {
+        this.#beating = false;
+        this.#armBeat();
+      });
   }
 
   /** This node's table as ops that put it back: each presence, and its grace. */

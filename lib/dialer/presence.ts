@@ -246,7 +246,10 @@ class Followed {
     let changes: PresenceChanges | undefined;
     if (this.#had) changes = applyPresenceDiff(this.entries, presenceDiff(this.entries, snapshot));
     else {
-      for (const key in snapshot) this.entries.set(key, new Map(Object.entries(snapshot[key])));
+      for (const key in snapshot) {
+        const refs = new Map(Object.entries(snapshot[key]));
+        if (refs.size > 0) this.entries.set(key, refs);
+      }
     }
     this.#had = this.synced = true;
     this.#view = undefined;

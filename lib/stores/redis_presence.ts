@@ -116,6 +116,8 @@ interface Opened {
  *
  * Every method rejects (never throws) with a `MuxwsError` saying what Redis said, a
  * `TimeoutError` after `commandTimeoutMs`, and at once when the client's `isReady` is false.
+ * With node-redis, `disableOfflineQueue: true` keeps a call that timed out from being sent after
+ * a reconnect, where its batch would land after later ones.
  *
  * @param options The clients, the key prefix, the command timeout and `onError`.
  * @returns The store.

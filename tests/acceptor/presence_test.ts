@@ -83,6 +83,15 @@ test('untrack() leaves at once, with no grace (WSM-PRS-001)', async () => {
   await a.presence.flush();
   assert.deepEqual(a.presence.list(TAG), {});
   assert.equal(clock.countTimers(), 0, 'no grace timer for an untrack');
+  // A closed peer's presence in grace leaves at once too (from onPeerClose, say).
+  const q = raw(a);
+  a.presence.track(q.handle.peer, TAG, 'bob', {});
+  await a.presence.flush();
+  q.handle.closed(1000, '');
+  a.presence.untrack(q.handle.peer, TAG);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  assert.equal(clock.countTimers(), 0, 'its grace timer cleared');
   await a.close();
 });
 
@@ -706,4 +715,52 @@ test('new Acceptor() refuses bad presence options, naming the field and the valu
     name: 'RangeError',
     message: /current value is "10"/,
   });
+});
+
+test('a node that opened the store long before its first track beats at once, so nothing it tracks is reaped (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  const a = acceptor({ presence: { store, nodeTimeoutMs: 1000 } });
+  const b = acceptor({ presence: { store, nodeTimeoutMs: 1000 } });
+  await a.presence.ready(); // opened, with no heartbeat yet
+  const watcher = raw(b, [TAG]);
+  follow(watcher, 1); // b beats from now on
+  await clock.tickAsync(5100);
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await clock.tickAsync(1000);
+  assert.deepEqual(presenceFrames(watcher).map((f) => f[2][':presence']), ['sync', 'diff']);
+  assert.deepEqual(b.presence.list(TAG), { ada: [{ tab: 1 }] });
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a follower over maxBufferedBytes is closed with 1008 rather than sent more diffs (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const closes: number[] = [];
+  let bufferedAmount = 0;
+  const sent: unknown[] = [];
+  const { peer, message, closed } = a.attach({
+    send: (data) => void sent.push(data),
+    close: (code) => {
+      closes.push(code);
+      queueMicrotask(() => closed(code, ''));
+    },
+    get bufferedAmount() {
+      return bufferedAmount;
+    },
+  }, { tags: [TAG] });
+  message(JSON.stringify([1, 1, 1, { ':presence': TAG }, true]));
+  await settle(clock);
+  bufferedAmount = 9 * 1024 * 1024; // above maxBufferedBytes (8 MiB): it reads nothing
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', {});
+  await a.presence.flush();
+  await settle(clock);
+  assert.deepEqual(closes, [1008]);
+  assert.equal(sent.length, 2, 'the snapshot and END only');
+  assert.equal(peer.isClosed, true);
+  await a.close();
 });

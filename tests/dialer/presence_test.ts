@@ -277,7 +277,9 @@ test('stop() sends the unfollow once the last follower of the tag stops, and no 
 
 test('a malformed presence frame is reported and dropped, and the next good one applies (WSM-PRS-002)', async () => {
   using clock = fakeTime();
-  const { server, follows } = stage((follow) => synced(follow, { ada: { a1: { tab: 1 } } }));
+  const { server, follows } = stage((follow) =>
+    synced(follow, { ada: { a1: { tab: 1 } }, bob: {} })
+  );
   const errors: unknown[] = [];
   const published: unknown[] = [];
   const connection = await dial(server, {

@@ -5,7 +5,7 @@
 // the suite's `advance` waits for real: a few hundred milliseconds per heartbeat test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import { type RedisPresence, redisPresence } from 'muxws/redis';
 import { MuxwsError } from 'muxws';
 import {
@@ -15,7 +15,7 @@ import {
   type PresenceSink,
 } from '../../lib/broadcast/presence.ts';
 import { presenceSuite } from '../_presence_suite.ts';
-import { type RedisServer, startRedis } from '../_redis.ts';
+import { type RedisServer, startRedis, startRedisCluster } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
 
 const WAIT_MS = 5000;
@@ -300,6 +300,73 @@ test(
       assert.deepEqual((await store.load()).entries.map((entry) => entry.ref), ['r1']);
     } finally {
       await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() reports a message that is not a batch, and reloads a node on a skipped version (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { store, errors } = nodes[0];
+    const sink = recorder();
+    try {
+      const { version } = await store.open('n1', sink);
+      await admin.publish(store.channel, 'not json');
+      await admin.publish(store.channel, JSON.stringify({ v: 7, c: {} }));
+      await waitFor(() => errors.length === 2, WAIT_MS, 'two reports');
+      assert.match(errors[0].message, /carried a message that is not a presence batch/);
+      assert.match(errors[1].message, /expected a version "v"/);
+      assert.equal(sink.resyncs, 0);
+      // A batch two versions ahead: one was missed, so the node reloads.
+      await admin.publish(store.channel, JSON.stringify({ v: String(version + 2), c: {}, mv: [] }));
+      await waitFor(() => sink.resyncs === 1, WAIT_MS, 'the resync');
+      // Batches are held until the node's load, which includes them: they are dropped then.
+      await store.apply('n1', [track('room', 'ada', 'r1')]);
+      await store.apply('n1', [track('room', 'bob', 'r2')]);
+      const loaded = await store.load();
+      assert.equal(loaded.version, version + 2);
+      await store.apply('n1', [track('room', 'cy', 'r3')]);
+      await waitFor(() => sink.batches.length === 1, WAIT_MS, 'the batch after the load');
+      assert.equal(sink.batches[0].version, version + 3);
+      assert.equal(sink.resyncs, 1);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() runs on a Redis Cluster, every key on the slot of the prefix (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const redis = await startRedisCluster();
+    let cluster: ReturnType<typeof createCluster> | undefined;
+    let subscriber: Client | undefined;
+    try {
+      cluster = createCluster({ rootNodes: [{ url: redis.url }] });
+      cluster.on('error', () => {});
+      await within(cluster.connect(), 5000, 'the cluster client to connect');
+      subscriber = await connectClient(redis.url);
+      const store = redisPresence({ client: cluster, subscriber });
+      const sink = recorder();
+      await store.open('n1', sink);
+      await store.apply('n1', [
+        track('room:1', 'ada', 'r1'),
+        { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: 1, orphan: true },
+      ]);
+      await store.beat('n1', 6000, () => []); // the orphan's grace ended: swept
+      await waitFor(() => sink.batches.length === 2, WAIT_MS, 'the join and the sweep');
+      assert.deepEqual(sink.batches[1].changes, [
+        { tag: 'room:1', joins: {}, leaves: { ada: ['r1'] } },
+      ]);
+      assert.deepEqual((await store.load()).entries, []);
+      await store.close('n1');
+    } finally {
+      await cluster?.destroy();
+      destroy(subscriber);
+      await redis.stop();
     }
   },
 );
