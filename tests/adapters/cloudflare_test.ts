@@ -551,6 +551,26 @@ test('a Durable Object room with durableObjectPresence() keeps its presences and
   await woken.close({ drainMs: 0 });
 });
 
+test('a Durable Object socket first seen in a handler after a wake follows its tags again (WSM-PRS-002)', async () => {
+  const storage = fakeStorage();
+  const options = { store: durableObjectPresence(storage), batchMs: 0 };
+  const acceptor = new Acceptor({ idleTimeoutMs: 0, presence: options });
+  const room = new DurableObjectAcceptor(new FakeState(), acceptor);
+  await room.alarm(); // the wake is done; nothing is due
+  const ws = new FakeWorkersSocket();
+  ws.attachment = { ...attachment('peer-ada', ['room']), follows: ['room', 'gone'] };
+  const ada = room.peer(ws)!;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const bob = new FakeWorkersSocket();
+  bob.attachment = attachment('peer-bob', ['room']);
+  acceptor.presence.track(room.peer(bob)!, 'room', 'bob', { tab: 1 });
+  await acceptor.presence.flush();
+  assert.deepEqual(presenceFrames(ws).map(([tag, kind]) => [tag, kind]), [['room', 'diff']]);
+  room.save(ada);
+  assert.deepEqual((ws.attachment as { follows?: string[] }).follows, ['room']);
+  await acceptor.close({ drainMs: 0 });
+});
+
 test('DurableObjectAcceptor.alarm() resolves with nothing to do when the presence store is not durableObjectPresence()', async () => {
   const room = new DurableObjectAcceptor(new FakeState(), new Acceptor({ idleTimeoutMs: 0 }));
   assert.equal(await room.alarm(), undefined);
