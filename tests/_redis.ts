@@ -17,7 +17,10 @@
  * `MUXWS_REDIS_SERVER`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import process from 'node:process';
 
 /** A running (or stopped, for an outage) Redis server of one test. */
@@ -185,6 +188,77 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       return child !== undefined;
     },
     start,
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/** Sends one command to the Redis on `port` and resolves with its raw reply; bounded by `timeoutMs`. */
+function command(port: number, args: readonly string[], timeoutMs: number = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      socket.destroy();
+      error ? reject(error) : resolve(answer);
+    };
+    const timer = setTimeout(
+      () =>
+        done(new Error(`Redis on port ${port} did not answer ${args[0]} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.once('error', done);
+    socket.once(
+      'connect',
+      () =>
+        socket.write(`*${args.length}\r\n${args.map((a) => `$${a.length}\r\n${a}\r\n`).join('')}`),
+    );
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+      const bulk = /^\$(\d+)\r\n/.exec(answer);
+      if (bulk ? answer.length >= bulk[0].length + Number(bulk[1]) + 2 : answer.endsWith('\r\n')) {
+        done();
+      }
+    });
+  });
+}
+
+/**
+ * A `redis-server` in cluster mode that serves every slot itself (a cluster of one node), with
+ * its cluster config in a temporary directory removed by `stop()`. Resolves once the cluster
+ * state is ok (at most 5 s).
+ */
+export async function startRedisCluster(): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'muxws-redis-cluster-'));
+  let redis: RedisServer | undefined;
+  try {
+    redis = await startRedis({
+      args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')],
+    });
+    await command(redis.port, ['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+    const deadline = Date.now() + 5000;
+    while (!(await command(redis.port, ['CLUSTER', 'INFO'])).includes('cluster_state:ok')) {
+      if (Date.now() > deadline) throw new Error('Timed out after 5000 ms waiting for the cluster');
+      await delay(20);
+    }
+  } catch (error) {
+    await redis?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const server = redis;
+  const stop = async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return {
+    port: server.port,
+    url: server.url,
+    get running() {
+      return server.running;
+    },
+    start: () => server.start(),
     stop,
     [Symbol.asyncDispose]: stop,
   };

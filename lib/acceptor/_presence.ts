@@ -104,7 +104,7 @@ function notHeld(tag: string): string {
 }
 
 /** The acceptor's presence: see the module's documentation. */
-export class Presence implements AcceptorPresence, PresenceFollows {
+export class Presence implements AcceptorPresence, PresenceFollows, HostedPresence {
   readonly #host: PresenceHost;
   readonly #options: CheckedPresenceOptions;
   readonly #store: PresenceStore;
@@ -129,6 +129,10 @@ export class Presence implements AcceptorPresence, PresenceFollows {
   #tail: Promise<void> = Promise.resolve();
   #started = false;
   #closed = false;
+  /** Graces arm no timer: the store ends them (see {@linkcode HostedPresence}). */
+  #graceInStore = false;
+  /** Whether {@linkcode Presence.resume} ran. */
+  #resumed = false;
 
   constructor(host: PresenceHost, options: CheckedPresenceOptions) {
     this.#host = host;
@@ -280,6 +284,11 @@ export class Presence implements AcceptorPresence, PresenceFollows {
         this.#leave(own);
         continue;
       }
+      if (this.#graceInStore) {
+        this.#forget(own);
+        this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs });
+        continue;
+      }
       own.untilMs = untilMs;
       own.timer = setTimeout(() => {
         own.timer = undefined;
@@ -315,6 +324,46 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       this.#host.report(error);
     }
     this.#replica.close();
+  }
+
+  /** The store. */
+  get store(): PresenceStore {
+    return this.#store;
+  }
+
+  graceInStore(): void {
+    this.#graceInStore = true;
+  }
+
+  following(peer: Peer): string[] {
+    return this.#replica.followed(peer as PeerImpl);
+  }
+
+  async resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void> {
+    if (this.#closed) return;
+    // The store's first load gives the live peers their presences back (see #restored).
+    await this.ready();
+    const snapshot = await this.#store.load();
+    if (this.#closed) return;
+    if (!this.#resumed) {
+      this.#resumed = true;
+      // The presences of this node whose peer is not here go into grace from now, as if their
+      // peer had just closed.
+      const here = new Set<string>();
+      for (const peer of this.#host.peers) if (!peer.isClosed) here.add(peer.id);
+      const node = this.#nodeId;
+      const graceMs = this.#options.graceMs;
+      const untilMs = Date.now() + graceMs;
+      for (const { tag, ref, node: owner, peer, untilMs: grace } of snapshot.entries) {
+        if (owner !== node || grace !== 0 || here.has(peer) || this.#byRef.has(ref)) continue;
+        this.#push(graceMs === 0 ? { op: 'leave', tag, ref } : { op: 'grace', tag, ref, untilMs });
+      }
+    }
+    for (const [peer, tags] of peers) {
+      const impl = peer as PeerImpl;
+      if (!this.#host.peers.has(impl) || impl.isClosed) continue;
+      for (const tag of tags) if (impl.tags.has(tag)) this.#replica.follow(impl, tag, false);
+    }
   }
 
   /** A live peer of this acceptor, `undefined` for a closed one. @throws {TypeError} Else. */
@@ -498,4 +547,33 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       own.timer = undefined;
     }
   }
+}
+
+/**
+ * What an adapter whose peers outlive the process uses of the presence (a Durable Object, whose
+ * peers are restored from their sockets when it wakes, with `durableObjectPresence()`).
+ */
+export interface HostedPresence {
+  /** The store the presence runs on. */
+  readonly store: PresenceStore;
+  /**
+   * From now on a closed peer's presences go into grace with no timer: the store ends the grace
+   * (the object's alarm), so nothing keeps the process awake meanwhile.
+   */
+  graceInStore(): void;
+  /** The tags `peer` follows, for the adapter to keep with the peer. */
+  following(peer: Peer): string[];
+  /**
+   * After a restart with `peers` restored (each with the tags it followed): opens and loads the
+   * store (whose first load gives the live peers their presences back), puts in grace from now
+   * this node's presences whose peer is no longer here (the first time only), and lets each peer
+   * follow its tags again with no new snapshot, as it holds the state already. Rejects when the
+   * store cannot be opened or loaded.
+   */
+  resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void>;
+}
+
+/** The {@linkcode HostedPresence} of an acceptor's `presence`. */
+export function hostedPresence(presence: AcceptorPresence): HostedPresence | undefined {
+  return presence instanceof Presence ? presence : undefined;
 }

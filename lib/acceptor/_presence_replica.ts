@@ -180,8 +180,17 @@ export class PresenceReplica {
     return this.#followed.get(peer)?.has(tag) === true;
   }
 
-  /** `peer` follows `tag` from now on: it is sent the tag's snapshot, then its diffs. */
-  follow(peer: PeerImpl, tag: string): void {
+  /** The tags `peer` follows. */
+  followed(peer: PeerImpl): string[] {
+    const tags = this.#followed.get(peer);
+    return tags ? [...tags] : [];
+  }
+
+  /**
+   * `peer` follows `tag` from now on: it is sent the tag's snapshot (unless `sync` is false: it
+   * holds the state already, as a peer restored after a restart does), then its diffs.
+   */
+  follow(peer: PeerImpl, tag: string, sync = true): void {
     if (this.#closed || peer.isClosed) return;
     let tags = this.#followed.get(peer);
     if (tags?.has(tag)) return;
@@ -190,6 +199,7 @@ export class PresenceReplica {
     let followers = this.#followers.get(tag);
     if (!followers) this.#followers.set(tag, followers = new Set());
     followers.add(peer);
+    if (!sync) return;
     let frame = this.#synced.get(tag);
     if (frame === undefined) {
       const state = this.#tags.get(tag);

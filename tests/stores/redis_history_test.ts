@@ -16,7 +16,7 @@ import {
 } from 'muxws/redis';
 import { MuxwsError, TimeoutError } from 'muxws';
 import { historySuite } from '../_history_suite.ts';
-import { startRedis } from '../_redis.ts';
+import { startRedis, startRedisCluster } from '../_redis.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { waitFor, within } from '../_wait.ts';
 
@@ -124,23 +124,10 @@ test(
   'redisHistory() runs on a Redis Cluster, both keys of a tag on one slot (WSM-REC-005)',
   { timeout: 30_000 },
   async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'muxws-redis-cluster-'));
-    const redis = await startRedis({
-      args: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')],
-    });
-    let setup: Client | undefined;
+    // One node serving every slot: Redis still refuses a script whose keys hash apart.
+    const redis = await startRedisCluster();
     let cluster: ReturnType<typeof createCluster> | undefined;
     try {
-      // One node serving every slot: Redis still refuses a script whose keys hash apart.
-      setup = await connectClient(redis.url);
-      await setup.sendCommand(['CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
-      const deadline = Date.now() + 5000;
-      while (!String(await setup.sendCommand(['CLUSTER', 'INFO'])).includes('cluster_state:ok')) {
-        if (Date.now() > deadline) {
-          throw new Error('Timed out after 5000 ms waiting for the cluster');
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
       cluster = createCluster({ rootNodes: [{ url: redis.url }] });
       cluster.on('error', () => {});
       await within(cluster.connect(), 5000, 'the cluster client to connect');
@@ -158,9 +145,7 @@ test(
       }
     } finally {
       await cluster?.destroy();
-      destroy(setup);
       await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
     }
   },
 );
