@@ -36,6 +36,7 @@ export const TABLES = [
   { key: 'wait-while-reconnecting', entry: 'mod.ts', name: 'WaitWhileReconnectingOptions' },
   { key: 'acceptor', entry: 'lib/acceptor/acceptor.ts', name: 'AcceptorOptions' },
   { key: 'recovery', entry: 'lib/acceptor/acceptor.ts', name: 'RecoveryOptions' },
+  { key: 'presence', entry: 'lib/acceptor/acceptor.ts', name: 'PresenceOptions' },
   { key: 'authorized', entry: 'lib/acceptor/acceptor.ts', name: 'Authorized' },
   { key: 'broadcast', entry: 'lib/acceptor/acceptor.ts', name: 'BroadcastOptions' },
   { key: 'broadcast-all', entry: 'lib/acceptor/acceptor.ts', name: 'BroadcastAllOptions' },

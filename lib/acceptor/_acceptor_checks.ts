@@ -8,6 +8,7 @@
  * @module
  */
 import type { AcceptorOptions } from './acceptor_types.ts';
+import type { PresenceStore } from '../broadcast/presence.ts';
 import { ACCEPTOR_CODES_TEXT, acceptorMaySend, MAX_CLOSE_REASON_BYTES } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
 
@@ -59,6 +60,17 @@ interface CheckedAcceptorOptions {
   requireHello: boolean;
   /** How long a peer may take to send a required hello. */
   helloTimeoutMs: number;
+  /** The presence options, resolved. */
+  presence: CheckedPresenceOptions;
+}
+
+/** The `presence` option, resolved: see `PresenceOptions`. */
+export interface CheckedPresenceOptions {
+  /** The store given; `undefined` for this acceptor's own `memoryPresence()`. */
+  store: PresenceStore | undefined;
+  graceMs: number;
+  nodeTimeoutMs: number;
+  batchMs: number;
 }
 
 /**
@@ -122,5 +134,41 @@ export function checkAcceptorOptions(options: AcceptorOptions): CheckedAcceptorO
       `${what} as "nodeId" must be a non-empty string: current value is ${describe(nodeId)}`,
     );
   }
-  return { idleTimeoutMs, requireHello, helloTimeoutMs };
+  return { idleTimeoutMs, requireHello, helloTimeoutMs, presence: checkPresence(options.presence) };
+}
+
+/** The `presence` option: an object (or nothing) of a store and three durations. */
+function checkPresence(presence: unknown): CheckedPresenceOptions {
+  const what = 'Cannot create Acceptor';
+  if (presence === undefined) {
+    return { store: undefined, graceMs: 5000, nodeTimeoutMs: 10_000, batchMs: 50 };
+  }
+  if (typeof presence !== 'object' || presence === null || Array.isArray(presence)) {
+    throw new TypeError(
+      `${what} as "presence" must be an object: current value is ${describe(presence)}`,
+    );
+  }
+  const o = presence as Record<string, unknown>;
+  const store = o.store as Partial<PresenceStore> | null | undefined;
+  if (
+    store !== undefined &&
+    (store === null || typeof store !== 'object' ||
+      (['open', 'apply', 'load', 'close'] as const).some((m) => typeof store[m] !== 'function') ||
+      (store.beat !== undefined && typeof store.beat !== 'function'))
+  ) {
+    throw new TypeError(
+      `${what} as "presence.store" must have open(), apply(), load() and close(): current value is ${
+        describe(store)
+      }`,
+    );
+  }
+  const graceMs = checkMs(what, 'presence.graceMs', o.graceMs ?? 5000);
+  const nodeTimeoutMs = checkMs(what, 'presence.nodeTimeoutMs', o.nodeTimeoutMs ?? 10_000);
+  if (nodeTimeoutMs === 0) {
+    throw new RangeError(
+      `${what} as "presence.nodeTimeoutMs" must be a finite number above 0: current value is 0`,
+    );
+  }
+  const batchMs = checkMs(what, 'presence.batchMs', o.batchMs ?? 50);
+  return { store: store as PresenceStore | undefined, graceMs, nodeTimeoutMs, batchMs };
 }

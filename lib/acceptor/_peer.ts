@@ -50,6 +50,7 @@ import { checkClose } from './_acceptor_checks.ts';
 import { encodeEvent } from './_events.ts';
 import { type TagIndex, TagSet } from './_tags.ts';
 import { type TopicSink, topicSinkOf } from './_topics.ts';
+import { PRESENCE } from '../wire/reserved.ts';
 import type { ServedRoutes } from '../routes/routes.ts';
 import { defineRouteCalls, streamHandler } from '../routes/route_streams.ts';
 
@@ -63,6 +64,12 @@ interface HelloRecovery {
   refused(peer: PeerImpl): void;
   /** The peer's socket drained: its recovery, if it waits for the socket, goes on. */
   drain(peer: PeerImpl): void;
+}
+
+/** What a peer needs of its acceptor's presence: the follows its dialer opens. */
+export interface PresenceFollows {
+  /** A stream whose OPEN carries `:presence`: a follow, answered in place of `onStream`. */
+  follow(peer: PeerImpl, stream: Stream): unknown;
 }
 
 /** What a peer needs of its acceptor; the acceptor holds one for all its peers. */
@@ -81,6 +88,8 @@ export interface PeerHost {
   readonly onHello: ((hello: PeerHello, peer: Peer) => unknown) | undefined;
   /** Recovery, when the acceptor has a `history` store. */
   readonly recovery?: HelloRecovery | undefined;
+  /** The acceptor's presence, which takes the `:presence` OPENs. */
+  readonly presence?: PresenceFollows | undefined;
   /** Whether a hello is required (`requireHello`, which needs `onHello`). */
   readonly requireHello: boolean;
   /** How long a peer may take to send the required hello. */
@@ -106,6 +115,8 @@ export interface PeerHost {
   ended(peer: PeerImpl, info: PeerCloseInfo): void;
 }
 
+/** The reset message of an OPEN with no handler to take it (as the session's own refusal). */
+const NO_STREAM_HANDLER = 'No stream handler';
 /** Why the GOAWAY of a closing acceptor is sent, for the dialer's logs. */
 const CLOSING_MESSAGE = 'The acceptor is closing';
 /** The reset message of a hello whose handler failed with anything but a `StreamError`. */
@@ -619,7 +630,19 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions, Admission, 
   // The session reads each callback from its options when it calls it, so the link hands it
   // out bound to the peer then, rather than holding three closures for the peer's lifetime.
   get onStream(): ((stream: Stream) => unknown) | undefined {
-    return streamHandler(this.#host.routes, this.#host.onStream, this.peer as Peer);
+    const handler = streamHandler(this.#host.routes, this.#host.onStream, this.peer as Peer);
+    const presence = this.#host.presence;
+    if (presence === undefined) return handler;
+    // A follow of a tag's presence is muxws's own: it never reaches the routes or `onStream`.
+    return (stream) => {
+      const headers = stream.headers;
+      if (headers !== null && headers[PRESENCE] !== undefined) {
+        return presence.follow(this.peer, stream);
+      }
+      if (handler !== undefined) return handler(stream);
+      control.fail(stream, ResetCode.Refused, NO_STREAM_HANDLER);
+      return undefined;
+    };
   }
 
   get onError(): (error: unknown) => void {

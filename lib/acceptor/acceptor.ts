@@ -48,6 +48,7 @@ import type {
   AcceptOptions,
   AcceptorCloseOptions,
   AcceptorOptions,
+  AcceptorPresence,
   AcceptorStats,
   AttachedPeer,
   AttachOptions,
@@ -79,13 +80,14 @@ import {
 import { socketDriver } from '../sockets/node_ws.ts';
 import type { SocketDriver } from '../sockets/socket_driver.ts';
 import { type PeerHost, type PeerImpl, PeerLink, sayGoAway } from './_peer.ts';
-import type { ApiSpec, EventName, EventPayload } from '../routes/api.ts';
+import type { ApiSpec, EventName, EventPayload, PresenceMetaOf } from '../routes/api.ts';
 import { checkEventName } from './_events.ts';
 import { checkedRoutes } from '../routes/route_streams.ts';
 import { Broadcaster, type BroadcastHost } from './_broadcast.ts';
 import { Recovery, recoveryBounds } from './_recovery.ts';
 import type { History } from '../broadcast/history.ts';
 import { describe } from '../util/describe.ts';
+import { Presence } from './_presence.ts';
 
 // The public types live apart so the acceptor's parts can import them; the entry shows them here.
 export * from './acceptor_types.ts';
@@ -93,6 +95,8 @@ export * from './acceptor_types.ts';
 export * from '../broadcast/backplane.ts';
 // And the broadcast history recovery keeps (the Redis store is in `./redis`).
 export * from '../broadcast/history.ts';
+// And the presence store (the Redis one is in `./redis`).
+export * from '../broadcast/presence.ts';
 // A route's generator marks the messages a re-opened subscription continues after.
 export { type Tracked, tracked } from '../routes/tracked.ts';
 
@@ -163,6 +167,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
   readonly #broadcaster: Broadcaster;
   /** Sequence numbers, positions and replays: only with a `history` store. */
   readonly #recovery: Recovery | undefined;
+  /** Who is present per tag, and the peers that follow it. */
+  readonly #presence: Presence;
   #sweepTimer: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
   #accepted = 0;
@@ -203,6 +209,8 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       ? undefined
       : new Recovery({ codec, report }, history, bounds);
     this.#recovery = recovery;
+    const presence = new Presence({ codec, peers: this.#peers, report }, checked.presence);
+    this.#presence = presence;
     this.#host = {
       codec,
       limits,
@@ -222,8 +230,12 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       admitted: (peer) => this.#broadcaster.admitted(peer),
       discarded: (count) => this.#broadcaster.discarded(count),
       index: (peer, tag) => this.#index(peer, tag),
-      unindex: (peer, tag) => this.#broadcaster.unindex(peer, tag),
+      unindex: (peer, tag) => {
+        this.#broadcaster.unindex(peer, tag);
+        presence.lost(peer, tag);
+      },
       ended: (peer, info) => this.#ended(peer, info),
+      presence,
     };
     const backplane = o.backplane;
     const nodeId = o.nodeId ?? (backplane ? crypto.randomUUID() : '');
@@ -246,6 +258,14 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
       delivered: this.#broadcaster.delivered,
       dropped: this.#broadcaster.dropped,
     };
+  }
+
+  /**
+   * Who is present per tag ({@linkcode AcceptorPresence}), kept in the `presence.store`; a
+   * dialer holding the tag follows it with `presence()`. Nothing runs until the first track.
+   */
+  get presence(): AcceptorPresence<PresenceMetaOf<Api>, Peer<Api, PeerData>> {
+    return this.#presence as unknown as AcceptorPresence<PresenceMetaOf<Api>, Peer<Api, PeerData>>;
   }
 
   /** True once {@linkcode Acceptor.close} was called. */
@@ -520,41 +540,16 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     this.#host.closeCode = code;
     this.#host.closeSpreadMs = Math.floor(spreadMs);
     // Peers still draining keep receiving other nodes' broadcasts; then the subscription ends.
-    this.#closing = this.#drain(code, drainMs, Math.floor(spreadMs)).finally(() =>
-      this.#broadcaster.unsubscribe()
-    );
+    // Then the presences of this node become orphans in grace, and the store lets it go.
+    this.#closing = drain(this.#host, [...this.#peers], code, drainMs, Math.floor(spreadMs))
+      .finally(() => this.#presence.close())
+      .finally(() => this.#broadcaster.unsubscribe());
     return this.#closing;
   }
 
   /** `await using acceptor = new Acceptor(...)`: {@linkcode Acceptor.close} with the defaults. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
-  }
-
-  async #drain(code: number, drainMs: number, spreadMs: number): Promise<void> {
-    const peers = [...this.#peers];
-    if (peers.length === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, drainMs));
-    const drainPeer = async (peer: PeerImpl) => {
-      if (peer.isClosed) return;
-      sayGoAway(this.#host, peer, code, spreadMs);
-      await Promise.race([idle(peer.session), deadline, peer.closed]);
-      if (!peer.isClosed) peer.session.close(code, closingTerms(code).reason);
-      await peer.closed;
-    };
-    try {
-      // GOAWAY and the close of idle peers go out DRAIN_SLICE peers per turn of the event loop,
-      // so the loop keeps taking redials meanwhile (docs/performance.md, "Herd").
-      const drained: Promise<void>[] = [];
-      for (let i = 0; i < peers.length; i += DRAIN_SLICE) {
-        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
-        for (const peer of peers.slice(i, i + DRAIN_SLICE)) drained.push(drainPeer(peer));
-      }
-      await Promise.all(drained);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   #attach(
@@ -587,6 +582,7 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
     for (const tag of peer.tags) this.#broadcaster.unindex(peer, tag);
     this.#broadcaster.release(peer);
     this.#recovery?.ended(peer);
+    this.#presence.ended(peer);
     if (this.#peers.size === 0) this.#disarmSweep();
     if (!peer.announced) return;
     callContained((error) => this.#report(error, peer), this.#onPeerClose, peer, info);
@@ -623,6 +619,41 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
 
   #report(error: unknown, peer?: Peer): void {
     reportTo(this.#onError, error, peer);
+  }
+}
+
+/**
+ * Drains `peers` for {@linkcode Acceptor.close}: GOAWAY to each, then its close once its streams
+ * finished (an idle peer at once) or `drainMs` ran out.
+ */
+async function drain(
+  host: PeerHost,
+  peers: PeerImpl[],
+  code: number,
+  drainMs: number,
+  spreadMs: number,
+): Promise<void> {
+  if (peers.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, drainMs));
+  const drainPeer = async (peer: PeerImpl) => {
+    if (peer.isClosed) return;
+    sayGoAway(host, peer, code, spreadMs);
+    await Promise.race([idle(peer.session), deadline, peer.closed]);
+    if (!peer.isClosed) peer.session.close(code, closingTerms(code).reason);
+    await peer.closed;
+  };
+  try {
+    // GOAWAY and the close of idle peers go out DRAIN_SLICE peers per turn of the event loop,
+    // so the loop keeps taking redials meanwhile (docs/performance.md, "Herd").
+    const drained: Promise<void>[] = [];
+    for (let i = 0; i < peers.length; i += DRAIN_SLICE) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+      for (const peer of peers.slice(i, i + DRAIN_SLICE)) drained.push(drainPeer(peer));
+    }
+    await Promise.all(drained);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -11,6 +11,7 @@ import type { Limits } from '../session/limits.ts';
 import type { Stream } from '../session/stream.ts';
 import type { Backplane } from '../broadcast/backplane.ts';
 import type { History } from '../broadcast/history.ts';
+import type { PresenceStore } from '../broadcast/presence.ts';
 import type {
   ApiSpec,
   Caller,
@@ -238,6 +239,124 @@ export interface AcceptorOptions<Api = ApiSpec, PeerData = Record<string, unknow
    * long its recovery may wait for its socket.
    */
   recovery?: RecoveryOptions;
+  /**
+   * Who is present per tag ({@linkcode Acceptor.presence}): where the presences are kept, how
+   * long a closed peer's stay, and how changes are gathered. Without it `acceptor.presence` still
+   * works, on this node alone.
+   */
+  presence?: PresenceOptions;
+}
+
+/**
+ * The options of the acceptor's presence (its `presence` option).
+ *
+ * With the defaults a heartbeat goes to a shared store every 2000 ms (10000 / 5), a node silent
+ * for 6000 ms (3/5 of 10000) is dead, and its presences are gone within 8000 ms, plus delivery.
+ *
+ * @example Presences kept 2 seconds after their peer closed
+ * ```ts
+ * import { Acceptor, memoryPresence, type PresenceOptions } from '@muxws/core/acceptor';
+ *
+ * const presence: PresenceOptions = { store: memoryPresence(), graceMs: 2000 };
+ * const acceptor = new Acceptor({ idleTimeoutMs: 0, presence });
+ * await acceptor.close();
+ * ```
+ */
+export interface PresenceOptions {
+  /**
+   * Where the presences are kept: one store shared by every node that should see the same
+   * presences (`redisPresence()` from `./redis` across processes).
+   *
+   * @default {memoryPresence()} this acceptor's alone
+   */
+  store?: PresenceStore;
+  /**
+   * How long, in milliseconds, the presences of a closed peer stay: a track of the same key and
+   * tag within it, on any node sharing the store, takes the presence over with no leave and no
+   * join.
+   *
+   * @default {5000}
+   */
+  graceMs?: number;
+  /**
+   * How long, in milliseconds, a node may fail to beat before another removes its presences: a
+   * node beats every fifth of it, when the store has heartbeats, and is dead after 3/5 of it.
+   *
+   * @default {10000}
+   */
+  nodeTimeoutMs?: number;
+  /**
+   * How long, in milliseconds, changes are gathered into one call to the store and one diff frame
+   * per tag.
+   *
+   * @default {50}
+   */
+  batchMs?: number;
+}
+
+/**
+ * Who is present per tag (`acceptor.presence`): each peer has at most one presence per tag, a
+ * `key` (who: a user id) with a JSON `meta` (a tab, a status). Peers of one key form one entry of
+ * {@linkcode AcceptorPresence.list}; a dialer that holds the tag follows the same state with
+ * `presence()` from `@muxws/core`. Changes are gathered for `batchMs` and reach `list()` once the
+ * store echoed them: call {@linkcode AcceptorPresence.flush} to wait for them.
+ *
+ * A closed peer's presences stay `graceMs`, so a redial (to any node sharing the store) takes
+ * them over unseen. {@linkcode AcceptorPresence.untrack} leaves at once.
+ *
+ * @example Two tabs of one user are one key
+ * ```ts
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':presence': { tab: number } };
+ * const acceptor = new Acceptor<Api>({ idleTimeoutMs: 0 });
+ * const sink = { send() {}, close() {} };
+ * const [a, b] = [acceptor.attach(sink).peer, acceptor.attach(sink).peer];
+ * acceptor.presence.track(a, 'room:1', 'ada', { tab: 1 });
+ * acceptor.presence.track(b, 'room:1', 'ada', { tab: 2 });
+ * await acceptor.presence.flush();
+ * assert.deepEqual(acceptor.presence.list('room:1'), { ada: [{ tab: 1 }, { tab: 2 }] });
+ * acceptor.presence.untrack(b, 'room:1');
+ * await acceptor.presence.flush();
+ * assert.deepEqual(acceptor.presence.list('room:1'), { ada: [{ tab: 1 }] });
+ * await acceptor.close();
+ * ```
+ */
+export interface AcceptorPresence<Meta = unknown, P = Peer> {
+  /**
+   * Tracks `peer` as `key` in `tag`, with `meta`; again for the same peer and tag, changes its
+   * meta (or its key). A closed peer is ignored.
+   *
+   * @param peer A peer of this acceptor.
+   * @param tag The tag, 1 to 256 characters.
+   * @param key Who is present: 1 to 256 characters.
+   * @param meta What the followers see of this presence: JSON of at most 4096 characters.
+   * @throws {TypeError} For a bad tag or key, a meta that is not JSON (naming the path), or a
+   * `peer` that is not a peer.
+   * @throws {RangeError} For a meta longer than 4096 characters once encoded as JSON.
+   */
+  track(peer: P, tag: string, key: string, meta: Meta): void;
+  /**
+   * Ends the presence of `peer` in `tag` at once, with no grace; nothing when it has none.
+   *
+   * @throws {TypeError} For a bad tag.
+   */
+  untrack(peer: P, tag: string): void;
+  /**
+   * This node's view of `tag`: per key, the metas of its presences on every node sharing the
+   * store, as far as their changes have arrived here.
+   *
+   * @throws {TypeError} For a bad tag.
+   */
+  list(tag: string): Record<string, Meta[]>;
+  /** Resolves once the changes made so far are in the store and in this node's `list()`. */
+  flush(): Promise<void>;
+  /**
+   * Resolves once the store is open and loaded here (in a Durable Object, await it in
+   * `blockConcurrencyWhile`); rejects with the store's error.
+   */
+  ready(): Promise<void>;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The rules of a presence store, in pure form (WSM-PRS-001, WSM-PRS-003): what tracking, grace,
+ * The rules of a presence store, in pure form: what tracking, grace,
  * leaving, a node's heartbeat and a dead node's reaping do to the shared table of presences, and
  * the net change each step publishes. `memoryPresence()` and the Durable Object store run this
  * table; the Redis scripts mirror it rule for rule, and one suite runs the same steps on all.

@@ -1,0 +1,462 @@
+/**
+ * The acceptor's presence (WSM-PRS-001, WSM-PRS-003, WSM-PRS-004): `track()`, `untrack()` and
+ * `list()`, this node's own table (the presences of its peers, the truth it puts back after the
+ * store lost them), the grace of a closed peer's presences, the batch of changes sent to the
+ * store once per `batchMs`, the heartbeat, and the follows of its peers (a `:presence` OPEN).
+ * The store's table is mirrored by {@linkcode PresenceReplica}, which also serves the followers.
+ *
+ * Nothing runs until the first `track()` or follow: no store call, no timer. From then on at most
+ * one batch timer (while changes wait), one heartbeat timer (a store with `beat`, every
+ * `nodeTimeoutMs / 5`) and one timer per presence in grace; {@linkcode Presence.close} clears all.
+ *
+ * An adoption (a track of a tag and key in grace, on any node) arrives as a move: the node that
+ * tracked maps its peer to the adopted ref, the node that lost it drops its entry and timer.
+ *
+ * Private to `lib/acceptor/`.
+ *
+ * @module
+ */
+import type { Codec } from '../wire/codec.ts';
+import { jsonCodec } from '../wire/codec.ts';
+import { isTag } from '../wire/frame.ts';
+import { isPresenceKey, MAX_PRESENCE_KEY_LENGTH } from '../wire/presence.ts';
+import { PRESENCE } from '../wire/reserved.ts';
+import { ResetCode } from '../wire/codes.ts';
+import {
+  memoryPresence,
+  type PresenceMove,
+  type PresenceOp,
+  type PresenceSnapshot,
+  type PresenceStore,
+} from '../broadcast/presence.ts';
+import type { AcceptorPresence, Peer } from './acceptor_types.ts';
+import type { CheckedPresenceOptions } from './_acceptor_checks.ts';
+import type { PeerImpl, PresenceFollows } from './_peer.ts';
+import { control, type Stream } from '../session/stream.ts';
+import { StreamError } from '../errors.ts';
+import { checkTag } from './_tags.ts';
+import { describe, mustBe } from '../util/describe.ts';
+import { failsWith, unencodable } from '../util/value_path.ts';
+import { PresenceReplica } from './_presence_replica.ts';
+
+/** The longest meta, in characters of its JSON text. */
+export const MAX_PRESENCE_META_LENGTH = 4096;
+
+/** The codec whose `encode` refuses what JSON would not carry as it is. */
+const STRICT: Codec = /* @__PURE__ */ jsonCodec({ strict: true });
+const TRACK = 'track a presence';
+
+/** What the presence needs of its acceptor. */
+export interface PresenceHost {
+  /** The codec every peer speaks. */
+  readonly codec: Codec;
+  /** The live peers (a peer leaves the set when it ends). */
+  readonly peers: ReadonlySet<PeerImpl>;
+  /** Contains an error: to `onError`, else `console.error`. */
+  report(error: unknown, peer?: Peer): void;
+}
+
+/** One presence of this node's peers. */
+interface Own {
+  readonly tag: string;
+  readonly key: string;
+  ref: string;
+  meta: string;
+  readonly peerId: string;
+  /** When its grace ends (epoch ms); 0 while its peer is open. */
+  untilMs: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** A fresh ref: random, web-standard. */
+function newRef(): string {
+  const ref = crypto.randomUUID();
+  ref.charCodeAt(0); // flat, as a peer id (lib/acceptor/_peer.ts)
+  return ref;
+}
+
+/**
+ * The JSON text of `meta`.
+ *
+ * @throws {TypeError} When JSON does not carry it as it is, naming the path of what it refuses.
+ * @throws {RangeError} When the text is longer than {@linkcode MAX_PRESENCE_META_LENGTH}.
+ */
+function metaText(meta: unknown): string {
+  let text: string;
+  try {
+    text = STRICT.encode([meta] as unknown as readonly unknown[]) as string;
+  } catch (cause) {
+    const found = unencodable(meta, failsWith((frame) => STRICT.encode(frame)));
+    throw new TypeError(`Cannot ${TRACK} as "meta" must be JSON: ${found}`, { cause });
+  }
+  text = text.slice(1, -1);
+  if (text.length > MAX_PRESENCE_META_LENGTH) {
+    throw new RangeError(
+      `Cannot ${TRACK} as "meta" must be at most ${MAX_PRESENCE_META_LENGTH} characters once encoded as JSON: current length is ${text.length}`,
+    );
+  }
+  return text;
+}
+
+/** The acceptor's presence: see the module's documentation. */
+export class Presence implements AcceptorPresence, PresenceFollows {
+  readonly #host: PresenceHost;
+  readonly #options: CheckedPresenceOptions;
+  readonly #store: PresenceStore;
+  /** Whether to beat: a store given with `beat` (the acceptor's own store has no other node). */
+  readonly #beats: boolean;
+  readonly #replica: PresenceReplica;
+  #node: string | undefined;
+  /** ref → own presence. */
+  readonly #byRef = new Map<string, Own>();
+  /** peer id → tag → own presence, while it has one. */
+  readonly #byPeer = new Map<string, Map<string, Own>>();
+  /** The live peers that have presences. */
+  readonly #live = new Set<PeerImpl>();
+  #ops: PresenceOp[] = [];
+  #batchTimer: ReturnType<typeof setTimeout> | undefined;
+  #batchQueued = false;
+  #beatTimer: ReturnType<typeof setTimeout> | undefined;
+  #opening: Promise<void> | undefined;
+  /** The store calls of the batches, in order; never rejects. */
+  #tail: Promise<void> = Promise.resolve();
+  #started = false;
+  #closed = false;
+
+  constructor(host: PresenceHost, options: CheckedPresenceOptions) {
+    this.#host = host;
+    this.#options = options;
+    this.#store = options.store ?? memoryPresence();
+    this.#beats = options.store !== undefined && typeof options.store.beat === 'function';
+    this.#replica = new PresenceReplica({
+      codec: host.codec,
+      report: (error, peer) => host.report(error, peer),
+      moved: (moves) => {
+        for (const move of moves) this.#moved(move);
+      },
+      reloaded: (snapshot) => this.#reloaded(snapshot),
+    });
+  }
+
+  /** This node's id in the store, drawn at first use (a Worker may not draw at module load). */
+  get #nodeId(): string {
+    return this.#node ??= crypto.randomUUID();
+  }
+
+  track(peer: Peer, tag: string, key: string, meta: unknown): void {
+    checkTag(`Cannot ${TRACK}`, tag);
+    if (!isPresenceKey(key)) {
+      throw new TypeError(
+        mustBe(TRACK, 'key', `a string of 1 to ${MAX_PRESENCE_KEY_LENGTH} characters`, key),
+      );
+    }
+    const text = metaText(meta);
+    const live = this.#livePeer(peer, TRACK);
+    if (live === undefined || this.#closed) return;
+    this.#start();
+    const id = live.id;
+    let tags = this.#byPeer.get(id);
+    const was = tags?.get(tag);
+    if (was !== undefined && was.key === key) {
+      if (was.meta === text) return;
+      was.meta = text;
+      this.#push({ op: 'track', tag, key, ref: was.ref, meta: text, peer: id });
+      return;
+    }
+    if (was !== undefined) this.#leave(was);
+    const own: Own = {
+      tag,
+      key,
+      ref: newRef(),
+      meta: text,
+      peerId: id,
+      untilMs: 0,
+      timer: undefined,
+    };
+    if (!tags) this.#byPeer.set(id, tags = new Map());
+    tags.set(tag, own);
+    this.#byRef.set(own.ref, own);
+    this.#live.add(live);
+    this.#push({ op: 'track', tag, key, ref: own.ref, meta: text, peer: id });
+  }
+
+  untrack(peer: Peer, tag: string): void {
+    checkTag('Cannot untrack a presence', tag);
+    if (typeof peer !== 'object' || peer === null || !('tags' in peer)) {
+      throw new TypeError(mustBe('untrack a presence', 'peer', 'a Peer', peer));
+    }
+    if (this.#closed || (!this.#live.has(peer as PeerImpl) && !peer.isClosed)) return;
+    const own = this.#byPeer.get(peer.id)?.get(tag);
+    if (own !== undefined) this.#leave(own);
+  }
+
+  list(tag: string): Record<string, unknown[]> {
+    checkTag('Cannot list the presences', tag);
+    return this.#replica.list(tag);
+  }
+
+  async flush(): Promise<void> {
+    await this.ready();
+    await this.#send();
+    try {
+      this.#replica.catchUp(await this.#store.load());
+    } catch (error) {
+      this.#host.report(error);
+    }
+  }
+
+  ready(): Promise<void> {
+    if (this.#closed && this.#opening === undefined) return Promise.resolve();
+    return this.#opening ??= this.#replica.open(this.#store, this.#nodeId).catch((error) => {
+      this.#opening = undefined;
+      throw error;
+    });
+  }
+
+  /**
+   * A `:presence` OPEN of `peer`: payload `true` follows the tag its header names (the snapshot
+   * goes out before the stream's END), `false` stops; refused when the peer does not hold the
+   * tag or is barred.
+   */
+  follow(peer: PeerImpl, stream: Stream): unknown {
+    const tag = stream.headers![PRESENCE];
+    const payload = stream.payload;
+    if (!isTag(tag) || typeof payload !== 'boolean') {
+      control.fail(
+        stream,
+        ResetCode.Invalid,
+        isTag(tag)
+          ? `Cannot follow the presence of ${
+            JSON.stringify(tag)
+          }: the payload must be true or false`
+          : `Cannot follow a presence as the tag must be a string of 1 to 256 characters: current value is ${
+            describe(tag)
+          }`,
+      );
+      return undefined;
+    }
+    if (!payload) {
+      this.#replica.unfollow(peer, tag, false);
+      return undefined;
+    }
+    if (this.#closed || peer.admission.barred || !peer.tags.has(tag)) {
+      control.fail(
+        stream,
+        ResetCode.Refused,
+        `Cannot follow the presence of ${JSON.stringify(tag)}: the peer does not hold the tag`,
+      );
+      return undefined;
+    }
+    if (this.#replica.follows(peer, tag)) return undefined;
+    this.#start();
+    if (this.#replica.loaded) {
+      this.#replica.follow(peer, tag);
+      return undefined;
+    }
+    return this.ready().then(
+      () => {
+        if (peer.tags.has(tag)) this.#replica.follow(peer, tag);
+      },
+      () => {
+        throw new StreamError(ResetCode.Internal, 'The presence store could not be opened');
+      },
+    );
+  }
+
+  /** `peer` lost `tag`: it no longer follows it, and is told so. Its presence stays. */
+  lost(peer: PeerImpl, tag: string): void {
+    if (!peer.isClosed) this.#replica.unfollow(peer, tag, true);
+  }
+
+  /** `peer` ended: it follows nothing, and its presences go into grace. */
+  ended(peer: PeerImpl): void {
+    this.#replica.ended(peer);
+    if (!this.#live.delete(peer)) return;
+    const tags = this.#byPeer.get(peer.id);
+    if (!tags) return;
+    const graceMs = this.#options.graceMs;
+    const untilMs = Date.now() + graceMs;
+    for (const own of tags.values()) {
+      if (graceMs === 0) {
+        this.#leave(own);
+        continue;
+      }
+      own.untilMs = untilMs;
+      own.timer = setTimeout(() => {
+        own.timer = undefined;
+        if (this.#byRef.get(own.ref) === own) this.#leave(own);
+      }, graceMs);
+      this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs });
+    }
+  }
+
+  /**
+   * The acceptor closes: every timer is cleared, this node's presences become orphans in grace
+   * (a redial to another node adopts them; that node's sweep removes the rest), and the store
+   * is closed for this node. Never rejects: failures are reported.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#clearTimers();
+    if (this.#opening === undefined) return;
+    const now = Date.now();
+    for (const own of this.#byRef.values()) {
+      const untilMs = own.untilMs || now + this.#options.graceMs;
+      this.#ops.push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs, orphan: true });
+    }
+    this.#byRef.clear();
+    this.#byPeer.clear();
+    this.#live.clear();
+    await this.#send();
+    try {
+      await this.#opening;
+      await this.#store.close(this.#nodeId);
+    } catch (error) {
+      this.#host.report(error);
+    }
+    this.#replica.close();
+  }
+
+  /** A live peer of this acceptor, `undefined` for a closed one. @throws {TypeError} Else. */
+  #livePeer(peer: Peer, action: string): PeerImpl | undefined {
+    const impl = peer as PeerImpl;
+    if (this.#host.peers.has(impl)) return impl.isClosed ? undefined : impl;
+    if (typeof peer === 'object' && peer !== null && peer.isClosed === true) return undefined;
+    throw new TypeError(mustBe(action, 'peer', 'a live Peer of this acceptor', peer));
+  }
+
+  /** The first track or follow: the store is opened and the heartbeat armed. */
+  #start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.ready().catch((error) => this.#host.report(error));
+    this.#armBeat();
+  }
+
+  /** Removes `own` now and sends its leave. */
+  #leave(own: Own): void {
+    this.#forget(own);
+    this.#push({ op: 'leave', tag: own.tag, ref: own.ref });
+  }
+
+  /** Removes `own` from this node's table, with its timer. */
+  #forget(own: Own): void {
+    if (own.timer !== undefined) clearTimeout(own.timer);
+    own.timer = undefined;
+    if (this.#byRef.get(own.ref) === own) this.#byRef.delete(own.ref);
+    const tags = this.#byPeer.get(own.peerId);
+    if (tags?.get(own.tag) !== own) return;
+    tags.delete(own.tag);
+    if (tags.size === 0) this.#byPeer.delete(own.peerId);
+  }
+
+  /** An entry adopted in grace moved to `move.node`: see the module's documentation. */
+  #moved(move: PresenceMove): void {
+    if (this.#closed) return;
+    const held = this.#byRef.get(move.ref);
+    if (move.node !== this.#nodeId) {
+      if (held !== undefined) this.#forget(held);
+      return;
+    }
+    const own = this.#byPeer.get(move.peer)?.get(move.tag);
+    if (held !== undefined && held !== own) this.#forget(held);
+    if (own === undefined || own.key !== move.key) {
+      // The peer untracked, or tracked another key, since: this node does not want the entry.
+      this.#push({ op: 'leave', tag: move.tag, ref: move.ref });
+      return;
+    }
+    if (own.ref === move.ref) return;
+    this.#byRef.delete(own.ref);
+    own.ref = move.ref;
+    this.#byRef.set(own.ref, own);
+    // The peer closed since: the grace sent for its fresh ref found nothing to mark.
+    if (own.untilMs !== 0) {
+      this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs: own.untilMs });
+    }
+  }
+
+  /** A reload: the moves of the batches it skipped, read from the owners in the table. */
+  #reloaded(snapshot: PresenceSnapshot): void {
+    const node = this.#nodeId;
+    for (const entry of snapshot.entries) {
+      const held = this.#byRef.get(entry.ref);
+      if (entry.node === node) {
+        const own = this.#byPeer.get(entry.peer)?.get(entry.tag);
+        if (held === undefined && own !== undefined && own.key === entry.key) {
+          this.#moved({ ...entry });
+        }
+      } else if (held !== undefined && entry.node !== '') this.#forget(held);
+    }
+  }
+
+  #push(op: PresenceOp): void {
+    this.#ops.push(op);
+    if (this.#closed) return;
+    const batchMs = this.#options.batchMs;
+    if (batchMs === 0) {
+      if (this.#batchQueued) return;
+      this.#batchQueued = true;
+      queueMicrotask(() => {
+        this.#batchQueued = false;
+        if (!this.#closed) void this.#send();
+      });
+    } else if (this.#batchTimer === undefined) {
+      this.#batchTimer = setTimeout(() => {
+        this.#batchTimer = undefined;
+        void this.#send();
+      }, batchMs);
+    }
+  }
+
+  /** Sends the changes that wait as one `store.apply()`, after those before it. */
+  #send(): Promise<void> {
+    if (this.#batchTimer !== undefined) clearTimeout(this.#batchTimer);
+    this.#batchTimer = undefined;
+    const ops = this.#ops;
+    if (ops.length === 0) return this.#tail;
+    this.#ops = [];
+    const node = this.#nodeId;
+    return this.#tail = this.#tail
+      .then(() => this.ready())
+      .then(() => this.#store.apply(node, ops))
+      .catch((error) => this.#host.report(error));
+  }
+
+  #armBeat(): void {
+    if (!this.#beats || this.#closed || this.#beatTimer !== undefined) return;
+    const timeoutMs = this.#options.nodeTimeoutMs;
+    this.#beatTimer = setTimeout(() => {
+      const node = this.#nodeId;
+      this.ready()
+        .then(() => this.#store.beat!(node, timeoutMs * 3 / 5, () => this.#own()))
+        .catch((error) => this.#host.report(error))
+        .finally(() => {
+          this.#beatTimer = undefined;
+          this.#armBeat();
+        });
+    }, timeoutMs / 5);
+  }
+
+  /** This node's table as ops that put it back: each presence, and its grace. */
+  #own(): PresenceOp[] {
+    const ops: PresenceOp[] = [];
+    for (const own of this.#byRef.values()) {
+      const { tag, key, ref, meta, peerId: peer, untilMs } = own;
+      ops.push({ op: 'track', tag, key, ref, meta, peer });
+      if (untilMs !== 0) ops.push({ op: 'grace', tag, ref, untilMs });
+    }
+    return ops;
+  }
+
+  #clearTimers(): void {
+    if (this.#batchTimer !== undefined) clearTimeout(this.#batchTimer);
+    this.#batchTimer = undefined;
+    if (this.#beatTimer !== undefined) clearTimeout(this.#beatTimer);
+    this.#beatTimer = undefined;
+    for (const own of this.#byRef.values()) {
+      if (own.timer !== undefined) clearTimeout(own.timer);
+      own.timer = undefined;
+    }
+  }
+}

@@ -1,0 +1,399 @@
+// The acceptor's presence (lib/acceptor/_presence.ts, _presence_replica.ts): track(), untrack()
+// and list(), the grace of a closed peer, adoption across nodes sharing one store, the follows of
+// a `:presence` OPEN, and what one batch costs. On fake time, with raw peers fed JSON frames.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  Acceptor,
+  type AcceptorOptions,
+  memoryPresence,
+  type PresenceOp,
+  type PresenceStore,
+} from 'muxws/acceptor';
+import { jsonCodec } from 'muxws';
+import { fakeTime } from '../_fake_time.ts';
+import { raw, type RawPeer } from '../_raw_peer.ts';
+
+const TAG = 'room:1';
+/** Every presence frame: [9, tag, { ':presence': kind }, payload]. */
+type PresenceFrame = [9, string, { ':presence': string }, unknown];
+
+function acceptor(options: AcceptorOptions = {}): Acceptor {
+  return new Acceptor({ idleTimeoutMs: 0, ...options });
+}
+
+/** The presence frames `peer` was sent, in order. */
+function presenceFrames(peer: RawPeer): PresenceFrame[] {
+  return peer.sent.filter((frame) =>
+    frame[0] === 9 && (frame[2] as Record<string, unknown> | null)?.[':presence'] !== undefined
+  ) as PresenceFrame[];
+}
+
+/** Sends the OPEN of a follow of `tag` on stream `id` (payload `true`, FLAG_END). */
+function follow(peer: RawPeer, id: number, tag: string = TAG, payload: unknown = true): void {
+  peer.send([1, id, 1, { ':presence': tag }, payload]);
+}
+
+/** Lets the microtasks of a follow (store open, END) run. */
+async function settle(clock: { tickAsync(ms: number): Promise<number> }): Promise<void> {
+  await clock.tickAsync(0);
+}
+
+/** The one ref of `key` in a snapshot payload. */
+function refOf(payload: unknown, key: string): string {
+  const refs = Object.keys((payload as Record<string, Record<string, unknown>>)[key]);
+  assert.equal(refs.length, 1);
+  return refs[0];
+}
+
+test('track() groups the peers of one key into one entry (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const [p1, p2, p3] = [raw(a), raw(a), raw(a)];
+  assert.equal(clock.countTimers(), 0, 'no timer before the first track');
+  a.presence.track(p1.handle.peer, TAG, 'ada', { tab: 1 });
+  a.presence.track(p2.handle.peer, TAG, 'ada', { tab: 2 });
+  a.presence.track(p3.handle.peer, TAG, 'bob', { tab: 1 });
+  assert.deepEqual(a.presence.list(TAG), {}, 'nothing shows before the batch went out');
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 2 }], bob: [{ tab: 1 }] });
+  assert.deepEqual(a.presence.list('room:2'), {});
+  // A track again of the same peer and tag changes its meta; another key moves it.
+  a.presence.track(p2.handle.peer, TAG, 'ada', { tab: 3 });
+  a.presence.track(p3.handle.peer, TAG, 'cy', { tab: 1 });
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }], cy: [{ tab: 1 }] });
+  await a.close();
+  assert.equal(clock.countTimers(), 0, 'no timer outlives close()');
+});
+
+test('untrack() leaves at once, with no grace (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const a = acceptor({ presence: { graceMs: 5000 } });
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  a.presence.untrack(p.handle.peer, TAG);
+  a.presence.untrack(p.handle.peer, 'room:2'); // none there: nothing
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  assert.equal(clock.countTimers(), 0, 'no grace timer for an untrack');
+  await a.close();
+});
+
+test('a closed peer leaves after graceMs (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const a = acceptor({ presence: { graceMs: 1000 } });
+  const p = raw(a);
+  const watcher = raw(a, [TAG]);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  follow(watcher, 1);
+  await settle(clock);
+  p.handle.closed(1001, 'gone');
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }] }, 'still there in grace');
+  // A closed peer is ignored.
+  a.presence.track(p.handle.peer, TAG, 'bob', {});
+  await clock.tickAsync(999);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }] });
+  await clock.tickAsync(1);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  const frames = presenceFrames(watcher);
+  assert.deepEqual(frames.map((f) => f[2][':presence']), ['sync', 'diff']);
+  const ref = refOf(frames[0][3], 'ada');
+  assert.deepEqual(frames[1][3], { leaves: { ada: [ref] }, joins: {} });
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+/** Two acceptors sharing one memoryPresence, each with a follower of `TAG`. */
+function twoNodes(graceMs: number) {
+  const store = memoryPresence();
+  const a = acceptor({ presence: { store, graceMs } });
+  const b = acceptor({ presence: { store, graceMs } });
+  const watchA = raw(a, [TAG]);
+  const watchB = raw(b, [TAG]);
+  follow(watchA, 1);
+  follow(watchB, 1);
+  return { a, b, watchA, watchB };
+}
+
+test("a track within graceMs adopts: no diff, and the old owner's leave does nothing (WSM-PRS-001)", async () => {
+  using clock = fakeTime();
+  const { a, b, watchA, watchB } = twoNodes(1000);
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  await b.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  await clock.tickAsync(500);
+  const pb = raw(b); // the redial, on the other node
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 1 });
+  await b.presence.flush();
+  await clock.tickAsync(1000); // past the grace the first node armed
+  await a.presence.flush();
+  await b.presence.flush();
+  for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), { ada: [{ tab: 1 }] });
+  for (const watcher of [watchA, watchB]) {
+    const frames = presenceFrames(watcher);
+    assert.deepEqual(frames.map((f) => f[2][':presence']), ['sync', 'diff'], 'one join only');
+    const { leaves, joins } = frames[1][3] as { leaves: object; joins: Record<string, object> };
+    assert.deepEqual(leaves, {});
+    assert.deepEqual(Object.values(joins.ada), [{ tab: 1 }]);
+  }
+  // The adopted presence is the new node's: its peer's close puts it in grace there.
+  pb.handle.closed(1006, '');
+  await clock.tickAsync(1000);
+  await b.presence.flush();
+  await a.presence.flush();
+  for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), {});
+  assert.equal(presenceFrames(watchA).length, 3, 'then one leave');
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a changed meta on adoption gives a leave and a join of the same ref (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, b, watchB } = twoNodes(1000);
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  await b.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  const pb = raw(b);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 });
+  await b.presence.flush();
+  await clock.tickAsync(1000);
+  await a.presence.flush();
+  const frames = presenceFrames(watchB);
+  assert.deepEqual(frames.map((f) => f[2][':presence']), ['sync', 'diff', 'diff']);
+  const ref = Object.keys((frames[1][3] as { joins: Record<string, object> }).joins.ada)[0];
+  assert.deepEqual(frames[2][3], { leaves: { ada: [ref] }, joins: { ada: { [ref]: { tab: 2 } } } });
+  for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), { ada: [{ tab: 2 }] });
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('track() and untrack() refuse bad arguments, naming the value found (WSM-PRS-001)', async () => {
+  const a = acceptor();
+  const { peer } = raw(a).handle;
+  const track = (tag: unknown, key: unknown, meta: unknown, who: unknown = peer) => () =>
+    a.presence.track(who as never, tag as string, key as string, meta);
+  assert.throws(track('', 'ada', {}), {
+    name: 'TypeError',
+    message:
+      'Cannot track a presence as the tag must be a string of 1 to 256 characters: current value is ""',
+  });
+  assert.throws(track(TAG, '', {}), {
+    name: 'TypeError',
+    message:
+      'Cannot track a presence as "key" must be a string of 1 to 256 characters: current value is ""',
+  });
+  assert.throws(track(TAG, 'k'.repeat(257), {}), { name: 'TypeError', message: /"key" must be/ });
+  assert.throws(track(TAG, 'ada', { n: 1n }), {
+    name: 'TypeError',
+    message: 'Cannot track a presence as "meta" must be JSON: BigInt at .n',
+  });
+  assert.throws(track(TAG, 'ada', { at: [1, new Map()] }), {
+    name: 'TypeError',
+    message: 'Cannot track a presence as "meta" must be JSON: Map at .at[1]',
+  });
+  assert.throws(track(TAG, 'ada', { text: 'x'.repeat(4096) }), {
+    name: 'RangeError',
+    message:
+      'Cannot track a presence as "meta" must be at most 4096 characters once encoded as JSON: current length is 4107',
+  });
+  assert.throws(track(TAG, 'ada', {}, { id: 'x' }), {
+    name: 'TypeError',
+    message:
+      'Cannot track a presence as "peer" must be a live Peer of this acceptor: current value is {"id":"x"}',
+  });
+  assert.throws(() => a.presence.untrack(peer, 'x'.repeat(257)), {
+    name: 'TypeError',
+    message: /^Cannot untrack a presence as the tag must be/,
+  });
+  assert.throws(() => a.presence.list(''), {
+    name: 'TypeError',
+    message: /^Cannot list the presences as the tag must be/,
+  });
+  await a.close();
+});
+
+test('a follower is sent the snapshot before END, then each batch as a diff, leaves first (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const streams: unknown[] = [];
+  const a = acceptor({ onStream: (stream) => void streams.push(stream.headers) });
+  const [p1, p2] = [raw(a), raw(a)];
+  a.presence.track(p1.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  const ada = refOf(presenceFrames(f)[0][3], 'ada');
+  assert.deepEqual(f.sent, [
+    [9, TAG, { ':presence': 'sync' }, { ada: { [ada]: { tab: 1 } } }],
+    [3, 1],
+  ]);
+  assert.deepEqual(streams, [], 'a follow never reaches onStream');
+  a.presence.track(p2.handle.peer, TAG, 'bob', { tab: 1 });
+  a.presence.track(p1.handle.peer, TAG, 'ada', { tab: 2 });
+  await clock.tickAsync(50);
+  a.presence.untrack(p2.handle.peer, TAG);
+  await clock.tickAsync(50);
+  const diffs = presenceFrames(f).slice(1);
+  assert.equal(diffs.length, 2);
+  const bob = Object.keys((diffs[0][3] as { joins: Record<string, object> }).joins.bob)[0];
+  assert.deepEqual(diffs[0], [9, TAG, { ':presence': 'diff' }, {
+    leaves: { ada: [ada] },
+    joins: { ada: { [ada]: { tab: 2 } }, bob: { [bob]: { tab: 1 } } },
+  }]);
+  assert.deepEqual(diffs[1][3], { leaves: { bob: [bob] }, joins: {} });
+  // Payload false stops the follow: END, and no more frames.
+  follow(f, 3, TAG, false);
+  await settle(clock);
+  assert.deepEqual(f.sent.at(-1), [3, 3]);
+  a.presence.untrack(p1.handle.peer, TAG);
+  await a.presence.flush();
+  assert.equal(presenceFrames(f).length, 3);
+  await a.close();
+});
+
+test('a follow of a tag the peer does not hold is refused (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const f = raw(a, ['room:2']);
+  follow(f, 1);
+  await settle(clock);
+  assert.deepEqual(f.sent, [[
+    4,
+    1,
+    'refused',
+    'Cannot follow the presence of "room:1": the peer does not hold the tag',
+  ]]);
+  follow(f, 3, '');
+  await settle(clock);
+  assert.deepEqual(f.sent[1].slice(0, 3), [4, 3, 'invalid']);
+  assert.equal(clock.countTimers(), 0, 'a refused follow arms nothing');
+  await a.close();
+});
+
+test('a peer that loses the tag is sent end, and no more diffs (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const p = raw(a);
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  f.handle.peer.tags.delete(TAG);
+  assert.deepEqual(f.sent.at(-1), [9, TAG, { ':presence': 'end' }, null]);
+  a.presence.track(f.handle.peer, TAG, 'me', {}); // its own presence stays tracked
+  a.presence.track(p.handle.peer, TAG, 'ada', {});
+  await a.presence.flush();
+  assert.deepEqual(presenceFrames(f).map((x) => x[2][':presence']), ['sync', 'end']);
+  assert.deepEqual(Object.keys(a.presence.list(TAG)), ['me', 'ada']);
+  // Holding the tag again, a new follow gets a new snapshot.
+  f.handle.peer.tags.add(TAG);
+  follow(f, 3);
+  await settle(clock);
+  assert.deepEqual(presenceFrames(f).map((x) => x[2][':presence']), ['sync', 'end', 'sync']);
+  await a.close();
+});
+
+/** A memoryPresence whose apply() calls are counted. */
+function countingStore(): { store: PresenceStore; applies: PresenceOp[][] } {
+  const inner = memoryPresence();
+  const applies: PresenceOp[][] = [];
+  const store: PresenceStore = {
+    ...inner,
+    apply(node, ops) {
+      applies.push([...ops]);
+      return inner.apply(node, ops);
+    },
+    beat: undefined,
+  };
+  return { store, applies };
+}
+
+test('one store.apply() and one encode per tag per batch, whatever the followers (WSM-PRS-004)', async () => {
+  using clock = fakeTime();
+  const diffs: string[] = [];
+  const codec = {
+    name: jsonCodec.name,
+    binary: false,
+    decode: jsonCodec.decode,
+    encode(frame: readonly unknown[]) {
+      const headers = frame[2] as Record<string, unknown> | null;
+      if (frame[0] === 9 && headers?.[':presence'] === 'diff') diffs.push(frame[1] as string);
+      return jsonCodec.encode(frame);
+    },
+  };
+  const { store, applies } = countingStore();
+  const a = acceptor({ codec, presence: { store } });
+  const followers = Array.from({ length: 20 }, () => raw(a, [TAG, 'room:2']));
+  for (const f of followers) {
+    follow(f, 1);
+    follow(f, 3, 'room:2');
+  }
+  await settle(clock);
+  const peers = Array.from({ length: 10 }, () => raw(a));
+  peers.forEach((p, i) => {
+    a.presence.track(p.handle.peer, TAG, `u${i}`, { i });
+    a.presence.track(p.handle.peer, 'room:2', `u${i}`, { i });
+  });
+  await clock.tickAsync(50);
+  assert.equal(applies.length, 1, 'one store call for the batch');
+  assert.equal(applies[0].length, 20);
+  assert.deepEqual(diffs.sort(), ['room:1', 'room:2'], 'one encode per tag');
+  for (const f of followers) {
+    assert.deepEqual(presenceFrames(f).map((x) => x[2][':presence']), [
+      'sync',
+      'sync',
+      'diff',
+      'diff',
+    ]);
+  }
+  await a.close();
+});
+
+test('a second follow of a followed tag sends no second snapshot (WSM-PRS-004)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  follow(f, 3);
+  await settle(clock);
+  follow(f, 5);
+  await settle(clock);
+  assert.deepEqual(f.sent.map((x) => x[0]), [9, 3, 3, 3]);
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test("close() turns this node's presences into orphans in grace and closes the store (WSM-PRS-001)", async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  const a = acceptor({ presence: { store, graceMs: 1000 } });
+  const b = acceptor({ presence: { store, graceMs: 1000 } });
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  await a.close();
+  assert.equal(clock.countTimers(), 0, 'no timer outlives close()');
+  const entries = (await store.load()).entries;
+  assert.equal(entries.length, 1);
+  assert.equal(entries[0].node, '');
+  assert.ok(entries[0].untilMs > Date.now());
+  // A redial to the other node within the grace adopts it.
+  const q = raw(b);
+  b.presence.track(q.handle.peer, TAG, 'ada', { tab: 1 });
+  await b.presence.flush();
+  assert.equal((await store.load()).entries[0].ref, entries[0].ref);
+  await b.close();
+});
