@@ -52,3 +52,4 @@ export * from './lib/dialer/recovery.ts';
 export * from './lib/dialer/wait_while_reconnecting.ts';
 export * from './lib/dialer/online_hints.ts';
 export { type EventHandler, on } from './lib/dialer/events.ts';
+export { presence } from './lib/dialer/presence.ts';

@@ -27,6 +27,11 @@ const FEATURES: readonly { name: string; text: string; addsAtMost: number }[] = 
   { name: 'recovery', text: 'create recovery', addsAtMost: 650 },
   { name: 'waitWhileReconnecting', text: 'requests already wait for it', addsAtMost: 650 },
   { name: 'onlineHints', text: '"offline"', addsAtMost: 200 },
+  {
+    name: 'presence',
+    text: 'The presence follower stopped before its first snapshot',
+    addsAtMost: 1_800,
+  },
 ];
 
 const onDenoOnly = {

@@ -55,6 +55,14 @@ test("events are typed by Api[':events'] on both sides: names, payloads and the 
   assert.equal(status, 0, output);
 });
 
+test("presence() types its metas by Api[':presence'] in every callback and in its state (WSM-PRS-002)", () => {
+  const { status, output } = denoCheck(
+    'tests/types/presence_ok.ts',
+    'tests/types/presence_fail.ts',
+  );
+  assert.equal(status, 0, output);
+});
+
 for (
   const [name, rules, rule] of [
     ['routes', 'the route types', 'WSM-APP-003'],
@@ -67,6 +75,7 @@ for (
     ],
     ['tracked', 'the types of tracked messages', 'WSM-API-005'],
     ['events', 'the types of events', 'WSM-API-001'],
+    ['presence', 'the types of a presence follower', 'WSM-PRS-002'],
   ] as const
 ) {
   test(`${rules} refuse every wrong use once its @ts-expect-error is removed (${rule})`, () => {

@@ -7,7 +7,8 @@
  * states, establishment and loss, the redial wait, and closing for good. The features an
  * application imports by name reach it only through their option values
  * (`lib/dialer/_features.ts`: recovery, waiting while reconnecting, online hints) or the hook of
- * `lib/dialer/_extensions.ts` (standing subscriptions), so it imports none of them.
+ * `lib/dialer/_extensions.ts` (standing subscriptions, typed events, presence), so it imports none
+ * of them.
  * User callbacks go through `lib/util/contain.ts`. {@linkcode connectOver} is how `connect()`, and a
  * test with a transport of its own, start one. Internal.
  *
@@ -153,14 +154,18 @@ class DialerConnection implements Connection {
       }
     };
     const recovery = this.#recovery = this.#o.recovery?.(deliver, this.#report);
+    const receive = recovery === undefined
+      ? receiveAsIs(deliver)
+      : (message: PublishMessage) => recovery.receive(message);
     this.#linkHost = {
       codec: this.#o.codec,
       limits: () => this.#limits,
       now,
       onStream,
-      publish: recovery === undefined
-        ? receiveAsIs(deliver)
-        : (message) => recovery.receive(message),
+      // A feature's own frames (presence's) are taken before recovery strips reserved headers.
+      publish: (message) => {
+        if (!runStep(extensions, 'arrived', this.#report, message)) receive(message);
+      },
       report: this.#report,
       lost: (link, info) => this.#lost(link, info),
     };

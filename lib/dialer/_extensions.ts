@@ -23,6 +23,12 @@ export interface Extension {
    */
   established?(): void;
   /**
+   * A PUBLISH as it arrived, before recovery or anything else reads it or strips its reserved
+   * headers: returns true when the feature consumed it (a frame of its own, such as presence's),
+   * and nothing else sees it then.
+   */
+  arrived?(message: PublishMessage): boolean;
+  /**
    * A broadcast for the application (already past recovery's at-most-once check), before
    * `onPublish`: returns true when the feature delivered it, and `onPublish` is then not called.
    */
@@ -72,7 +78,8 @@ export function hostOf(connection: unknown, what: string): ExtensionHost {
 
 /**
  * Runs `step` of each extension in `list`, in order, each contained by `report`, and stops at the
- * first that returns true (a `publish` step that delivered its message).
+ * first that returns true (an `arrived` step that consumed its message, a `publish` step that
+ * delivered it).
  *
  * @returns True when one returned true.
  */

@@ -345,6 +345,66 @@ export interface Subscription {
   unsubscribe(): void;
 }
 
+/**
+ * A tag's presence as a follower holds it: per key (who is present), the metas of its presences
+ * (one per tab or device), in the order they joined. Frozen; a new object after each change.
+ */
+export type PresenceState<Meta = unknown> = Readonly<Record<string, readonly Meta[]>>;
+
+/**
+ * Options of {@linkcode presence}. The callbacks are contained like every callback: what one
+ * throws or rejects with goes to the connection's `onError`. Within one change, every `onLeave`
+ * comes before every `onJoin`, keys in the order the acceptor sent them; `current` is the key's
+ * metas once the whole change is applied.
+ */
+export interface PresenceFollowOptions<Meta = unknown> {
+  /**
+   * Called with the whole state at every snapshot: the first (the follower's only callback for
+   * it), and each later one (after a redial), after the `onLeave`/`onJoin` of what changed since
+   * the state held.
+   */
+  onSync?: (state: PresenceState<Meta>) => unknown;
+  /** Called when presences of `key` join: their metas, and the key's metas now. */
+  onJoin?: (key: string, joined: Meta[], current: Meta[]) => unknown;
+  /** Called when presences of `key` leave: their metas, and the key's metas now (maybe none). */
+  onLeave?: (key: string, left: Meta[], current: Meta[]) => unknown;
+  /**
+   * Called when the acceptor refuses the follow (it does not hold the tag for this connection,
+   * or it keeps no presence); the follower then stops, and `ready` rejects if it had not settled.
+   */
+  onRefused?: (error: StreamResetError) => unknown;
+  /** Aborting it stops the follower, as `stop()` does. */
+  signal?: AbortSignal;
+}
+
+/** A tag's presence followed by {@linkcode presence}. */
+export interface PresenceFollower<Meta = unknown> {
+  /** The tag followed. */
+  readonly tag: string;
+  /**
+   * The state as the last snapshot and the diffs since made it: empty before the first snapshot
+   * and once stopped; kept, and reconciled at the next snapshot, while the connection redials.
+   */
+  readonly state: PresenceState<Meta>;
+  /**
+   * True while the state is live: a snapshot arrived on the current connection and the acceptor
+   * still sends the changes. False before it, while the connection redials, after the acceptor
+   * stopped the follow (the connection lost the tag), and once stopped.
+   */
+  readonly synced: boolean;
+  /**
+   * Resolves at the first snapshot; rejects with the `StreamResetError` of a refusal, or with
+   * `ClosedError` when `stop()`, the signal or the connection's close for good comes first.
+   * Marked handled: leaving it unobserved never causes an unhandled rejection.
+   */
+  readonly ready: Promise<void>;
+  /**
+   * Stops following: no callback runs after it, the state is forgotten, and the acceptor is told
+   * (when no other follower of the tag remains on the connection and it is open). Idempotent.
+   */
+  stop(): void;
+}
+
 /** Options of {@linkcode recovery}. */
 export interface DialerRecoveryOptions {
   /**

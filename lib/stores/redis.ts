@@ -54,43 +54,22 @@ import {
   isBackplaneMessage,
 } from '../broadcast/backplane.ts';
 import { describe } from '../util/describe.ts';
-import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
+import {
+  fromBase64,
+  messageOf,
+  type RedisClientEvent,
+  type RedisEventSource,
+  type RedisSubscriber,
+  toBase64,
+} from './_redis_shared.ts';
+
+export type { RedisClientEvent, RedisEventSource, RedisSubscriber } from './_redis_shared.ts';
 import { ClosedError } from '../errors.ts';
-
-/** The client events the backplane listens to. */
-export type RedisClientEvent = 'ready' | 'error' | 'end' | 'reconnecting';
-
-/** What the backplane needs of any Redis client: readiness and its connection events. */
-export interface RedisEventSource {
-  /**
-   * Optional. True while the client is connected and can run commands (node-redis has it).
-   * Absent: the backplane follows the `ready`, `end` and `reconnecting` events instead.
-   */
-  readonly isReady?: boolean;
-  /** Adds an event listener (node-redis clients are `EventEmitter`s). */
-  on(event: RedisClientEvent, listener: (error?: unknown) => void): unknown;
-  /** Optional. Removes an event listener; `close()` uses it. */
-  off?(event: RedisClientEvent, listener: (error?: unknown) => void): unknown;
-}
 
 /** The publishing client: node-redis's `publish(channel, message)`. */
 export interface RedisPublisher extends RedisEventSource {
   /** Publishes `message` on `channel`; resolves with the number of receivers. */
   publish(channel: string, message: string): Promise<unknown>;
-}
-
-/** The subscribing client: node-redis's `subscribe` and `unsubscribe` with a listener. */
-export interface RedisSubscriber extends RedisEventSource {
-  /** Subscribes `listener` to `channel`; resolves once Redis confirmed. */
-  subscribe(
-    channel: string,
-    listener: (message: string, channel: string) => void,
-  ): Promise<unknown>;
-  /** Removes `listener` from `channel` (and unsubscribes when it was the last). */
-  unsubscribe(
-    channel: string,
-    listener: (message: string, channel: string) => void,
-  ): Promise<unknown>;
 }
 
 /** Options of {@linkcode redisBackplane}. */
@@ -479,3 +458,4 @@ export {
   type RedisHistoryRange,
   type RedisScriptClient,
 } from './redis_history.ts';
+export { type RedisPresence, redisPresence, type RedisPresenceOptions } from './redis_presence.ts';

@@ -27,7 +27,14 @@ import {
   seqOrigin,
 } from '../broadcast/store_kit.ts';
 import { MuxwsError, TimeoutError } from '../errors.ts';
-import { fromBase64, messageOf, toBase64 } from './_redis_shared.ts';
+import {
+  digestOf,
+  evalScript,
+  fromBase64,
+  isNoScript,
+  messageOf,
+  toBase64,
+} from './_redis_shared.ts';
 
 /**
  * What the history needs of a Redis client: node-redis's `eval(script, { keys, arguments })`
@@ -215,37 +222,6 @@ return reply
 const HEAD_SCRIPT = `${SCRIPT_HELPERS}
 return (headOf(KEYS[1], KEYS[2]))
 `;
-
-/** Each script's SHA1 in hex, as Redis names it, once computed. */
-const digests = new Map<string, string>();
-/** The scripts whose SHA1 is being computed, or could not be (no `crypto.subtle`). */
-const digesting = new Set<string>();
-
-/**
- * The SHA1 of `script` when it is known; otherwise starts computing it and returns `undefined`.
- * Never waits, so a call that has a digest is sent in the same turn as one that has none.
- */
-function digestOf(script: string): string | undefined {
-  const known = digests.get(script);
-  if (known !== undefined || digesting.has(script)) return known;
-  digesting.add(script);
-  try {
-    crypto.subtle.digest('SHA-1', new TextEncoder().encode(script)).then((buffer) => {
-      digests.set(
-        script,
-        Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join(''),
-      );
-    }, () => {});
-  } catch {
-    // No Web Crypto here: the script always goes as EVAL.
-  }
-  return undefined;
-}
-
-/** Whether Redis refused an `EVALSHA` because it does not hold the script. */
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
 
 /** One append, from its call until it settles. */
 interface Flight {
@@ -453,24 +429,9 @@ export function redisHistory(options: RedisHistoryOptions): RedisHistory {
       timer = setTimeout(() => reject(timedOut(cannot, tag)), commandTimeoutMs);
     });
     const options = { keys: keys(tag), arguments: args };
-    const call = async (): Promise<unknown> => {
-      const sha1 = loaded.has(script) ? digestOf(script) : undefined;
-      if (sha1 !== undefined && typeof client.evalSha === 'function') {
-        try {
-          return await client.evalSha(sha1, options);
-        } catch (error) {
-          // Redis lost the script (restarted, flushed, failed over) and ran nothing: sending
-          // the body runs it. A read may run in any order; appends go through their lane.
-          if (!isNoScript(error)) throw error;
-          loaded.delete(script);
-        }
-      }
-      const reply = await client.eval(script, options);
-      loaded.add(script);
-      digestOf(script);
-      return reply;
-    };
-    const answer = call().then((reply) => reply, (cause) => {
+    // A read may run in any order, so a NOSCRIPT simply sends the body; appends go through
+    // their lane.
+    const answer = evalScript(client, loaded, script, options).then((reply) => reply, (cause) => {
       throw failed(cannot, tag, messageOf(cause), cause);
     });
     return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));

@@ -1,0 +1,326 @@
+// redisPresence() against a real redis-server (tests/_redis.ts starts one per test on a loopback
+// port): the presence conformance suite with two nodes on two pairs of clients, then what is
+// Redis's own: the key layout, reaping by several nodes at once, a flushed Redis, one PUBLISH per
+// batch, a subscriber that reconnects, and the errors. Redis's clock (`TIME`) cannot be faked, so
+// the suite's `advance` waits for real: a few hundred milliseconds per heartbeat test.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createClient } from 'redis';
+import { type RedisPresence, redisPresence } from 'muxws/redis';
+import { MuxwsError } from 'muxws';
+import type { PresenceBatch, PresenceSink } from '../../lib/broadcast/presence.ts';
+import { presenceSuite } from '../_presence_suite.ts';
+import { type RedisServer, startRedis } from '../_redis.ts';
+import { waitFor, within } from '../_wait.ts';
+
+const WAIT_MS = 5000;
+
+async function connectClient(url: string) {
+  const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
+  client.on('error', () => {}); // the store reports failures through its calls and onError
+  await within(client.connect(), 5000, 'the Redis client to connect');
+  return client;
+}
+
+type Client = Awaited<ReturnType<typeof connectClient>>;
+
+function destroy(client: Client | undefined): void {
+  try {
+    client?.destroy();
+  } catch {
+    // already closed
+  }
+}
+
+/** One node's store on its own client and subscriber. */
+interface Node {
+  readonly store: RedisPresence;
+  readonly client: Client;
+  readonly subscriber: Client;
+  readonly errors: MuxwsError[];
+}
+
+/** A Redis and `count` nodes' stores on it; `close()` releases them all. */
+async function redisNodes(count: number): Promise<{
+  redis: RedisServer;
+  nodes: Node[];
+  admin: Client;
+  close(): Promise<void>;
+}> {
+  const redis = await startRedis();
+  const clients: Client[] = [];
+  const close = async () => {
+    clients.forEach(destroy);
+    await redis.stop();
+  };
+  try {
+    const admin = await connectClient(redis.url);
+    clients.push(admin);
+    const nodes: Node[] = [];
+    for (let i = 0; i < count; i++) {
+      const client = await connectClient(redis.url);
+      clients.push(client);
+      const subscriber = await connectClient(redis.url);
+      clients.push(subscriber);
+      const errors: MuxwsError[] = [];
+      const store = redisPresence({ client, subscriber, onError: (error) => errors.push(error) });
+      nodes.push({ store, client, subscriber, errors });
+    }
+    return { redis, nodes, admin, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+presenceSuite('redisPresence()', async () => {
+  const { nodes, admin, close } = await redisNodes(2);
+  return {
+    stores: [nodes[0].store, nodes[1].store] as const,
+    now: () => Date.now(),
+    advance: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+    async lose() {
+      await admin.flushAll();
+    },
+    close,
+  };
+}, { loses: true });
+
+function recorder(): PresenceSink & { batches: PresenceBatch[]; resyncs: number } {
+  const batches: PresenceBatch[] = [];
+  return {
+    batches,
+    resyncs: 0,
+    batch: (batch) => void batches.push(batch),
+    resync() {
+      this.resyncs++;
+    },
+  };
+}
+
+const track = (tag: string, key: string, ref: string, peer = 'p-' + ref) =>
+  ({ op: 'track', tag, key, ref, meta: '{}', peer }) as const;
+
+test(
+  'redisPresence() keeps its keys under one hash tag and publishes on <prefix>diffs (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { store } = nodes[0];
+    try {
+      assert.equal(store.prefix, '{muxws:presence}:');
+      assert.equal(store.channel, '{muxws:presence}:diffs');
+      const sink = recorder();
+      await store.open('n1', sink);
+      await store.apply('n1', [
+        track('room:1', 'ada', 'r1'),
+        { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: Date.now() + 60_000 },
+      ]);
+      const keys = (await admin.keys('*')).sort();
+      assert.deepEqual(keys, [
+        '{muxws:presence}:epoch',
+        '{muxws:presence}:g',
+        '{muxws:presence}:gz',
+        '{muxws:presence}:nodes',
+        '{muxws:presence}:o:n1',
+        '{muxws:presence}:t:room:1',
+        '{muxws:presence}:tags',
+        '{muxws:presence}:v',
+      ]);
+      const row = JSON.parse((await admin.hGet('{muxws:presence}:t:room:1', 'r1'))!);
+      assert.deepEqual({ ...row, g: row.g > 0 }, {
+        k: 'ada',
+        m: '{}',
+        n: 'n1',
+        p: 'p-r1',
+        g: true,
+      });
+      assert.deepEqual(await admin.hGetAll('{muxws:presence}:g'), { '6:room:1ada': '["r1"]' });
+      await waitFor(() => sink.batches.length === 1, WAIT_MS, 'the batch');
+      // The version starts at Redis's clock times 1024, so a lost data set shows as a gap.
+      const version = Number(await admin.get('{muxws:presence}:v'));
+      assert.equal(sink.batches[0].version, version);
+      assert.ok(version > (Date.now() - 60_000) * 1024, `version ${version}`);
+      await store.close('n1');
+      assert.equal(await admin.zScore('{muxws:presence}:nodes', 'n1'), 0);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() two nodes reaping one dead node publish its leaves once (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(3);
+    const [a, b, c] = nodes.map((node) => node.store);
+    const raw = admin.duplicate();
+    raw.on('error', () => {});
+    await raw.connect();
+    const messages: string[] = [];
+    try {
+      await raw.subscribe('{muxws:presence}:diffs', (message) => void messages.push(message));
+      await a.open('a', recorder());
+      await b.open('b', recorder());
+      await c.open('c', recorder());
+      await c.apply('c', [track('room', 'cy', 'c1'), track('room', 'dee', 'c2')]);
+      await waitFor(() => messages.length === 1, WAIT_MS, 'the join');
+      const deadAfterMs = 300;
+      await new Promise((resolve) => setTimeout(resolve, deadAfterMs + 50));
+      // Every node but c beats at once, several times: c is reaped by exactly one script.
+      for (let round = 0; round < 3; round++) {
+        await Promise.all([
+          a.beat('a', deadAfterMs, () => []),
+          b.beat('b', deadAfterMs, () => []),
+        ]);
+      }
+      await a.apply('a', [track('sentinel', 'x', 's1')]);
+      await waitFor(() => messages.length === 3, WAIT_MS, 'the leaves and the sentinel');
+      const leaves = JSON.parse(messages[1]);
+      assert.deepEqual(leaves.c, { room: { j: {}, l: { cy: ['c1'], dee: ['c2'] } } });
+      assert.equal(JSON.parse(messages[2]).c.sentinel.j.x.s1, '{}');
+      assert.equal(await admin.zScore('{muxws:presence}:nodes', 'c'), null);
+    } finally {
+      raw.destroy();
+      await close();
+    }
+  },
+);
+
+test(
+  "redisPresence() a beat after FLUSHALL restores the node's own entries and the others resync (WSM-PRS-003)",
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(2);
+    const [a, b] = nodes.map((node) => node.store);
+    const [atA, atB] = [recorder(), recorder()];
+    try {
+      await a.open('a', atA);
+      await b.open('b', atB);
+      const ownA = [track('room', 'ada', 'r1')];
+      await a.apply('a', ownA);
+      await b.apply('b', [track('room', 'bob', 'r2')]);
+      await waitFor(() => atB.batches.length === 2, WAIT_MS, 'both joins');
+      await admin.flushAll();
+      await a.beat('a', 6000, () => ownA);
+      assert.equal(atA.resyncs, 1, 'the node that found the data lost reloads');
+      await a.load(); // as the acceptor's resync does
+      // b hears a's restore as a skipped version (the version restarted from the clock) or
+      // at its own beat, which finds the epoch changed: it reloads either way.
+      await b.beat('b', 6000, () => []);
+      await waitFor(() => atB.resyncs >= 1, WAIT_MS, 'b to reload');
+      const snapshot = await b.load();
+      assert.deepEqual(snapshot.entries.map((entry) => entry.ref), ['r1']);
+      // After the reloads, batches flow in order again on both nodes.
+      const [fromA, fromB] = [atA.batches.length, atB.batches.length];
+      await a.apply('a', [track('room', 'cy', 'r3')]);
+      await waitFor(
+        () => atA.batches.length > fromA && atB.batches.length > fromB,
+        WAIT_MS,
+        'the next batch on both nodes',
+      );
+      assert.equal(atB.batches.at(-1)!.version, snapshot.version + 1);
+      assert.equal(atA.batches.at(-1)!.version, snapshot.version + 1);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() sends one PUBLISH per apply() that changes something, none otherwise (WSM-PRS-004)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { store } = nodes[0];
+    const publishes = async () => {
+      const match = /cmdstat_publish:calls=(\d+)/.exec(await admin.info('commandstats'));
+      return match ? Number(match[1]) : 0;
+    };
+    try {
+      await store.open('n1', recorder());
+      const before = await publishes();
+      for (let i = 0; i < 5; i++) {
+        await store.apply('n1', [
+          track('room', `user${i}`, `r${i}a`),
+          track('room', `user${i}`, `r${i}b`),
+          track('hall', `user${i}`, `r${i}c`),
+        ]);
+      }
+      await store.apply('n1', [{ op: 'leave', tag: 'room', ref: 'nobody' }]);
+      await store.apply('n1', [track('room', 'user0', 'r0a')]); // same meta: no change
+      assert.equal(await publishes() - before, 5);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() a subscriber that reconnects resyncs the node, then delivers in order (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { store, errors } = nodes[0];
+    const sink = recorder();
+    try {
+      await store.open('n1', sink);
+      await admin.sendCommand(['CLIENT', 'KILL', 'TYPE', 'pubsub']);
+      await waitFor(() => sink.resyncs === 1, WAIT_MS, 'the resync');
+      assert.ok(errors.some((error) => /lost its connection/.test(error.message)));
+      const snapshot = await store.load();
+      await store.apply('n1', [track('room', 'ada', 'r1')]);
+      await waitFor(() => sink.batches.length === 1, WAIT_MS, 'the batch after the resync');
+      assert.equal(sink.batches[0].version, snapshot.version + 1);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test('redisPresence() rejects bad options with a TypeError naming what it expected', () => {
+  const subscriber = { subscribe() {}, unsubscribe() {}, on() {} };
+  const client = { eval() {} };
+  const make = (options: unknown) => () =>
+    redisPresence(options as Parameters<typeof redisPresence>[0]);
+  assert.throws(make(null), /"options" must be an object: current value is null/);
+  assert.throws(
+    make({ subscriber }),
+    /"client" must be a Redis client: current value is undefined/,
+  );
+  assert.throws(make({ client: {}, subscriber }), /"client" must have a eval\(\) method/);
+  assert.throws(
+    make({ client, subscriber: { on() {} } }),
+    /"subscriber" must have a subscribe\(\)/,
+  );
+  assert.throws(make({ client, subscriber, prefix: '' }), /"prefix" must be a non-empty string/);
+  assert.throws(
+    make({ client, subscriber, commandTimeoutMs: 0 }),
+    (error: unknown) =>
+      error instanceof RangeError && /positive integer: current value is 0/.test(error.message),
+  );
+  assert.throws(make({ client, subscriber, onError: 1 }), /"onError" must be a function/);
+});
+
+test('redisPresence() rejects, never throws, when the client is not connected or an op is bad', async () => {
+  const subscriber = {
+    subscribe: () => Promise.resolve(),
+    unsubscribe: () => Promise.resolve(),
+    on() {},
+  };
+  const client = { isReady: false, eval: () => Promise.resolve(0) };
+  const store = redisPresence({ client, subscriber });
+  await assert.rejects(
+    store.load(),
+    (error: unknown) =>
+      error instanceof MuxwsError &&
+      /Cannot load the presences in Redis: the client is not connected/.test(error.message),
+  );
+  await assert.rejects(
+    store.apply('n1', [{ op: 'track', tag: 'room', key: 'ada', ref: 'r1', meta: 1 } as never]),
+    /ops\[0\] must be a track with string tag, key, ref, meta and peer/,
+  );
+  await assert.rejects(store.apply('', []), /the node must be a non-empty string/);
+  await assert.rejects(store.beat('n1', 0, () => []), /"deadAfterMs" must be a positive integer/);
+});
