@@ -32,6 +32,7 @@ export const TABLES = [
   { key: 'open', entry: 'mod.ts', name: 'OpenOptions' },
   { key: 'subscribe', entry: 'mod.ts', name: 'SubscribeOptions' },
   { key: 'dedupe', entry: 'mod.ts', name: 'DedupeOptions' },
+  { key: 'presence-follow', entry: 'mod.ts', name: 'PresenceFollowOptions' },
   { key: 'dialer-recovery', entry: 'mod.ts', name: 'DialerRecoveryOptions' },
   { key: 'wait-while-reconnecting', entry: 'mod.ts', name: 'WaitWhileReconnectingOptions' },
   { key: 'acceptor', entry: 'lib/acceptor/acceptor.ts', name: 'AcceptorOptions' },

@@ -80,9 +80,11 @@ export interface CheckedPresenceOptions {
  *
  * @throws {TypeError} For a callback that is not a function, a `requireHello` that is not a
  * boolean or is `true` without `onHello`, a backplane without `publish()` and `subscribe()`, or
- * an empty or non-string `nodeId`.
- * @throws {RangeError} When `idleTimeoutMs` is not `false` or a finite number of at least 0, or
- * `helloTimeoutMs` is not a finite number above 0.
+ * an empty or non-string `nodeId`, a `presence` that is not an object or whose `store` lacks
+ * `open()`, `apply()`, `load()` or `close()`.
+ * @throws {RangeError} When `idleTimeoutMs` is not `false` or a finite number of at least 0,
+ * `helloTimeoutMs` or `presence.nodeTimeoutMs` is not a finite number above 0, or
+ * `presence.graceMs` or `presence.batchMs` is not a finite number of at least 0.
  */
 export function checkAcceptorOptions(options: AcceptorOptions): CheckedAcceptorOptions {
   const what = 'Cannot create Acceptor';

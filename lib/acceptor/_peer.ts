@@ -636,7 +636,7 @@ export class PeerLink implements PeerSink, TagIndex, SessionOptions, Admission, 
     // A follow of a tag's presence is muxws's own: it never reaches the routes or `onStream`.
     return (stream) => {
       const headers = stream.headers;
-      if (headers !== null && headers[PRESENCE] !== undefined) {
+      if (headers !== null && headers[PRESENCE] !== undefined && !stream.isHello) {
         return presence.follow(this.peer, stream);
       }
       if (handler !== undefined) return handler(stream);

@@ -98,8 +98,13 @@ function metaText(meta: unknown): string {
   return text;
 }
 
+/** Why a follow is refused when the peer does not hold the tag. */
+function notHeld(tag: string): string {
+  return `Cannot follow the presence of ${JSON.stringify(tag)}: the peer does not hold the tag`;
+}
+
 /** The acceptor's presence: see the module's documentation. */
-export class Presence implements AcceptorPresence, PresenceFollows {
+export class Presence implements AcceptorPresence, PresenceFollows, HostedPresence {
   readonly #host: PresenceHost;
   readonly #options: CheckedPresenceOptions;
   readonly #store: PresenceStore;
@@ -117,11 +122,17 @@ export class Presence implements AcceptorPresence, PresenceFollows {
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #batchQueued = false;
   #beatTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A heartbeat is in flight: the next is armed when it ends. */
+  #beating = false;
   #opening: Promise<void> | undefined;
   /** The store calls of the batches, in order; never rejects. */
   #tail: Promise<void> = Promise.resolve();
   #started = false;
   #closed = false;
+  /** Graces arm no timer: the store ends them (see {@linkcode HostedPresence}). */
+  #graceInStore = false;
+  /** Whether {@linkcode Presence.resume} ran. */
+  #resumed = false;
 
   constructor(host: PresenceHost, options: CheckedPresenceOptions) {
     this.#host = host;
@@ -134,7 +145,7 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       moved: (moves) => {
         for (const move of moves) this.#moved(move);
       },
-      reloaded: (snapshot) => this.#reloaded(snapshot),
+      loaded: (snapshot, again) => again ? this.#reloaded(snapshot) : this.#restored(snapshot),
     });
   }
 
@@ -155,8 +166,7 @@ export class Presence implements AcceptorPresence, PresenceFollows {
     if (live === undefined || this.#closed) return;
     this.#start();
     const id = live.id;
-    let tags = this.#byPeer.get(id);
-    const was = tags?.get(tag);
+    const was = this.#byPeer.get(id)?.get(tag);
     if (was !== undefined && was.key === key) {
       if (was.meta === text) return;
       was.meta = text;
@@ -164,7 +174,7 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       return;
     }
     if (was !== undefined) this.#leave(was);
-    const own: Own = {
+    this.#add(live, {
       tag,
       key,
       ref: newRef(),
@@ -172,12 +182,7 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       peerId: id,
       untilMs: 0,
       timer: undefined,
-    };
-    if (!tags) this.#byPeer.set(id, tags = new Map());
-    tags.set(tag, own);
-    this.#byRef.set(own.ref, own);
-    this.#live.add(live);
-    this.#push({ op: 'track', tag, key, ref: own.ref, meta: text, peer: id });
+    });
   }
 
   untrack(peer: Peer, tag: string): void {
@@ -240,11 +245,7 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       return undefined;
     }
     if (this.#closed || peer.admission.barred || !peer.tags.has(tag)) {
-      control.fail(
-        stream,
-        ResetCode.Refused,
-        `Cannot follow the presence of ${JSON.stringify(tag)}: the peer does not hold the tag`,
-      );
+      control.fail(stream, ResetCode.Refused, notHeld(tag));
       return undefined;
     }
     if (this.#replica.follows(peer, tag)) return undefined;
@@ -255,7 +256,9 @@ export class Presence implements AcceptorPresence, PresenceFollows {
     }
     return this.ready().then(
       () => {
-        if (peer.tags.has(tag)) this.#replica.follow(peer, tag);
+        // The tag may have gone while the store opened: a follow without a snapshot is none.
+        if (!peer.tags.has(tag)) throw new StreamError(ResetCode.Refused, notHeld(tag));
+        this.#replica.follow(peer, tag);
       },
       () => {
         throw new StreamError(ResetCode.Internal, 'The presence store could not be opened');
@@ -279,6 +282,11 @@ export class Presence implements AcceptorPresence, PresenceFollows {
     for (const own of tags.values()) {
       if (graceMs === 0) {
         this.#leave(own);
+        continue;
+      }
+      if (this.#graceInStore) {
+        this.#forget(own);
+        this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs });
         continue;
       }
       own.untilMs = untilMs;
@@ -318,6 +326,60 @@ export class Presence implements AcceptorPresence, PresenceFollows {
     this.#replica.close();
   }
 
+  /** The store. */
+  get store(): PresenceStore {
+    return this.#store;
+  }
+
+  graceInStore(): void {
+    this.#graceInStore = true;
+  }
+
+  following(peer: Peer): string[] {
+    return this.#replica.followed(peer as PeerImpl);
+  }
+
+  async resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void> {
+    if (this.#closed) return;
+    await this.ready();
+    const snapshot = await this.#store.load();
+    if (this.#closed) return;
+    const node = this.#nodeId;
+    const here = new Map<string, PeerImpl>();
+    for (const peer of peers.keys()) {
+      const impl = peer as PeerImpl;
+      if (this.#host.peers.has(impl) && !impl.isClosed) here.set(peer.id, impl);
+    }
+    // The first time, the entries whose peer is no longer anywhere here go into grace.
+    const gone = this.#resumed ? undefined : new Set<string>();
+    this.#resumed = true;
+    if (gone) { for (const entry of snapshot.entries) gone.add(entry.peer); }
+    if (gone) { for (const peer of this.#host.peers) gone.delete(peer.id); }
+    const graceMs = this.#options.graceMs;
+    const untilMs = Date.now() + graceMs;
+    for (const entry of snapshot.entries) {
+      const { tag, key, ref, meta, peer: peerId } = entry;
+      if (entry.node !== node || entry.untilMs !== 0 || this.#byRef.has(ref)) continue;
+      const peer = here.get(peerId);
+      let tags = this.#byPeer.get(peerId);
+      if (peer !== undefined && !tags?.has(tag)) {
+        const own: Own = { tag, key, ref, meta, peerId, untilMs: 0, timer: undefined };
+        if (!tags) this.#byPeer.set(peerId, tags = new Map());
+        tags.set(tag, own);
+        this.#byRef.set(ref, own);
+        this.#live.add(peer);
+      } else if (gone?.has(peerId)) {
+        // Its peer did not come back: it leaves after a grace from now, as if it had just closed.
+        this.#push(graceMs === 0 ? { op: 'leave', tag, ref } : { op: 'grace', tag, ref, untilMs });
+      }
+    }
+    for (const [peer, tags] of peers) {
+      const impl = here.get(peer.id);
+      if (impl === undefined) continue;
+      for (const tag of tags) if (impl.tags.has(tag)) this.#replica.follow(impl, tag, false);
+    }
+  }
+
   /** A live peer of this acceptor, `undefined` for a closed one. @throws {TypeError} Else. */
   #livePeer(peer: Peer, action: string): PeerImpl | undefined {
     const impl = peer as PeerImpl;
@@ -330,8 +392,22 @@ export class Presence implements AcceptorPresence, PresenceFollows {
   #start(): void {
     if (this.#started) return;
     this.#started = true;
+    // A store opened earlier (by ready() or flush()) may have counted this node dead since.
+    const opened = this.#replica.loaded;
     this.ready().catch((error) => this.#host.report(error));
-    this.#armBeat();
+    if (opened && this.#beats) this.#beat();
+    else this.#armBeat();
+  }
+
+  /** Adds `own`, a presence of `peer`, to this node's table and sends its track. */
+  #add(peer: PeerImpl, own: Own): void {
+    const { tag, key, ref, meta, peerId } = own;
+    let tags = this.#byPeer.get(peerId);
+    if (!tags) this.#byPeer.set(peerId, tags = new Map());
+    tags.set(tag, own);
+    this.#byRef.set(ref, own);
+    this.#live.add(peer);
+    this.#push({ op: 'track', tag, key, ref, meta, peer: peerId });
   }
 
   /** Removes `own` now and sends its leave. */
@@ -373,6 +449,24 @@ export class Presence implements AcceptorPresence, PresenceFollows {
     // The peer closed since: the grace sent for its fresh ref found nothing to mark.
     if (own.untilMs !== 0) {
       this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs: own.untilMs });
+    }
+  }
+
+  /**
+   * The first load: an entry whose peer is a live peer of this acceptor (a peer restored after a
+   * Durable Object woke, with its id) is this node's again, so its close puts it in grace.
+   */
+  #restored(snapshot: PresenceSnapshot): void {
+    if (snapshot.entries.length === 0 || this.#host.peers.size === 0 || this.#closed) return;
+    const live = new Map<string, PeerImpl>();
+    for (const peer of this.#host.peers) if (!peer.isClosed) live.set(peer.id, peer);
+    for (const { tag, key, ref, meta, peer: peerId } of snapshot.entries) {
+      const peer = live.get(peerId);
+      if (peer === undefined || this.#byRef.has(ref) || this.#byPeer.get(peerId)?.has(tag)) {
+        continue;
+      }
+      this.#start();
+      this.#add(peer, { tag, key, ref, meta, peerId, untilMs: 0, timer: undefined });
     }
   }
 
@@ -423,19 +517,27 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       .catch((error) => this.#host.report(error));
   }
 
+  /** Arms the next heartbeat, `nodeTimeoutMs / 5` after the last one ended. */
   #armBeat(): void {
-    if (!this.#beats || this.#closed || this.#beatTimer !== undefined) return;
-    const timeoutMs = this.#options.nodeTimeoutMs;
+    if (!this.#beats || this.#closed || this.#beatTimer !== undefined || this.#beating) return;
     this.#beatTimer = setTimeout(() => {
-      const node = this.#nodeId;
-      this.ready()
-        .then(() => this.#store.beat!(node, timeoutMs * 3 / 5, () => this.#own()))
-        .catch((error) => this.#host.report(error))
-        .finally(() => {
-          this.#beatTimer = undefined;
-          this.#armBeat();
-        });
-    }, timeoutMs / 5);
+      this.#beatTimer = undefined;
+      this.#beat();
+    }, this.#options.nodeTimeoutMs / 5);
+  }
+
+  /** One heartbeat: alive now, dead after 3/5 of `nodeTimeoutMs`; this node's table on demand. */
+  #beat(): void {
+    this.#beating = true;
+    const node = this.#nodeId;
+    const deadAfterMs = this.#options.nodeTimeoutMs * 3 / 5;
+    this.ready()
+      .then(() => this.#store.beat!(node, deadAfterMs, () => this.#own()))
+      .catch((error) => this.#host.report(error))
+      .finally(() => {
+        this.#beating = false;
+        this.#armBeat();
+      });
   }
 
   /** This node's table as ops that put it back: each presence, and its grace. */
@@ -459,4 +561,33 @@ export class Presence implements AcceptorPresence, PresenceFollows {
       own.timer = undefined;
     }
   }
+}
+
+/**
+ * What an adapter whose peers outlive the process uses of the presence (a Durable Object, whose
+ * peers are restored from their sockets when it wakes, with `durableObjectPresence()`).
+ */
+export interface HostedPresence {
+  /** The store the presence runs on. */
+  readonly store: PresenceStore;
+  /**
+   * From now on a closed peer's presences go into grace with no timer: the store ends the grace
+   * (the object's alarm), so nothing keeps the process awake meanwhile.
+   */
+  graceInStore(): void;
+  /** The tags `peer` follows, for the adapter to keep with the peer. */
+  following(peer: Peer): string[];
+  /**
+   * After a restart with `peers` restored (each with the tags it followed): opens and loads the
+   * store, takes back the presences of this node's entries whose peer is among them, puts in
+   * grace from now those whose peer is no longer here (the first time only), and lets each peer
+   * follow its tags again with no new snapshot, as it holds the state already. Rejects when the
+   * store cannot be opened or loaded.
+   */
+  resume(peers: ReadonlyMap<Peer, readonly string[]>): Promise<void>;
+}
+
+/** The {@linkcode HostedPresence} of an acceptor's `presence`. */
+export function hostedPresence(presence: AcceptorPresence): HostedPresence | undefined {
+  return presence instanceof Presence ? presence : undefined;
 }

@@ -50,8 +50,11 @@ export interface ReplicaHost {
   report(error: unknown, peer?: Peer): void;
   /** A batch moved entries to new owners (adoptions in grace). */
   moved(moves: readonly PresenceMove[]): void;
-  /** A reload showed the whole table (the moves of a skipped batch are in it). */
-  reloaded(snapshot: PresenceSnapshot): void;
+  /**
+   * The table was loaded: at the open (`again` false), or again after a skipped batch (whose
+   * moves are in it).
+   */
+  loaded(snapshot: PresenceSnapshot, again: boolean): void;
 }
 
 /** One encoded presence frame, with its UTF-8 bytes for `ws` sockets once asked for. */
@@ -177,8 +180,17 @@ export class PresenceReplica {
     return this.#followed.get(peer)?.has(tag) === true;
   }
 
-  /** `peer` follows `tag` from now on: it is sent the tag's snapshot, then its diffs. */
-  follow(peer: PeerImpl, tag: string): void {
+  /** The tags `peer` follows. */
+  followed(peer: PeerImpl): string[] {
+    const tags = this.#followed.get(peer);
+    return tags ? [...tags] : [];
+  }
+
+  /**
+   * `peer` follows `tag` from now on: it is sent the tag's snapshot (unless `sync` is false: it
+   * holds the state already, as a peer restored after a restart does), then its diffs.
+   */
+  follow(peer: PeerImpl, tag: string, sync = true): void {
     if (this.#closed || peer.isClosed) return;
     let tags = this.#followed.get(peer);
     if (tags?.has(tag)) return;
@@ -187,6 +199,7 @@ export class PresenceReplica {
     let followers = this.#followers.get(tag);
     if (!followers) this.#followers.set(tag, followers = new Set());
     followers.add(peer);
+    if (!sync) return;
     let frame = this.#synced.get(tag);
     if (frame === undefined) {
       const state = this.#tags.get(tag);
@@ -205,7 +218,10 @@ export class PresenceReplica {
     if (tags.size === 0) this.#followed.delete(peer);
     const followers = this.#followers.get(tag);
     followers?.delete(peer);
-    if (followers?.size === 0) this.#followers.delete(tag);
+    if (followers?.size === 0) {
+      this.#followers.delete(tag);
+      this.#synced.delete(tag);
+    }
     if (!end || peer.isClosed) return;
     const frame = this.#encode(tag, END, null);
     if (frame !== undefined) this.#send(peer, frame);
@@ -253,7 +269,7 @@ export class PresenceReplica {
     this.#loaded = true;
     const held = this.#held ?? [];
     this.#held = undefined;
-    if (again) this.#host.reloaded(snapshot);
+    this.#host.loaded(snapshot, again);
     for (const batch of held) this.batch(batch);
   }
 

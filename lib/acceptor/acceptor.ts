@@ -179,10 +179,10 @@ export class Acceptor<Api = ApiSpec, PeerData = Record<string, unknown>> {
    * Creates an acceptor, validating its options.
    *
    * @param options See {@linkcode AcceptorOptions}.
-   * @throws {TypeError} When `origins` is not `'*'`, a list of origins or a function, or a
-   * callback is not a function.
+   * @throws {TypeError} When `origins` is not `'*'`, a list of origins or a function, a
+   * callback is not a function, or `presence.store` lacks a method.
    * @throws {RangeError} When `idleTimeoutMs` is not a finite number of at least 0 (or `false`),
-   * or a limit is invalid.
+   * a limit is invalid, or a `presence` duration is negative (`nodeTimeoutMs`: 0).
    */
   constructor(options: AcceptorOptions<Api, PeerData> = {}) {
     // Inside, a peer is the untyped `Peer`: `Api` and `PeerData` type only what the caller sees.

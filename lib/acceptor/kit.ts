@@ -12,6 +12,8 @@
  * - {@linkcode malformedUpgrade}: the 400 answer to an upgrade the runtime could not complete.
  * - The native delivery of broadcasts: a sink whose socket has publish/subscribe topics offers a
  *   {@linkcode TopicSink} under {@linkcode TOPIC_SINK}.
+ * - {@linkcode hostedPresence}: the presence's hooks for an adapter whose peers outlive the
+ *   process (graces ended by the store, follows kept with each peer, a resume after a wake).
  *
  * Internal: no entry point re-exports it. Tags are checked with `isTag()` from the wire.
  *
@@ -26,3 +28,4 @@ export {
   type UpgradeHead,
 } from './_upgrade.ts';
 export { TOPIC_SINK, type TopicPublisher, type TopicSink } from './_topics.ts';
+export { type HostedPresence, hostedPresence } from './_presence.ts';

@@ -61,6 +61,11 @@ import type {
   PeerHello,
   PeerSink,
 } from '../acceptor/acceptor.ts';
+import { type HostedPresence, hostedPresence } from '../acceptor/kit.ts';
+import {
+  type DurableObjectPresence,
+  isDurableObjectPresence,
+} from '../stores/durable_object_presence.ts';
 import { reportTo } from '../util/contain.ts';
 import { acceptorMaySend, CloseCode } from '../wire/codes.ts';
 import { describe } from '../util/describe.ts';
@@ -72,6 +77,12 @@ export {
   durableObjectHistory,
   type DurableObjectStorageLike,
 } from '../stores/durable_object_history.ts';
+export {
+  type DurableObjectPresence,
+  durableObjectPresence,
+  type DurableObjectPresenceOptions,
+  type DurableObjectPresenceStorage,
+} from '../stores/durable_object_presence.ts';
 
 /**
  * The part of a Workers `WebSocket` the adapter uses (the runtime's `WebSocket`, including the
@@ -106,6 +117,11 @@ export interface DurableObjectStateLike {
   getWebSockets(tag?: string): WorkersWebSocket[];
   /** Sets (or, without a pair, clears) the request/response pair the runtime answers itself. */
   setWebSocketAutoResponse(pair?: unknown): void;
+  /**
+   * Runs `callback` while no other event is delivered to the object; used, when present, to load
+   * the presence store as the object wakes.
+   */
+  blockConcurrencyWhile?<T>(callback: () => Promise<T>): Promise<T>;
 }
 
 /** Options of {@linkcode DurableObjectAcceptor}. */
@@ -148,6 +164,8 @@ interface PeerAttachment {
   next?: number;
   /** The peer's accepted hello, once there is one. */
   hello?: PeerHello;
+  /** The tags whose presence the peer follows, when there are any. */
+  follows?: string[];
 }
 
 /** The Durable Object tag limits of the hibernation API. */
@@ -268,6 +286,14 @@ export async function upgrade(
  * stream id is saved with it, so streams an object opens to a dialer after waking keep rising
  * above the ids that dialer has seen.
  *
+ * Presence: with `presence: { store: durableObjectPresence(ctx.storage) }` on the acceptor,
+ * forward the object's `alarm()` to {@linkcode DurableObjectAcceptor.alarm}. A closed peer's
+ * presences then wait out their grace on the object's alarm rather than a timer, so the object
+ * can hibernate meanwhile; the tags each peer follows are saved in its attachment; and on a wake
+ * the constructor loads the store (inside `blockConcurrencyWhile`), takes back the restored
+ * peers' presences and follows (no new snapshot: their dialers hold the state), and puts in grace
+ * from then the presences whose peer did not come back.
+ *
  * @example Peers restored from their sockets' attachments after a wake
  * ```ts
  * import { Acceptor } from '@muxws/core/acceptor';
@@ -316,6 +342,13 @@ export class DurableObjectAcceptor {
   readonly #sockets = new WeakMap<Peer, WorkersWebSocket>();
   readonly #pendingSaves = new Set<WorkersWebSocket>();
   #restored = 0;
+  /** The acceptor's presence, when its store is `durableObjectPresence()`. */
+  readonly #presence: HostedPresence | undefined;
+  readonly #store: DurableObjectPresence | undefined;
+  /** The presence resumed after the wake (settles, never rejects). */
+  readonly #woken: Promise<void> = Promise.resolve();
+  /** While the constructor restores peers: each restored peer, with the tags it followed. */
+  #restoring: Map<Peer, string[]> | undefined;
 
   /**
    * Sets the PING auto-response and restores a peer for every socket `state` still holds.
@@ -350,7 +383,17 @@ export class DurableObjectAcceptor {
     this.#acceptor = acceptor;
     this.#onError = options.onError;
     if (options.autoResponse ?? true) this.#setAutoResponse();
+    const hosted = hostedPresence(acceptor.presence);
+    if (hosted !== undefined && isDurableObjectPresence(hosted.store)) {
+      // Graces end on the object's alarm, so a pending grace never keeps the object awake.
+      hosted.graceInStore();
+      this.#presence = hosted;
+      this.#store = hosted.store;
+    }
+    const restored = this.#restoring = new Map();
     for (const ws of state.getWebSockets()) this.#handle(ws);
+    this.#restoring = undefined;
+    if (this.#presence) this.#woken = this.#resume(restored, true);
   }
 
   /**
@@ -393,6 +436,21 @@ export class DurableObjectAcceptor {
     this.#bind(server, handle);
     this.#save(server, handle.peer);
     return switching(pair[0], check.protocol);
+  }
+
+  /**
+   * Forward the object's `alarm()` here (and return its promise): with `durableObjectPresence()`
+   * as the acceptor's presence store, the graces of closed peers' presences that are due end
+   * (followers see them leave) and the alarm is set for the next one. Without it, resolves at
+   * once.
+   *
+   * @returns Resolves once the due graces are ended and stored.
+   * @throws (as a rejection) What the storage threw; the runtime then retries the alarm.
+   */
+  async alarm(): Promise<void> {
+    if (this.#store === undefined) return;
+    await this.#woken;
+    await this.#store.expire();
   }
 
   /** Forward the object's `webSocketMessage(ws, message)` here. */
@@ -472,7 +530,24 @@ export class DurableObjectAcceptor {
     }
     this.#restored++;
     this.#bind(ws, handle);
+    if (this.#presence !== undefined) {
+      const follows = saved.follows ?? [];
+      if (this.#restoring) this.#restoring.set(handle.peer, follows);
+      else void this.#woken.then(() => this.#resume(new Map([[handle.peer, follows]]), false));
+    }
     return handle;
+  }
+
+  /**
+   * Takes back the presences of `peers` and their follows (see `HostedPresence.resume`): inside
+   * `blockConcurrencyWhile` at the wake, so no event runs before it.
+   */
+  #resume(peers: Map<Peer, string[]>, block: boolean): Promise<void> {
+    const run = () => this.#presence!.resume(peers).catch((error) => this.#report(error));
+    const state = this.#state;
+    return block && typeof state.blockConcurrencyWhile === 'function'
+      ? state.blockConcurrencyWhile(run)
+      : run();
   }
 
   #bind(ws: WorkersWebSocket, handle: AttachedPeer): void {
@@ -511,6 +586,8 @@ export class DurableObjectAcceptor {
       next: peer.nextStreamId,
     };
     if (peer.hello !== undefined) value.hello = peer.hello;
+    const follows = this.#presence?.following(peer);
+    if (follows !== undefined && follows.length > 0) value.follows = follows;
     try {
       ws.serializeAttachment(value);
     } catch (error) {
@@ -552,5 +629,7 @@ function isAttachment(value: unknown): value is PeerAttachment {
   return v.muxws === 1 && typeof v.id === 'string' && Array.isArray(v.tags) &&
     typeof v.data === 'object' && v.data !== null &&
     (v.next === undefined || (isStreamId(v.next) && v.next % 2 === 0)) &&
-    (v.hello === undefined || (typeof v.hello === 'object' && v.hello !== null));
+    (v.hello === undefined || (typeof v.hello === 'object' && v.hello !== null)) &&
+    (v.follows === undefined ||
+      (Array.isArray(v.follows) && v.follows.every((tag) => isTag(tag))));
 }

@@ -190,8 +190,10 @@ class Followed {
   add(connection: Stated, options: PresenceFollowOptions): Follower {
     const follower = new Follower(this, connection, options);
     this.followers.add(follower);
-    // A tag already synced gives a new follower its first snapshot from the state held.
-    if (this.synced) queueMicrotask(() => this.synced && follower.sync(this.view, true));
+    // A tag synced on the open connection gives a new follower its first snapshot from the
+    // state held; while the connection redials, the next snapshot is its first.
+    const live = () => this.synced && connection.state === 'open';
+    if (live()) queueMicrotask(() => live() && follower.sync(this.view, true));
     return follower;
   }
 
@@ -244,7 +246,10 @@ class Followed {
     let changes: PresenceChanges | undefined;
     if (this.#had) changes = applyPresenceDiff(this.entries, presenceDiff(this.entries, snapshot));
     else {
-      for (const key in snapshot) this.entries.set(key, new Map(Object.entries(snapshot[key])));
+      for (const key in snapshot) {
+        const refs = new Map(Object.entries(snapshot[key]));
+        if (refs.size > 0) this.entries.set(key, refs);
+      }
     }
     this.#had = this.synced = true;
     this.#view = undefined;

@@ -5,7 +5,8 @@
  * Every script takes the key prefix as `ARGV[1]` and one declared key, `<prefix>v` (so a cluster
  * client routes it to the prefix's slot; every other key shares the prefix's hash tag). Keys:
  *
- * - `<p>t:<tag>` HASH ref → `{"k":key,"m":metaJson,"n":node,"p":peer,"g":untilMs|0}`;
+ * - `<p>t:<tag>` HASH ref → `{"k":key,"m":metaJson,"n":node,"p":peer,"g":untilMs|0,"s":n}`, where
+ *   `s` numbers the entries in order of creation (`<p>n` counts them): adoption takes the oldest;
  * - `<p>tags` SET of the tags that have entries;
  * - `<p>g` HASH `<len(tag)>:<tag><key>` → JSON array of the refs of that key in grace;
  * - `<p>gz` ZSET `<len(tag)>:<tag><ref>` scored by the end of its grace;
@@ -87,15 +88,18 @@ local function delRow(tag, ref, row)
   if row.g ~= 0 then graceDel(tag, row.k, ref) end
   disown(row.n, tag, ref)
 end
--- The first entry of key in grace, as its ref.
+-- The oldest entry of key in grace (the first the table would find), as its ref.
 local function adoptable(tag, key)
   local raw = redis.call('HGET', P .. 'g', member(tag, key))
   if not raw then return nil end
+  local found, oldest = nil, nil
   for _, r in ipairs(cjson.decode(raw)) do
     local row = rowOf(tag, r)
-    if row and row.g ~= 0 and row.k == key then return r end
+    if row and row.g ~= 0 and row.k == key and (not oldest or row.s < oldest) then
+      found, oldest = r, row.s
+    end
   end
-  return nil
+  return found
 end
 -- One batch: the before-image of every ref it touched, in order, and the moves.
 local touched, order, moved = {}, {}, {}
@@ -179,7 +183,7 @@ for _, op in ipairs(cjson.decode(ARGV[3])) do
       if row.n ~= node then disown(row.n, tag, ref) end
       row.n, row.p, row.m, row.g = node, op.peer, op.meta, 0
     else
-      row = { k = op.key, m = op.meta, n = node, p = op.peer, g = 0 }
+      row = { k = op.key, m = op.meta, n = node, p = op.peer, g = 0, s = redis.call('INCR', P .. 'n') }
     end
     putRow(tag, ref, row)
     own(node, tag, ref)

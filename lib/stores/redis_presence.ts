@@ -90,8 +90,6 @@ interface Opened {
   heldSince: number;
   /** The beats since the hold began without a load ending it. */
   beatsHeld: number;
-  /** The epoch of the data set the node knows. */
-  epoch: string;
   /** The timer that delivers the held batches once the load's caller ran. */
   timer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -213,6 +211,8 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
   const versionKey = `${prefix}v`;
   const loaded = new Set<string>();
   const opened = new Map<string, Opened>();
+  /** The epoch of the data set each node read last (open, beat), opened or not. */
+  const epochs = new Map<string, string>();
   /** The applies, one after the other in call order (a NOSCRIPT re-send keeps its place). */
   let applying: Promise<unknown> = Promise.resolve();
   /** Loads started so far. */
@@ -540,7 +540,6 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
         held: [],
         heldSince: Infinity, // its own snapshot ends the hold, not another load
         beatsHeld: 0,
-        epoch: '',
         timer: undefined,
       };
       opened.set(node, state);
@@ -551,7 +550,7 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
           cannot,
           await run(cannot, OPEN_SCRIPT, [node, crypto.randomUUID()]),
         );
-        state.epoch = snapshot.epoch;
+        epochs.set(node, snapshot.epoch);
         if (opened.get(node) === state) release(state, snapshot.version);
         return { version: snapshot.version, entries: snapshot.entries };
       } catch (error) {
@@ -586,7 +585,7 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       const reply = await run(cannot, BEAT_SCRIPT, [
         node,
         String(deadAfterMs),
-        state?.epoch ?? '',
+        epochs.get(node) ?? '',
         crypto.randomUUID(),
       ]);
       if (
@@ -596,7 +595,7 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
         throw unexpected(cannot, reply);
       }
       const [status, epoch] = reply as [string, string];
-      if (state) state.epoch = epoch;
+      epochs.set(node, epoch);
       if (status === 'RESET' || status === 'REAPED') {
         const restore = own();
         const json = opsJson(`Cannot restore the presences of node "${node}"`, restore);
@@ -624,6 +623,7 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       const cannot = `Cannot close the presence of node "${node}"`;
       checkNode(cannot, node);
       const state = opened.get(node);
+      epochs.delete(node);
       if (state) {
         clearTimeout(state.timer);
         opened.delete(node);

@@ -63,6 +63,11 @@ test('track() groups the peers of one key into one entry (WSM-PRS-001)', async (
   a.presence.track(p3.handle.peer, TAG, 'cy', { tab: 1 });
   await a.presence.flush();
   assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }], cy: [{ tab: 1 }] });
+  // The moved presence is this node's as any other: its peer's close leaves after the grace.
+  p3.handle.closed(1000, '');
+  await clock.tickAsync(5000);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }, { tab: 3 }] });
   await a.close();
   assert.equal(clock.countTimers(), 0, 'no timer outlives close()');
 });
@@ -78,6 +83,15 @@ test('untrack() leaves at once, with no grace (WSM-PRS-001)', async () => {
   await a.presence.flush();
   assert.deepEqual(a.presence.list(TAG), {});
   assert.equal(clock.countTimers(), 0, 'no grace timer for an untrack');
+  // A closed peer's presence in grace leaves at once too (from onPeerClose, say).
+  const q = raw(a);
+  a.presence.track(q.handle.peer, TAG, 'bob', {});
+  await a.presence.flush();
+  q.handle.closed(1000, '');
+  a.presence.untrack(q.handle.peer, TAG);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  assert.equal(clock.countTimers(), 0, 'its grace timer cleared');
   await a.close();
 });
 
@@ -396,4 +410,328 @@ test("close() turns this node's presences into orphans in grace and closes the s
   await b.presence.flush();
   assert.equal((await store.load()).entries[0].ref, entries[0].ref);
   await b.close();
+});
+
+/** A memoryPresence seen through a wrapper: the nodes that opened, their sinks, each call. */
+function watchedStore() {
+  const inner = memoryPresence();
+  const nodes: string[] = [];
+  const beats: Array<{ node: string; deadAfterMs: number; own: readonly PresenceOp[] }> = [];
+  let opens = 0;
+  let dropFor: string | undefined;
+  let failApply: Error | undefined;
+  const store: PresenceStore = {
+    open(node, sink) {
+      opens++;
+      nodes.push(node);
+      return inner.open(node, {
+        batch: (batch) => {
+          if (node !== dropFor) sink.batch(batch);
+        },
+        resync: () => sink.resync(),
+      });
+    },
+    apply(node, ops) {
+      if (failApply) return Promise.reject(failApply);
+      return inner.apply(node, ops);
+    },
+    beat(node, deadAfterMs, own) {
+      beats.push({ node, deadAfterMs, own: own() });
+      return inner.beat!(node, deadAfterMs, own);
+    },
+    load: () => inner.load(),
+    close: (node) => inner.close(node),
+  };
+  return {
+    store,
+    inner,
+    nodes,
+    beats,
+    get opens() {
+      return opens;
+    },
+    drop(node: string | undefined) {
+      dropFor = node;
+    },
+    failApply(error: Error | undefined) {
+      failApply = error;
+    },
+  };
+}
+
+test('nothing opens the store or arms a timer before the first track or follow (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const watched = watchedStore();
+  const a = acceptor({ presence: { store: watched.store } });
+  const p = raw(a, [TAG]);
+  p.send([1, 1, 1, null, 'hi']); // an ordinary stream, refused with no handler
+  await settle(clock);
+  assert.deepEqual(p.sent, [[4, 1, 'refused', 'No stream handler']]);
+  p.handle.closed(1000, '');
+  await clock.tickAsync(60_000);
+  assert.equal(watched.opens, 0);
+  assert.deepEqual(a.presence.list(TAG), {});
+  await a.presence.ready(); // opens and loads, still without a timer
+  assert.equal(watched.opens, 1);
+  assert.equal(clock.countTimers(), 0);
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test("the heartbeat runs every nodeTimeoutMs / 5, passes 3/5 of it, and hands over this node's table (WSM-PRS-003)", async () => {
+  using clock = fakeTime();
+  const watched = watchedStore();
+  const a = acceptor({ presence: { store: watched.store, nodeTimeoutMs: 1000, graceMs: 500 } });
+  const p = raw(a);
+  await clock.tickAsync(1000);
+  assert.equal(watched.beats.length, 0, 'no beat before the first track');
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await clock.tickAsync(200);
+  assert.equal(watched.beats.length, 1);
+  const [beat] = watched.beats;
+  assert.equal(beat.deadAfterMs, 600);
+  assert.equal(beat.node, watched.nodes[0]);
+  assert.equal(beat.own.length, 1);
+  assert.deepEqual({ ...beat.own[0], ref: undefined }, {
+    op: 'track',
+    tag: TAG,
+    key: 'ada',
+    ref: undefined,
+    meta: '{"tab":1}',
+    peer: p.handle.peer.id,
+  });
+  p.handle.closed(1006, '');
+  await clock.tickAsync(200);
+  assert.equal(watched.beats.length, 2);
+  assert.deepEqual(watched.beats[1].own.map((op) => op.op), ['track', 'grace']);
+  await clock.tickAsync(400);
+  assert.equal(watched.beats.length, 4);
+  assert.deepEqual(watched.beats[3].own, [], 'gone after its grace');
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a node declared dead puts its presences back at its next beat (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const watched = watchedStore();
+  const a = acceptor({ presence: { store: watched.store, nodeTimeoutMs: 1000 } });
+  const b = acceptor({ presence: { store: watched.store, nodeTimeoutMs: 1000 } });
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  const watcher = raw(b, [TAG]);
+  follow(watcher, 1);
+  await settle(clock);
+  // The store forgets node a (as a partition longer than 3/5 of nodeTimeoutMs would), and b reaps.
+  await watched.inner.close(watched.nodes[0]);
+  await watched.inner.beat!(watched.nodes[1], 600, () => []);
+  assert.deepEqual(b.presence.list(TAG), {});
+  await clock.tickAsync(200);
+  await b.presence.flush();
+  for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), { ada: [{ tab: 1 }] });
+  const kinds = presenceFrames(watcher).map((f) => f[2][':presence']);
+  assert.deepEqual(kinds, ['sync', 'diff', 'diff'], 'a leave, then the same ref again');
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a skipped batch reloads the table and sends the difference as one diff (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const watched = watchedStore();
+  const a = acceptor({ presence: { store: watched.store } });
+  const b = acceptor({ presence: { store: watched.store } });
+  const watcher = raw(b, [TAG]);
+  follow(watcher, 1);
+  await settle(clock);
+  await a.presence.ready();
+  const [p1, p2] = [raw(a), raw(a)];
+  watched.drop(watched.nodes[0]); // b's node: it opened first, for its follower
+  a.presence.track(p1.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  watched.drop(undefined);
+  assert.deepEqual(b.presence.list(TAG), {}, 'b missed that batch');
+  a.presence.track(p2.handle.peer, TAG, 'bob', { tab: 1 });
+  await clock.tickAsync(50);
+  await settle(clock);
+  assert.deepEqual(b.presence.list(TAG), a.presence.list(TAG));
+  assert.deepEqual(Object.keys(b.presence.list(TAG)).sort(), ['ada', 'bob']);
+  const frames = presenceFrames(watcher);
+  assert.deepEqual(frames.map((f) => f[2][':presence']), ['sync', 'diff']);
+  assert.deepEqual(Object.keys((frames[1][3] as { joins: object }).joins).sort(), ['ada', 'bob']);
+  await a.close();
+  await b.close();
+});
+
+test('a store call that rejects is reported, and the node keeps its own table (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const watched = watchedStore();
+  const errors: unknown[] = [];
+  const a = acceptor({
+    presence: { store: watched.store, nodeTimeoutMs: 1000 },
+    onError: (error) => errors.push(error),
+  });
+  const p = raw(a);
+  const down = new Error('store down');
+  watched.failApply(down);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  assert.deepEqual(errors, [down]);
+  assert.deepEqual(a.presence.list(TAG), {});
+  watched.failApply(undefined);
+  // The store lost nothing it knows of; a store that did would take it back from beat().
+  await clock.tickAsync(200);
+  assert.equal(watched.beats.at(-1)!.own.length, 1);
+  await a.close();
+});
+
+test('a follow before the store is open is answered once it is: the snapshot, then END (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const inner = memoryPresence();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const store: PresenceStore = {
+    ...inner,
+    open: async (node, sink) => {
+      await gate;
+      return inner.open(node, sink);
+    },
+    beat: undefined,
+  };
+  const a = acceptor({ presence: { store } });
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  assert.deepEqual(f.sent, []);
+  release();
+  await settle(clock);
+  assert.deepEqual(f.sent, [[9, TAG, { ':presence': 'sync' }, {}], [3, 1]]);
+  await a.close();
+});
+
+test('presence frames reach a follower over highWaterMark, where a broadcast is dropped (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor();
+  const sent: unknown[][] = [];
+  let bufferedAmount = 0;
+  const { peer, message } = a.attach({
+    send: (data) => void sent.push(JSON.parse(String(data))),
+    close() {},
+    get bufferedAmount() {
+      return bufferedAmount;
+    },
+  }, { tags: [TAG] });
+  message(JSON.stringify([1, 1, 1, { ':presence': TAG }, true]));
+  await settle(clock);
+  bufferedAmount = 2 * 1024 * 1024; // above highWaterMark (1 MiB), below maxBufferedBytes
+  assert.equal(await a.broadcast(TAG, 'dropped'), 0);
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', {});
+  await a.presence.flush();
+  assert.deepEqual(sent.map((frame) => frame[0]), [9, 3, 9]);
+  assert.equal((sent[2][2] as Record<string, string>)[':presence'], 'diff');
+  assert.equal(peer.isClosed, false);
+  assert.equal(a.stats.dropped, 1);
+  await a.close();
+});
+
+test('acceptor.presence takes and lists the metas the Api types (WSM-PRS-001)', async () => {
+  type Api = { ':presence': { name: string } };
+  const a = new Acceptor<Api, { user: string }>({ idleTimeoutMs: 0 });
+  const { peer } = a.attach({ send() {}, close() {} });
+  a.presence.track(peer, TAG, 'ada', { name: 'Ada' });
+  // @ts-expect-error: a meta the Api does not declare
+  a.presence.track(peer, TAG, 'ada', { name: 1 });
+  await a.presence.flush();
+  const listed: Record<string, { name: string }[]> = a.presence.list(TAG);
+  assert.deepEqual(listed, { ada: [{ name: 1 }] });
+  await a.close();
+});
+
+test('a follow on an acceptor with routes never reaches them (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const called: unknown[] = [];
+  const a = acceptor({ routes: { echo: (input: unknown) => void called.push(input) } });
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  assert.deepEqual(f.sent, [[9, TAG, { ':presence': 'sync' }, {}], [3, 1]]);
+  f.send([1, 3, 1, { ':route': 'echo' }, 'hi']);
+  await settle(clock);
+  assert.deepEqual(called, ['hi'], 'a routed stream still reaches its route');
+  await a.close();
+});
+
+test('a peer restored with its id gets its presences back when the store opens (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  // What the acceptor before a Durable Object slept left in the store.
+  await store.open('before', { batch() {}, resync() {} });
+  await store.apply('before', [
+    { op: 'track', tag: TAG, key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'peer-1' },
+  ]);
+  await store.close('before');
+  const a = acceptor({ presence: { store, graceMs: 1000 } });
+  const restored = a.attach({ send() {}, close() {} }, { id: 'peer-1', tags: [TAG] });
+  await a.presence.ready();
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }] });
+  assert.notEqual((await store.load()).entries[0].node, 'before', 'this node owns it now');
+  restored.closed(1001, '');
+  await clock.tickAsync(1000);
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), {});
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('new Acceptor() refuses bad presence options, naming the field and the value found (WSM-PRS-001)', () => {
+  const create = (presence: unknown) => () => acceptor({ presence: presence as never });
+  assert.throws(create(7), {
+    name: 'TypeError',
+    message: 'Cannot create Acceptor as "presence" must be an object: current value is 7',
+  });
+  assert.throws(create({ store: { open() {} } }), {
+    name: 'TypeError',
+    message:
+      /^Cannot create Acceptor as "presence.store" must have open\(\), apply\(\), load\(\) and close\(\): current value is /,
+  });
+  assert.throws(create({ store: { ...memoryPresence(), beat: 1 } }), { name: 'TypeError' });
+  assert.throws(create({ graceMs: -1 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Acceptor as "presence.graceMs" must be a finite number of at least 0: current value is -1',
+  });
+  assert.throws(create({ batchMs: Infinity }), {
+    name: 'RangeError',
+    message: /"presence.batchMs"/,
+  });
+  assert.throws(create({ nodeTimeoutMs: 0 }), {
+    name: 'RangeError',
+    message:
+      'Cannot create Acceptor as "presence.nodeTimeoutMs" must be a finite number above 0: current value is 0',
+  });
+  assert.throws(create({ nodeTimeoutMs: '10' }), {
+    name: 'RangeError',
+    message: /current value is "10"/,
+  });
+});
+
+test('a node that opened the store long before its first track beats at once, so nothing it tracks is reaped (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const store = memoryPresence();
+  const a = acceptor({ presence: { store, nodeTimeoutMs: 1000 } });
+  const b = acceptor({ presence: { store, nodeTimeoutMs: 1000 } });
+  await a.presence.ready(); // opened, with no heartbeat yet
+  const watcher = raw(b, [TAG]);
+  follow(watcher, 1); // b beats from now on
+  await clock.tickAsync(5100);
+  const p = raw(a);
+  a.presence.track(p.handle.peer, TAG, 'ada', { tab: 1 });
+  await clock.tickAsync(1000);
+  assert.deepEqual(presenceFrames(watcher).map((f) => f[2][':presence']), ['sync', 'diff']);
+  assert.deepEqual(b.presence.list(TAG), { ada: [{ tab: 1 }] });
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
 });

@@ -7,12 +7,15 @@ import assert from 'node:assert/strict';
 import { Acceptor } from 'muxws/acceptor';
 import {
   DurableObjectAcceptor,
+  durableObjectPresence,
   type DurableObjectStateLike,
   upgrade,
   type WorkersWebSocket,
 } from 'muxws/cloudflare';
 import { msgpackCodec } from 'muxws/msgpack';
 import { watchUnhandled } from '../_unhandled.ts';
+import { fakeStorage } from '../_durable_object_storage.ts';
+import { fakeTime } from '../_fake_time.ts';
 
 /** A Workers socket as the hibernation API hands it back. */
 class FakeWorkersSocket implements WorkersWebSocket {
@@ -445,4 +448,110 @@ test('a Durable Object peer restored with its hello refuses a second hello: onHe
   await new Promise((resolve) => setTimeout(resolve, 0));
   assert.deepEqual(ws.frames().at(-1), [2, 3, 1, 'echo still here']);
   await acceptor.close({ drainMs: 0 });
+});
+
+/** The ref of `key`'s stored presence. */
+function refOf(map: Map<string, unknown>, key: string): string {
+  for (const [name, value] of map) {
+    if ((value as { k?: string }).k === key) return name.slice(name.lastIndexOf('\0') + 1);
+  }
+  throw new Error(`No stored presence of ${key}`);
+}
+
+/** The presence frames a fake socket was sent: [tag, kind, payload]. */
+function presenceFrames(ws: FakeWorkersSocket): unknown[][] {
+  return ws.frames().flatMap((frame) => {
+    const [kind, tag, headers, payload] = frame as [
+      number,
+      string,
+      Record<string, string>,
+      unknown,
+    ];
+    return kind === 9 && headers?.[':presence'] ? [[tag, headers[':presence'], payload]] : [];
+  });
+}
+
+test('a Durable Object room with durableObjectPresence() keeps its presences and follows across hibernation, and ends graces on its alarm (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const T0 = Date.now();
+  const storage = fakeStorage();
+  const settle = () => clock.tickAsync(0);
+  const options = { store: durableObjectPresence(storage), graceMs: 5000, batchMs: 0 };
+  const ada = new FakeWorkersSocket();
+  ada.attachment = attachment('peer-ada', ['room']);
+  const bob = new FakeWorkersSocket();
+  bob.attachment = attachment('peer-bob', ['room']);
+  const cy = new FakeWorkersSocket();
+  cy.attachment = attachment('peer-cy', ['room']);
+  const first = new Acceptor({ idleTimeoutMs: 0, presence: options });
+  const room = new DurableObjectAcceptor(new FakeState([ada, bob, cy]), first);
+  await settle();
+  for (const [ws, key] of [[ada, 'ada'], [bob, 'bob'], [cy, 'cy']] as const) {
+    first.presence.track(room.peer(ws)!, 'room', key, { tab: 1 });
+  }
+  await first.presence.flush();
+  room.webSocketMessage(ada, JSON.stringify([1, 3, 1, { ':presence': 'room' }, true]));
+  await settle();
+  const everyone = { ada: [{ tab: 1 }], bob: [{ tab: 1 }], cy: [{ tab: 1 }] };
+  assert.deepEqual(presenceFrames(ada).map(([, kind]) => kind), ['sync']);
+  assert.deepEqual((ada.attachment as { follows?: string[] }).follows, ['room']);
+  assert.equal(clock.countTimers(), 0, 'nothing keeps the object awake');
+
+  // The object hibernates (its memory is gone); cy's socket closes meanwhile.
+  cy.readyState = 3;
+  ada.sent.length = 0;
+  let blocked = 0;
+  const state = Object.assign(new FakeState([ada, bob, cy]), {
+    blockConcurrencyWhile<T>(callback: () => Promise<T>): Promise<T> {
+      blocked++;
+      return callback();
+    },
+  });
+  const woken = new Acceptor({
+    idleTimeoutMs: 0,
+    presence: { ...options, store: durableObjectPresence(storage) },
+  });
+  const again = new DurableObjectAcceptor(state, woken);
+  assert.equal(blocked, 1, 'the wake loads the store before any event runs');
+  await settle();
+  assert.deepEqual(woken.presence.list('room'), everyone, 'list() is unchanged after the wake');
+  assert.deepEqual(presenceFrames(ada), [], 'no new snapshot for a restored follower');
+  assert.equal(
+    storage.alarm,
+    T0 + 5000,
+    "cy's presence, whose peer did not come back, is in grace",
+  );
+
+  // The restored presences are this node's again, and ada still follows.
+  const bobRef = refOf(storage.map, 'bob');
+  woken.presence.untrack(again.peer(bob)!, 'room');
+  await woken.presence.flush();
+  assert.deepEqual(presenceFrames(ada), [['room', 'diff', {
+    leaves: { bob: [bobRef] },
+    joins: {},
+  }]]);
+
+  // ada closes: its grace arms no timer, only the alarm (already earlier).
+  await clock.tickAsync(1000);
+  again.webSocketClose(ada, 1001, 'gone');
+  await settle();
+  assert.equal(clock.countTimers(), 0);
+  assert.equal(storage.alarm, T0 + 5000);
+  assert.deepEqual(woken.presence.list('room'), { ada: [{ tab: 1 }], cy: [{ tab: 1 }] });
+
+  // The alarm goes off: cy leaves, and the alarm moves to the end of ada's grace.
+  await clock.tickAsync(4000);
+  await again.alarm();
+  assert.deepEqual(woken.presence.list('room'), { ada: [{ tab: 1 }] });
+  assert.equal(storage.alarm, T0 + 6000);
+  await clock.tickAsync(1000);
+  await again.alarm();
+  assert.deepEqual(woken.presence.list('room'), {});
+  assert.equal(storage.map.size, 0);
+  await woken.close({ drainMs: 0 });
+});
+
+test('DurableObjectAcceptor.alarm() resolves with nothing to do when the presence store is not durableObjectPresence()', async () => {
+  const room = new DurableObjectAcceptor(new FakeState(), new Acceptor({ idleTimeoutMs: 0 }));
+  assert.equal(await room.alarm(), undefined);
 });

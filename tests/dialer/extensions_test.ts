@@ -3,7 +3,7 @@
 // good before onClose; what it throws goes to onError. A hand-driven in-memory acceptor on fake time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'muxws';
+import { connect, recovery } from 'muxws';
 import { EXTENSIONS, hostOf } from '../../lib/dialer/_extensions.ts';
 import { acknowledging } from '../_socket_pair.ts';
 import { fakeTime } from '../_fake_time.ts';
@@ -82,4 +82,44 @@ test('hostOf refuses what is not a connection, naming what it found', () => {
   });
   assert.throws(() => hostOf(undefined, 'listen for events'), TypeError);
   assert.equal(typeof EXTENSIONS, 'symbol');
+});
+
+test('an arrived step sees each PUBLISH with its reserved headers before recovery, and what it takes reaches nothing else', async () => {
+  using clock = fakeTime();
+  const server = acknowledging();
+  const published: unknown[] = [];
+  const errors: unknown[] = [];
+  const connection = await connect('ws://test/ws', {
+    WebSocket: server.WebSocket,
+    heartbeat: false,
+    hello: { payload: 'hi' },
+    recovery: recovery(),
+    onPublish: ({ payload, headers }) => published.push([payload, headers]),
+    onError: (error) => errors.push(error),
+  });
+  const arrived: unknown[] = [];
+  hostOf(connection, 'extend').extend({
+    arrived: ({ payload, headers }) => {
+      arrived.push([payload, headers]);
+      if (payload === 'boom') throw new Error('arrived failed');
+      return headers?.[':mine'] === true;
+    },
+    publish: ({ payload }) => {
+      assert.notEqual(payload, 'taken');
+      return false;
+    },
+  });
+  const socket = server.connections[0].server;
+  socket.send(JSON.stringify([9, 'room', { ':mine': true, ':seq': 1 }, 'taken']));
+  socket.send(JSON.stringify([9, 'room', { ':seq': 1, app: 1 }, 'theirs']));
+  socket.send(JSON.stringify([9, 'room', null, 'boom']));
+  await clock.tickAsync(0);
+  assert.deepEqual(arrived, [
+    ['taken', { ':mine': true, ':seq': 1 }],
+    ['theirs', { ':seq': 1, app: 1 }],
+    ['boom', null],
+  ]);
+  assert.deepEqual(published, [['theirs', { app: 1 }], ['boom', null]]);
+  assert.equal((errors[0] as Error).message, 'arrived failed');
+  await connection.close();
 });

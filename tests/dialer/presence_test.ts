@@ -174,6 +174,10 @@ test('a reconnect brings a fresh sync and no duplicate join: only what changed l
   assert.equal(connection.state, 'reconnecting');
   assert.equal(room.synced, false);
   assert.deepEqual(room.state, { ada: [{ tab: 1 }], bob: [{ tab: 1 }] });
+  const lateEvents: string[] = [];
+  const late = presence(connection, 'room:1', recording(lateEvents));
+  await clock.tickAsync(0);
+  assert.deepEqual(lateEvents, [], 'a follower added while redialling waits for the snapshot');
   await clock.tickAsync(60_000);
   assert.equal(connection.state, 'open');
   assert.equal(follows.length, 2);
@@ -186,6 +190,9 @@ test('a reconnect brings a fresh sync and no duplicate join: only what changed l
   ]);
   assert.equal(room.synced, true);
   assert.deepEqual(room.state, { ada: [{ tab: 1 }, { tab: 2 }], cy: [{ tab: 1 }] });
+  await late.ready;
+  assert.deepEqual(lateEvents, ['sync ada:1,2 cy:1']);
+  assert.equal(follows.length, 2, 'the followers of one tag share one follow');
   await connection.close();
   assert.equal(clock.countTimers(), 0);
 });
@@ -270,7 +277,9 @@ test('stop() sends the unfollow once the last follower of the tag stops, and no 
 
 test('a malformed presence frame is reported and dropped, and the next good one applies (WSM-PRS-002)', async () => {
   using clock = fakeTime();
-  const { server, follows } = stage((follow) => synced(follow, { ada: { a1: { tab: 1 } } }));
+  const { server, follows } = stage((follow) =>
+    synced(follow, { ada: { a1: { tab: 1 } }, bob: {} })
+  );
   const errors: unknown[] = [];
   const published: unknown[] = [];
   const connection = await dial(server, {

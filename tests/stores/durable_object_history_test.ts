@@ -4,35 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Acceptor } from 'muxws/acceptor';
-import { durableObjectHistory, type DurableObjectStorageLike } from 'muxws/cloudflare';
+import { durableObjectHistory } from 'muxws/cloudflare';
 import * as cloudflare from '../../lib/adapters/cloudflare.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { historySuite } from '../_history_suite.ts';
-
-/** A sorted key-value storage with the Durable Object API's `list` semantics. */
-function fakeStorage(): DurableObjectStorageLike & { map: Map<string, unknown>; lists: number } {
-  const map = new Map<string, unknown>();
-  const storage = {
-    map,
-    lists: 0,
-    get: (key: string) => Promise.resolve(structuredClone(map.get(key))),
-    put: (entries: Record<string, unknown>) => {
-      for (const [key, value] of Object.entries(entries)) map.set(key, structuredClone(value));
-      return Promise.resolve();
-    },
-    delete: (keys: string[]) => Promise.resolve(keys.filter((key) => map.delete(key)).length),
-    list: ({ prefix, start = '', limit = Infinity }: {
-      prefix: string;
-      start?: string;
-      limit?: number;
-    }) => {
-      storage.lists++;
-      const keys = [...map.keys()].filter((k) => k.startsWith(prefix) && k >= start).sort();
-      return Promise.resolve(new Map(keys.slice(0, limit).map((k) => [k, map.get(k)])));
-    },
-  };
-  return storage;
-}
+import { fakeStorage } from '../_durable_object_storage.ts';
 
 test('the ./cloudflare entry exports durableObjectHistory() from the stores', () => {
   assert.equal(cloudflare.durableObjectHistory, durableObjectHistory);

@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { createClient } from 'redis';
 import { type RedisPresence, redisPresence } from 'muxws/redis';
 import { MuxwsError } from 'muxws';
-import type { PresenceBatch, PresenceSink } from '../../lib/broadcast/presence.ts';
+import {
+  memoryPresence,
+  type PresenceBatch,
+  type PresenceOp,
+  type PresenceSink,
+} from '../../lib/broadcast/presence.ts';
 import { presenceSuite } from '../_presence_suite.ts';
 import { type RedisServer, startRedis } from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
@@ -121,6 +126,7 @@ test(
         '{muxws:presence}:epoch',
         '{muxws:presence}:g',
         '{muxws:presence}:gz',
+        '{muxws:presence}:n',
         '{muxws:presence}:nodes',
         '{muxws:presence}:o:n1',
         '{muxws:presence}:t:room:1',
@@ -134,6 +140,7 @@ test(
         n: 'n1',
         p: 'p-r1',
         g: true,
+        s: 1,
       });
       assert.deepEqual(await admin.hGetAll('{muxws:presence}:g'), { '6:room:1ada': '["r1"]' });
       await waitFor(() => sink.batches.length === 1, WAIT_MS, 'the batch');
@@ -279,6 +286,57 @@ test(
   },
 );
 
+test(
+  'redisPresence() asks own() once of a node that beats before it opens, not at every beat (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, close } = await redisNodes(1);
+    const { store } = nodes[0];
+    try {
+      let asked = 0;
+      const own = () => (asked++, [track('room', 'ada', 'r1')]);
+      for (let i = 0; i < 3; i++) await store.beat('n1', 6000, own);
+      assert.equal(asked, 1);
+      assert.deepEqual((await store.load()).entries.map((entry) => entry.ref), ['r1']);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() reports a message that is not a batch, and reloads a node on a skipped version (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { store, errors } = nodes[0];
+    const sink = recorder();
+    try {
+      const { version } = await store.open('n1', sink);
+      await admin.publish(store.channel, 'not json');
+      await admin.publish(store.channel, JSON.stringify({ v: 7, c: {} }));
+      await waitFor(() => errors.length === 2, WAIT_MS, 'two reports');
+      assert.match(errors[0].message, /carried a message that is not a presence batch/);
+      assert.match(errors[1].message, /expected a version "v"/);
+      assert.equal(sink.resyncs, 0);
+      // A batch two versions ahead: one was missed, so the node reloads.
+      await admin.publish(store.channel, JSON.stringify({ v: String(version + 2), c: {}, mv: [] }));
+      await waitFor(() => sink.resyncs === 1, WAIT_MS, 'the resync');
+      // Batches are held until the node's load, which includes them: they are dropped then.
+      await store.apply('n1', [track('room', 'ada', 'r1')]);
+      await store.apply('n1', [track('room', 'bob', 'r2')]);
+      const loaded = await store.load();
+      assert.equal(loaded.version, version + 2);
+      await store.apply('n1', [track('room', 'cy', 'r3')]);
+      await waitFor(() => sink.batches.length === 1, WAIT_MS, 'the batch after the load');
+      assert.equal(sink.batches[0].version, version + 3);
+      assert.equal(sink.resyncs, 1);
+    } finally {
+      await close();
+    }
+  },
+);
+
 test('redisPresence() rejects bad options with a TypeError naming what it expected', () => {
   const subscriber = { subscribe() {}, unsubscribe() {}, on() {} };
   const client = { eval() {} };
@@ -324,3 +382,89 @@ test('redisPresence() rejects, never throws, when the client is not connected or
   await assert.rejects(store.apply('', []), /the node must be a non-empty string/);
   await assert.rejects(store.beat('n1', 0, () => []), /"deadAfterMs" must be a positive integer/);
 });
+
+/** A seeded generator of floats in [0, 1) (mulberry32), so a failing sequence can be replayed. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A batch with its changes and moves in a fixed order, leaves sorted. */
+function normal(batch: PresenceBatch) {
+  return {
+    changes: [...batch.changes].sort((x, y) => x.tag < y.tag ? -1 : 1).map((change) => ({
+      tag: change.tag,
+      joins: change.joins,
+      leaves: Object.fromEntries(
+        Object.entries(change.leaves).map(([key, refs]) => [key, [...refs].sort()]),
+      ),
+    })),
+    moved: [...batch.moved].sort((x, y) => x.tag + x.ref < y.tag + y.ref ? -1 : 1),
+  };
+}
+
+test(
+  'redisPresence() publishes the same batches and ends with the same table as the pure rules on random operations (WSM-PRS-001 WSM-PRS-003)',
+  { timeout: 60_000 },
+  async () => {
+    const { nodes, close } = await redisNodes(1);
+    const { store } = nodes[0];
+    const memory = memoryPresence();
+    const [inRedis, inMemory] = [recorder(), recorder()];
+    try {
+      await store.open('n1', inRedis);
+      await memory.open('n1', inMemory);
+      const next = random(25);
+      const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)];
+      const until = Date.now() + 600_000;
+      for (let round = 0; round < 400; round++) {
+        const node = pick(['n1', 'n2', 'n3']);
+        const ops: PresenceOp[] = [];
+        for (let i = 1 + Math.floor(next() * 3); i > 0; i--) {
+          const tag = pick(['room', 'hall']);
+          const ref = `r${Math.floor(next() * 12)}`;
+          const kind = next();
+          if (kind < 0.5) {
+            ops.push({
+              op: 'track',
+              tag,
+              key: pick(['ada', 'bob']),
+              ref,
+              meta: pick(['{}', '{"tab":1}', '"x"']),
+              peer: pick(['p1', 'p2']),
+            });
+          } else if (kind < 0.8) {
+            ops.push({ op: 'grace', tag, ref, untilMs: until + round, orphan: next() < 0.2 });
+          } else {
+            ops.push({ op: 'leave', tag, ref });
+          }
+        }
+        await Promise.all([store.apply(node, ops), memory.apply(node, ops)]);
+      }
+      await waitFor(
+        () => inRedis.batches.length >= inMemory.batches.length,
+        WAIT_MS,
+        `${inMemory.batches.length} batches from Redis`,
+      );
+      const moves = inMemory.batches.reduce((sum, batch) => sum + batch.moved.length, 0);
+      assert.ok(moves > 20, `${moves} moves in ${inMemory.batches.length} batches`);
+      assert.deepEqual(inRedis.batches.map(normal), inMemory.batches.map(normal));
+      const first = inRedis.batches[0].version;
+      assert.deepEqual(
+        inRedis.batches.map((batch) => batch.version - first),
+        inMemory.batches.map((batch) => batch.version - 1),
+      );
+      const table = async (from: typeof memory) =>
+        (await from.load()).entries.map((entry) => ({ ...entry })).sort((x, y) =>
+          x.tag + x.ref < y.tag + y.ref ? -1 : 1
+        );
+      assert.deepEqual(await table(store), await table(memory));
+    } finally {
+      await close();
+    }
+  },
+);
