@@ -7,7 +7,7 @@
  * tracked: the peer the rounds track and untrack). It prints `OPEN <n>` once all are
  * established, then answers lines on stdin:
  * - `follow`: the first `followers` dialers (half on each node) follow `room:1` with
- *   `presence()`; once every one has its snapshot (at most 30 s), prints `SYNCED
+ *   `presence()`; once every one has its snapshot (at most 60 s), prints `SYNCED
  *   {"ms":[…],"bytes":…,"keys":…}`: each follower's time from its follow to its `onSync`, the
  *   bytes received over all sockets meanwhile divided by the followers (one snapshot each, as
  *   nothing else is sent then), and the keys the first follower holds;
@@ -91,7 +91,7 @@ async function follow(): Promise<string> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
     Promise.all(started),
-    new Promise((resolve) => (timer = setTimeout(resolve, 30_000))),
+    new Promise((resolve) => (timer = setTimeout(resolve, 60_000))),
   ]);
   clearTimeout(timer);
   const bytes = ms.length ? received / ms.length : 0;

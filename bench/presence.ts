@@ -47,7 +47,7 @@ const ROUNDS = 50;
 const ROUND_BOUND_MS = 5_000;
 /** The budget of the whole scenario in `bench/run.ts`. */
 export function presenceBudgetMs(quick: boolean): number {
-  return quick ? 40_000 : 150_000;
+  return quick ? 40_000 : 180_000;
 }
 
 interface Seen {
@@ -125,7 +125,7 @@ export async function presenceScenario(options: PresenceScenarioOptions): Promis
     await converged([a, b], peers, 20_000);
 
     dialers.send('follow');
-    const synced = JSON.parse(await dialers.waitFor('SYNCED', 40_000)) as {
+    const synced = JSON.parse(await dialers.waitFor('SYNCED', 70_000)) as {
       ms: number[];
       bytes: number;
       keys: number;

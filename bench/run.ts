@@ -37,7 +37,7 @@
  * `bench/results/rounds.json` (every figure's value in each round) and `bench/results/herd.json`
  * (the arrival histograms). `bench/compare.ts a.json b.json` puts two runs' scored ratios side by
  * side. The whole run is bounded: 13 minutes (1 with `--quick`), plus 50 s (30 s) when `recovery`
- * is among the scenarios, 150 s (40 s) when `presence` is, and 15 minutes (90 s) when `scale` is (15 minutes alone for
+ * is among the scenarios, 3 minutes (40 s) when `presence` is, and 15 minutes (90 s) when `scale` is (15 minutes alone for
  * `--scenarios scale`), after which
  * every child process is killed and what was measured so far is written.
  *
