@@ -366,3 +366,15 @@ test(
     }
   },
 );
+
+test(
+  'WSM-PRS-003 a restarted Redis shows followers only the net change: no live presence leaves and joins again',
+  { timeout: 90_000 },
+  async () => {
+    await using c = await cluster();
+    await restartRedis(c);
+    for (const { events } of c.watchers) {
+      assert.deepEqual(events.slice(4), ['leave bob {"tab":1}'], events.join('\n'));
+    }
+  },
+);
