@@ -45,6 +45,7 @@ export function mainMetric(scenario: string): [string, boolean] {
   if (scenario === 'bundle') return ['min+gzip', true];
   if (scenario.startsWith('herd')) return ['lumpiness', true];
   if (scenario === 'recovery') return ['complete', false];
+  if (scenario === 'presence') return ['presence-join-p99', true];
   return ['throughput', false];
 }
 
@@ -104,7 +105,8 @@ function ratioCell(
 
 /**
  * The tables of `latest.md` after the machine: the side-by-side scenarios, idle memory and
- * recovery per runtime of `runtimes`, the herd runs, the scale curves and the bundle sizes.
+ * recovery and presence per runtime of `runtimes`, the herd runs, the scale curves and the bundle
+ * sizes.
  */
 export function tables(
   rows: readonly Row[],
@@ -117,7 +119,7 @@ export function tables(
     '| scenario | runtime | metric | muxws | raw | socket.io | muxws ÷ raw | muxws ÷ socket.io |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   );
-  for (const scenario of [...TABLED, 'idle-memory', 'recovery']) {
+  for (const scenario of [...TABLED, 'idle-memory', 'recovery', 'presence']) {
     for (const runtime of runtimes) {
       if (!rows.some((r) => r.scenario === scenario && r.runtime === runtime)) continue;
       const [metric] = mainMetric(scenario);
@@ -143,6 +145,24 @@ export function tables(
           'missing',
           'rss-growth',
           'dialers',
+        ]
+        : scenario === 'presence'
+        ? [
+          'presence-join-p50',
+          metric,
+          'presence-join-max',
+          'presence-leave-p50',
+          'presence-leave-p99',
+          'presence-leave-max',
+          'presence-sync-p50',
+          'presence-sync-p99',
+          'presence-sync-bytes',
+          'publish-per-batch',
+          'rss-node-a',
+          'rss-node-b',
+          'peers',
+          'followers',
+          'missed',
         ]
         : [metric];
       for (const m of metrics) {

@@ -5,13 +5,14 @@
  *
  * Options: `--quick` (smaller counts, fewer rounds, at most 1 minute plus 30 s for `recovery`),
  * `--runtimes deno,bun,node`,
- * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery`
+ * `--scenarios req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery,presence`
  * (`broadcast` measures a ~100-byte and a ~4 KiB frame, rows `broadcast` and `broadcast-4k`;
  * `scale`: bench/scale.ts, the peer curves `scale-idle`, `scale-broadcast`, `scale-accept` at
  * 1,000, 10,000 and the most peers the machine allows, not in the default list, `npm run
  * bench:scale`, `--scale-ns 1000,5000` for other Ns; each writes `<scenario>.svg` beside the
  * results;
- * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own),
+ * `recovery`: bench/recovery.ts, on the first of `--runtimes`, with a `redis-server` of its own;
+ * `presence`: bench/presence.ts, the same way),
  * `--scenarios scale-streams` (not among the defaults: bench/scale_streams.ts, CPU per message on
  * one connection holding 1, 100 and 10,000 streams open, rows with `n`),
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
@@ -36,7 +37,7 @@
  * `bench/results/rounds.json` (every figure's value in each round) and `bench/results/herd.json`
  * (the arrival histograms). `bench/compare.ts a.json b.json` puts two runs' scored ratios side by
  * side. The whole run is bounded: 13 minutes (1 with `--quick`), plus 50 s (30 s) when `recovery`
- * is among the scenarios and 15 minutes (90 s) when `scale` is (15 minutes alone for
+ * is among the scenarios, 3 minutes (40 s) when `presence` is, and 15 minutes (90 s) when `scale` is (15 minutes alone for
  * `--scenarios scale`), after which
  * every child process is killed and what was measured so far is written.
  *
@@ -58,6 +59,7 @@ import {
 import { bundleSizes } from './bundle.ts';
 import { herdRuntimes, herdStats } from './_herd_stats.ts';
 import { recoveryScenario } from './recovery.ts';
+import { presenceBudgetMs, presenceScenario } from './presence.ts';
 import { scaleScenario } from './scale.ts';
 import { scaleChart } from './_chart.ts';
 import { type HerdRun, machine, mainMetric, tables } from './_tables.ts';
@@ -79,7 +81,7 @@ const NODE_BUILD = `${ROOT}/bench/results/node-${Deno.pid}`;
 const runtimes = listOption('runtimes', 'deno,bun,node');
 const scenarios = listOption(
   'scenarios',
-  'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery',
+  'req-resp-1,req-resp-64,one-way,connect,broadcast,idle-memory,herd,bundle,recovery,presence',
 );
 /** The scale curves' Ns (`--scale-ns`), checked before anything runs; their defaults when absent. */
 const SCALE_NS = argv.includes('--scale-ns') ? listOption('scale-ns', '').map(Number) : undefined;
@@ -95,14 +97,16 @@ if (
 }
 /** The recovery scenario's share of the budget (it runs last, two subjects on two nodes each). */
 const RECOVERY_MS = scenarios.includes('recovery') ? (quick ? 30_000 : 50_000) : 0;
+/** The presence scenario's share (it runs after recovery: two nodes, one dialers' process). */
+const PRESENCE_MS = scenarios.includes('presence') ? presenceBudgetMs(quick) : 0;
 /** The scale curves' share: 18 points of up to ~20,000 peers (`--quick`: 12 of 1,000). */
 const SCALE_MS = scenarios.includes('scale') ? (quick ? 90_000 : 900_000) : 0;
 /** The scale-streams scenario's share (every runtime, all N). */
 const SCALE_STREAMS_MS = scenarios.includes(SCALE_STREAMS) ? scaleStreamsBudgetMs(quick) : 0;
 /** Whether anything but the scale curves runs: the base budget is theirs. */
 const OTHERS = scenarios.some((scenario) => scenario !== 'scale' && scenario !== SCALE_STREAMS);
-const BUDGET_MS = (OTHERS ? (quick ? 60_000 : 780_000) : 0) + RECOVERY_MS + SCALE_MS +
-  SCALE_STREAMS_MS;
+const BUDGET_MS = (OTHERS ? (quick ? 60_000 : 780_000) : 0) + RECOVERY_MS + PRESENCE_MS +
+  SCALE_MS + SCALE_STREAMS_MS;
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 150_000;
 const REPS = roundsOption(argv, quick);
@@ -150,6 +154,8 @@ function buildForNode(): void {
     'herd',
     '_recovery_server',
     '_recovery_dialers',
+    '_presence_server',
+    '_presence_dialers',
     '_scale_clients',
     '_scale_streams_client',
   ]
@@ -564,7 +570,7 @@ async function main(): Promise<void> {
     }
     if (scenarios.includes('scale')) {
       // Before scale-streams and recovery, which keep their own shares of the budget.
-      const scaleLeft = () => left() - RECOVERY_MS - SCALE_STREAMS_MS;
+      const scaleLeft = () => left() - RECOVERY_MS - PRESENCE_MS - SCALE_STREAMS_MS;
       rows.push(
         ...await scaleScenario({ runtimes, quick, ns: SCALE_NS, start, log, left: scaleLeft }),
       );
@@ -576,13 +582,17 @@ async function main(): Promise<void> {
           quick,
           start,
           log,
-          left: () => left() - RECOVERY_MS,
+          left: () => left() - RECOVERY_MS - PRESENCE_MS,
         }),
       );
     }
     if (scenarios.includes('recovery')) {
       if (left() < RECOVERY_MS) log('recovery skipped: out of time');
       else rows.push(...await recoveryScenario({ runtime: runtimes[0], quick, start, log }));
+    }
+    if (scenarios.includes('presence')) {
+      if (left() < PRESENCE_MS) log('presence skipped: out of time');
+      else rows.push(...await presenceScenario({ runtime: runtimes[0], quick, start, log }));
     }
   } finally {
     clearTimeout(watchdog);
