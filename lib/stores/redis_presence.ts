@@ -116,8 +116,10 @@ interface Opened {
  *
  * Every method rejects (never throws) with a `MuxwsError` saying what Redis said, a
  * `TimeoutError` after `commandTimeoutMs`, and at once when the client's `isReady` is false.
- * With node-redis, `disableOfflineQueue: true` keeps a call that timed out from being sent after
- * a reconnect, where its batch would land after later ones.
+ * An `apply` that timed out is never applied later (a client sends what it queued once it
+ * reconnects): each carries its deadline in Redis's clock, estimated from the previous answer, so
+ * the first call of a store is not fenced. With node-redis, `disableOfflineQueue: true` makes
+ * calls fail at once while the client knows it is disconnected.
  *
  * @param options The clients, the key prefix, the command timeout and `onError`.
  * @returns The store.
@@ -217,6 +219,12 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
   const epochs = new Map<string, string>();
   /** The applies, one after the other in call order (a NOSCRIPT re-send keeps its place). */
   let applying: Promise<unknown> = Promise.resolve();
+  /**
+   * Redis's clock minus `performance.now()`, from the last apply's answer as if Redis ran it when
+   * the answer arrived: never above the true offset, so a deadline is never later than the true
+   * one. Unknown until the first apply answers.
+   */
+  let redisOffsetMs: number | undefined;
   /** Loads started so far. */
   let loads = 0;
   /** The subscription under way or done; undefined when there is none. */
@@ -508,14 +516,35 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
     return JSON.stringify(out);
   }
 
-  /** Applies ops in call order after every earlier apply; resolves with the version or 0. */
-  function applyNow(node: string, json: string): Promise<unknown> {
+  /**
+   * Applies ops in call order after every earlier apply; resolves with the version or 0. Each
+   * call carries its deadline in Redis's clock (once an answer gave its offset), so a call that
+   * timed out here and reaches Redis later (sent again by the client after a reconnect) is not
+   * applied after the calls that followed it.
+   */
+  function applyNow(node: string, json: string): Promise<number> {
     const cannot = `Cannot apply presence changes of node "${node}"`;
-    const call = applying.then(() => run(cannot, APPLY_SCRIPT, [node, json]));
+    const call = applying.then(() => {
+      const expiresAt = redisOffsetMs === undefined
+        ? 0
+        : Math.floor(performance.now() + redisOffsetMs + commandTimeoutMs);
+      return run(cannot, APPLY_SCRIPT, [node, json, String(expiresAt)]);
+    });
     applying = call.catch(() => {});
     return call.then((reply) => {
-      if (typeof reply !== 'number') throw unexpected(cannot, reply);
-      return reply;
+      if (
+        !Array.isArray(reply) || reply.length !== 2 || typeof reply[0] !== 'number' ||
+        typeof reply[1] !== 'number'
+      ) {
+        throw unexpected(cannot, reply);
+      }
+      redisOffsetMs = reply[1] - performance.now();
+      if (reply[0] === -1) {
+        throw new MuxwsError(
+          `${cannot} in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
+        );
+      }
+      return reply[0];
     });
   }
 
