@@ -217,6 +217,8 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
   const opened = new Map<string, Opened>();
   /** The epoch of the data set each node read last (open, beat), opened or not. */
   const epochs = new Map<string, string>();
+  /** The nodes whose entries must be put back, as a restore failed since Redis lost them. */
+  const unrestored = new Set<string>();
   /** The applies, one after the other in call order (a NOSCRIPT re-send keeps its place). */
   let applying: Promise<unknown> = Promise.resolve();
   /**
@@ -627,18 +629,23 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       }
       const [status, epoch] = reply as [string, string];
       epochs.set(node, epoch);
-      if (status === 'RESET' || status === 'REAPED') {
+      if (state && opened.get(node) === state) {
+        if (state.held && !state.timer) {
+          // Already waiting for a load, which includes the restore or holds its batch; when no
+          // load came for a whole beat (the last one failed), ask again.
+          if (++state.beatsHeld > 1) resync(state);
+        } else if (status === 'RESET') {
+          resync(state); // the versions of the lost data set are gone
+        }
+      }
+      if (status !== 'OK' || unrestored.has(node)) {
+        // Until a restore succeeds, every beat tries it again: the epoch and the heartbeat
+        // are already written, so the next beat's status would not ask for it.
+        unrestored.add(node);
         const restore = own();
         const json = opsJson(`Cannot restore the presences of node "${node}"`, restore);
         if (restore.length > 0) await applyNow(node, json);
-      }
-      if (!state || opened.get(node) !== state) return;
-      if (state.held && !state.timer) {
-        // Already waiting for a load, which includes the restore or holds its batch; when no
-        // load came for a whole beat (the last one failed), ask again.
-        if (++state.beatsHeld > 1) resync(state);
-      } else if (status === 'RESET') {
-        resync(state); // the versions of the lost data set are gone
+        unrestored.delete(node);
       }
     },
     async load() {
@@ -655,6 +662,7 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       checkNode(cannot, node);
       const state = opened.get(node);
       epochs.delete(node);
+      unrestored.delete(node);
       if (state) {
         clearTimeout(state.timer);
         opened.delete(node);

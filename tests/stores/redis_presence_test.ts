@@ -408,6 +408,44 @@ test(
   },
 );
 
+test(
+  'redisPresence() tries a restore that failed again at the next beat (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { client, subscriber } = nodes[0];
+    let failApply = false;
+    const failing = {
+      eval(script: string, options: { keys: string[]; arguments: string[] }) {
+        if (failApply && script.includes("op.op == 'track'")) {
+          return Promise.reject(new Error("READONLY You can't write against a read only replica."));
+        }
+        return client.eval(script, options);
+      },
+    };
+    const store = redisPresence({ client: failing, subscriber });
+    try {
+      const own = [track('room', 'ada', 'r1')];
+      let asked = 0;
+      await store.beat('n1', 6000, () => (asked++, own));
+      await admin.flushAll();
+      failApply = true;
+      await assert.rejects(
+        store.beat('n1', 6000, () => (asked++, own)),
+        /Cannot apply presence changes of node "n1" in Redis: READONLY/,
+      );
+      failApply = false;
+      await store.beat('n1', 6000, () => (asked++, own));
+      assert.equal(asked, 3);
+      assert.deepEqual((await store.load()).entries.map((entry) => entry.ref), ['r1']);
+      await store.beat('n1', 6000, () => (asked++, own));
+      assert.equal(asked, 3, 'nothing more to restore');
+    } finally {
+      await close();
+    }
+  },
+);
+
 test('redisPresence() rejects bad options with a TypeError naming what it expected', () => {
   const subscriber = { subscribe() {}, unsubscribe() {}, on() {} };
   const client = { eval() {} };
