@@ -159,9 +159,15 @@ local function snapshot()
 end
 `;
 
-/** ARGV: prefix, node, ops as JSON. Replies the new version, or 0 when nothing changed. */
+/**
+ * ARGV: prefix, node, ops as JSON, the Redis time (ms) from which the call must not be applied
+ * (0: none). Replies { the new version (0: nothing changed, -1: too late, not applied), Redis's
+ * time in ms }.
+ */
 export const APPLY_SCRIPT: string = `${PRELUDE}
 local node = ARGV[2]
+local now, expiresAt = nowMs(), tonumber(ARGV[4])
+if expiresAt > 0 and now >= expiresAt then return { -1, now } end
 for _, op in ipairs(cjson.decode(ARGV[3])) do
   local tag = op.tag
   if op.op == 'track' then
@@ -210,7 +216,7 @@ for _, op in ipairs(cjson.decode(ARGV[3])) do
     end
   end
 end
-return finish(node)
+return { finish(node), now }
 `;
 
 /**

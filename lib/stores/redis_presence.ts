@@ -116,8 +116,10 @@ interface Opened {
  *
  * Every method rejects (never throws) with a `MuxwsError` saying what Redis said, a
  * `TimeoutError` after `commandTimeoutMs`, and at once when the client's `isReady` is false.
- * With node-redis, `disableOfflineQueue: true` keeps a call that timed out from being sent after
- * a reconnect, where its batch would land after later ones.
+ * An `apply` that timed out is never applied later (a client sends what it queued once it
+ * reconnects): each carries its deadline in Redis's clock, estimated from the previous answer, so
+ * the first call of a store is not fenced. With node-redis, `disableOfflineQueue: true` makes
+ * calls fail at once while the client knows it is disconnected.
  *
  * @param options The clients, the key prefix, the command timeout and `onError`.
  * @returns The store.
@@ -215,8 +217,16 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
   const opened = new Map<string, Opened>();
   /** The epoch of the data set each node read last (open, beat), opened or not. */
   const epochs = new Map<string, string>();
+  /** The nodes whose entries must be put back, as a restore failed since Redis lost them. */
+  const unrestored = new Set<string>();
   /** The applies, one after the other in call order (a NOSCRIPT re-send keeps its place). */
   let applying: Promise<unknown> = Promise.resolve();
+  /**
+   * Redis's clock minus `performance.now()`, from the last apply's answer as if Redis ran it when
+   * the answer arrived: never above the true offset, so a deadline is never later than the true
+   * one. Unknown until the first apply answers.
+   */
+  let redisOffsetMs: number | undefined;
   /** Loads started so far. */
   let loads = 0;
   /** The subscription under way or done; undefined when there is none. */
@@ -508,14 +518,35 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
     return JSON.stringify(out);
   }
 
-  /** Applies ops in call order after every earlier apply; resolves with the version or 0. */
-  function applyNow(node: string, json: string): Promise<unknown> {
+  /**
+   * Applies ops in call order after every earlier apply; resolves with the version or 0. Each
+   * call carries its deadline in Redis's clock (once an answer gave its offset), so a call that
+   * timed out here and reaches Redis later (sent again by the client after a reconnect) is not
+   * applied after the calls that followed it.
+   */
+  function applyNow(node: string, json: string): Promise<number> {
     const cannot = `Cannot apply presence changes of node "${node}"`;
-    const call = applying.then(() => run(cannot, APPLY_SCRIPT, [node, json]));
+    const call = applying.then(() => {
+      const expiresAt = redisOffsetMs === undefined
+        ? 0
+        : Math.floor(performance.now() + redisOffsetMs + commandTimeoutMs);
+      return run(cannot, APPLY_SCRIPT, [node, json, String(expiresAt)]);
+    });
     applying = call.catch(() => {});
     return call.then((reply) => {
-      if (typeof reply !== 'number') throw unexpected(cannot, reply);
-      return reply;
+      if (
+        !Array.isArray(reply) || reply.length !== 2 || typeof reply[0] !== 'number' ||
+        typeof reply[1] !== 'number'
+      ) {
+        throw unexpected(cannot, reply);
+      }
+      redisOffsetMs = reply[1] - performance.now();
+      if (reply[0] === -1) {
+        throw new MuxwsError(
+          `${cannot} in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
+        );
+      }
+      return reply[0];
     });
   }
 
@@ -598,18 +629,23 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       }
       const [status, epoch] = reply as [string, string];
       epochs.set(node, epoch);
-      if (status === 'RESET' || status === 'REAPED') {
+      if (state && opened.get(node) === state) {
+        if (state.held && !state.timer) {
+          // Already waiting for a load, which includes the restore or holds its batch; when no
+          // load came for a whole beat (the last one failed), ask again.
+          if (++state.beatsHeld > 1) resync(state);
+        } else if (status === 'RESET') {
+          resync(state); // the versions of the lost data set are gone
+        }
+      }
+      if (status !== 'OK' || unrestored.has(node)) {
+        // Until a restore succeeds, every beat tries it again: the epoch and the heartbeat
+        // are already written, so the next beat's status would not ask for it.
+        unrestored.add(node);
         const restore = own();
         const json = opsJson(`Cannot restore the presences of node "${node}"`, restore);
         if (restore.length > 0) await applyNow(node, json);
-      }
-      if (!state || opened.get(node) !== state) return;
-      if (state.held && !state.timer) {
-        // Already waiting for a load, which includes the restore or holds its batch; when no
-        // load came for a whole beat (the last one failed), ask again.
-        if (++state.beatsHeld > 1) resync(state);
-      } else if (status === 'RESET') {
-        resync(state); // the versions of the lost data set are gone
+        unrestored.delete(node);
       }
     },
     async load() {
@@ -626,6 +662,7 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       checkNode(cannot, node);
       const state = opened.get(node);
       epochs.delete(node);
+      unrestored.delete(node);
       if (state) {
         clearTimeout(state.timer);
         opened.delete(node);

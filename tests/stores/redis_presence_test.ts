@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient, createCluster } from 'redis';
 import { type RedisPresence, redisPresence } from 'muxws/redis';
-import { MuxwsError } from 'muxws';
+import { MuxwsError, TimeoutError } from 'muxws';
 import {
   memoryPresence,
   type PresenceBatch,
@@ -367,6 +367,81 @@ test(
       await cluster?.destroy();
       destroy(subscriber);
       await redis.stop();
+    }
+  },
+);
+
+test(
+  'redisPresence() never applies a call that timed out, when it reaches Redis later (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, close } = await redisNodes(1);
+    const { client, subscriber } = nodes[0];
+    // A client that holds the second call for 1500 ms, as an offline queue sends it after a
+    // reconnect; the store waits 1000 ms.
+    let calls = 0;
+    const late: Promise<unknown>[] = [];
+    const slow = {
+      eval(script: string, options: { keys: string[]; arguments: string[] }) {
+        if (++calls !== 2) return client.eval(script, options);
+        const sent = new Promise((resolve) => setTimeout(resolve, 1500)).then(() =>
+          client.eval(script, options)
+        );
+        late.push(sent);
+        return sent;
+      },
+    };
+    const store = redisPresence({ client: slow, subscriber, commandTimeoutMs: 1000 });
+    try {
+      await store.apply('n1', [track('room', 'ada', 'r1')]);
+      await assert.rejects(
+        store.apply('n1', [track('room', 'bob', 'r2')]),
+        (error: unknown) => error instanceof TimeoutError,
+      );
+      await store.apply('n1', [{ op: 'leave', tag: 'room', ref: 'r1' }]);
+      const [reply] = (await Promise.all(late)) as [number, number][];
+      assert.equal(reply[0], -1, 'Redis refused it: too late');
+      assert.deepEqual((await store.load()).entries, []);
+    } finally {
+      await close();
+    }
+  },
+);
+
+test(
+  'redisPresence() tries a restore that failed again at the next beat (WSM-PRS-003)',
+  { timeout: 30_000 },
+  async () => {
+    const { nodes, admin, close } = await redisNodes(1);
+    const { client, subscriber } = nodes[0];
+    let failApply = false;
+    const failing = {
+      eval(script: string, options: { keys: string[]; arguments: string[] }) {
+        if (failApply && script.includes("op.op == 'track'")) {
+          return Promise.reject(new Error("READONLY You can't write against a read only replica."));
+        }
+        return client.eval(script, options);
+      },
+    };
+    const store = redisPresence({ client: failing, subscriber });
+    try {
+      const own = [track('room', 'ada', 'r1')];
+      let asked = 0;
+      await store.beat('n1', 6000, () => (asked++, own));
+      await admin.flushAll();
+      failApply = true;
+      await assert.rejects(
+        store.beat('n1', 6000, () => (asked++, own)),
+        /Cannot apply presence changes of node "n1" in Redis: READONLY/,
+      );
+      failApply = false;
+      await store.beat('n1', 6000, () => (asked++, own));
+      assert.equal(asked, 3);
+      assert.deepEqual((await store.load()).entries.map((entry) => entry.ref), ['r1']);
+      await store.beat('n1', 6000, () => (asked++, own));
+      assert.equal(asked, 3, 'nothing more to restore');
+    } finally {
+      await close();
     }
   },
 );
