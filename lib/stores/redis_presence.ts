@@ -229,6 +229,28 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
   let redisOffsetMs: number | undefined;
   /** Loads started so far. */
   let loads = 0;
+  /**
+   * While Redis's data set was lost and the nodes put their entries back: loads wait for it, so
+   * no node reloads a half-restored table (which its followers would see as every live presence
+   * leaving and joining again). It ends at the second beat after the loss was seen: by then every
+   * live node has beaten once since, and restored.
+   */
+  let settling: { done: Promise<void>; end: () => void; beatsLeft: number } | undefined;
+
+  /** Starts the wait for the nodes' restores, unless one is under way. */
+  function unsettled(): void {
+    if (settling) return;
+    let end!: () => void;
+    const done = new Promise<void>((resolve) => end = resolve);
+    settling = { done, end, beatsLeft: 2 };
+  }
+
+  /** Ends the wait for the restores, when `all` or its last beat came. */
+  function settleBeat(all: boolean): void {
+    if (!settling || (!all && --settling.beatsLeft > 0)) return;
+    settling.end();
+    settling = undefined;
+  }
   /** The subscription under way or done; undefined when there is none. */
   let subscription: Promise<void> | undefined;
   let listening = false;
@@ -629,11 +651,13 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       }
       const [status, epoch] = reply as [string, string];
       epochs.set(node, epoch);
+      if (status === 'RESET') unsettled();
       if (state && opened.get(node) === state) {
         if (state.held && !state.timer) {
           // Already waiting for a load, which includes the restore or holds its batch; when no
           // load came for a whole beat (the last one failed), ask again.
-          if (++state.beatsHeld > 1) resync(state);
+          // (A load waiting for the restores after a loss is not a missing one.)
+          if (!settling && ++state.beatsHeld > 1) resync(state);
         } else if (status === 'RESET') {
           resync(state); // the versions of the lost data set are gone
         }
@@ -647,11 +671,22 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
         if (restore.length > 0) await applyNow(node, json);
         unrestored.delete(node);
       }
+      settleBeat(false);
     },
     async load() {
       const cannot = 'Cannot load the presences';
       const started = ++loads;
-      const snapshot = snapshotOf(cannot, await run(cannot, LOAD_SCRIPT, []));
+      if (settling) await settling.done;
+      let snapshot = snapshotOf(cannot, await run(cannot, LOAD_SCRIPT, []));
+      if (
+        [...opened.keys()].some((node) => epochs.has(node) && epochs.get(node) !== snapshot.epoch)
+      ) {
+        // The data set is not the one the nodes know: lost since their last beat. Wait until
+        // they put their entries back, then read it again.
+        unsettled();
+        await settling!.done;
+        snapshot = snapshotOf(cannot, await run(cannot, LOAD_SCRIPT, []));
+      }
       for (const node of opened.values()) {
         if (node.held && !node.timer && node.heldSince < started) release(node, snapshot.version);
       }
@@ -666,7 +701,10 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       if (state) {
         clearTimeout(state.timer);
         opened.delete(node);
-        if (opened.size === 0) await unlisten();
+        if (opened.size === 0) {
+          settleBeat(true); // no beat will come to end it
+          await unlisten();
+        }
       }
       await run(cannot, CLOSE_SCRIPT, [node]);
     },

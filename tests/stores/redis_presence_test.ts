@@ -212,12 +212,19 @@ test(
       await admin.flushAll();
       await a.beat('a', 6000, () => ownA);
       assert.equal(atA.resyncs, 1, 'the node that found the data lost reloads');
-      await a.load(); // as the acceptor's resync does
+      // A reload waits until every node put its entries back: the second beat after the loss.
+      let reloaded = false;
+      const reloadA = a.load().finally(() => reloaded = true); // as the acceptor's resync does
       // b hears a's restore as a skipped version (the version restarted from the clock) or
       // at its own beat, which finds the epoch changed: it reloads either way.
       await b.beat('b', 6000, () => []);
       await waitFor(() => atB.resyncs >= 1, WAIT_MS, 'b to reload');
-      const snapshot = await b.load();
+      const reloadB = b.load();
+      assert.equal(reloaded, false, 'no reload before the second beat');
+      await a.beat('a', 6000, () => ownA);
+      await b.beat('b', 6000, () => []);
+      assert.deepEqual((await reloadA).entries.map((entry) => entry.ref), ['r1']);
+      const snapshot = await reloadB;
       assert.deepEqual(snapshot.entries.map((entry) => entry.ref), ['r1']);
       // After the reloads, batches flow in order again on both nodes.
       const [fromA, fromB] = [atA.batches.length, atB.batches.length];
