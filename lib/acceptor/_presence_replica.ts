@@ -21,11 +21,13 @@ import { PUBLISH } from '../wire/frame.ts';
 import { PRESENCE } from '../wire/reserved.ts';
 import {
   applyPresenceDiff,
+  ownSlot,
   presenceDiff,
   type PresenceDiffPayload,
   type PresenceEntries,
   presenceSnapshot,
   type PresenceSyncPayload,
+  setOwn,
 } from '../wire/presence.ts';
 import type {
   PresenceBatch,
@@ -144,9 +146,9 @@ export class PresenceReplica {
         const parsed: Record<string, unknown> = {};
         for (const ref in refs) {
           const meta = this.#parse(refs[ref]);
-          if (meta !== NOT_JSON) parsed[ref] = meta;
+          if (meta !== NOT_JSON) setOwn(parsed, ref, meta);
         }
-        joins[key] = parsed;
+        setOwn(joins, key, parsed);
       }
       this.#change(change.tag, { leaves: change.leaves, joins });
     }
@@ -169,10 +171,8 @@ export class PresenceReplica {
 
   /** Per key, the metas of `tag`'s presences. */
   list(tag: string): Record<string, unknown[]> {
-    const out: Record<string, unknown[]> = {};
     const state = this.#tags.get(tag);
-    if (state) { for (const [key, refs] of state) out[key] = [...refs.values()]; }
-    return out;
+    return Object.fromEntries([...state ?? []].map(([key, refs]) => [key, [...refs.values()]]));
   }
 
   /** Whether `peer` follows `tag`. */
@@ -258,7 +258,7 @@ export class PresenceReplica {
       if (meta === NOT_JSON) continue;
       let keys = next.get(entry.tag);
       if (!keys) next.set(entry.tag, keys = {});
-      (keys[entry.key] ??= {})[entry.ref] = meta;
+      setOwn(ownSlot(keys, entry.key, () => ({})), entry.ref, meta);
     }
     for (const tag of [...this.#tags.keys()]) if (!next.has(tag)) next.set(tag, {});
     for (const [tag, payload] of next) {

@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { ownSlot, setOwn } from '../wire/presence.ts';
 
 /** One change a node asks of the store. `meta` is JSON text; the store never parses it. */
 export type PresenceOp =
@@ -276,8 +277,8 @@ class Step {
         const after = this.#table.row(tag, ref);
         if (before && after && before.meta === after.meta && before.key === after.key) continue;
         if (!before && !after) continue;
-        if (before) (change(tag).leaves[before.key] ??= []).push(ref);
-        if (after) (change(tag).joins[after.key] ??= {})[ref] = after.meta;
+        if (before) ownSlot(change(tag).leaves, before.key, () => []).push(ref);
+        if (after) setOwn(ownSlot(change(tag).joins, after.key, () => ({})), ref, after.meta);
       }
     }
     if (changes.size === 0 && this.moved.length === 0) return undefined;

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { setOwn } from '../wire/presence.ts';
 import type {
   PresenceBatch,
   PresenceChange,
@@ -350,13 +351,13 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
         if (!isMap(refs) || Object.values(refs).some((meta) => typeof meta !== 'string')) {
           throw wrong(`expected the joins of key ${describe(key)} to map refs to metas`);
         }
-        joins[key] = refs as Record<string, string>;
+        setOwn(joins, key, refs as Record<string, string>);
       }
       for (const [key, refs] of Object.entries(change.l)) {
         if (!Array.isArray(refs) || refs.some((ref) => typeof ref !== 'string')) {
           throw wrong(`expected the leaves of key ${describe(key)} to list refs`);
         }
-        leaves[key] = refs;
+        setOwn(leaves, key, refs);
       }
       changes.push({ tag, joins, leaves });
     }

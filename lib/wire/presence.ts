@@ -73,6 +73,27 @@ export function isPresenceDiff(value: unknown): value is PresenceDiffPayload {
   return true;
 }
 
+/**
+ * `record[key]`, made by `make` and defined as an own property when `record` has none: a key or
+ * ref is any string, `"__proto__"` and `"toString"` included, so it never reaches the prototype.
+ */
+export function ownSlot<T>(record: Record<string, T>, key: string, make: () => T): T {
+  if (Object.hasOwn(record, key)) return record[key];
+  const value = make();
+  setOwn(record, key, value);
+  return value;
+}
+
+/** Sets `record[key]` as an own data property, whatever `key` is (`"__proto__"` included). */
+export function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, {
+    value,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+}
+
 function push(into: Map<string, unknown[]>, key: string, meta: unknown): void {
   const list = into.get(key);
   if (list) list.push(meta);
@@ -135,7 +156,7 @@ export function presenceDiff(
     const now = Object.hasOwn(snapshot, key) ? snapshot[key] : undefined;
     for (const [ref, meta] of refs) {
       if (now && Object.hasOwn(now, ref) && same(meta, now[ref])) continue;
-      (leaves[key] ??= []).push(ref);
+      ownSlot(leaves, key, () => []).push(ref);
     }
   }
   for (const key in snapshot) {
@@ -143,7 +164,7 @@ export function presenceDiff(
     const refs = snapshot[key];
     for (const ref in refs) {
       if (held?.has(ref) && same(held.get(ref), refs[ref])) continue;
-      (joins[key] ??= {})[ref] = refs[ref];
+      setOwn(ownSlot(joins, key, () => ({})), ref, refs[ref]);
     }
   }
   // A changed meta left above and joins again here: applied leaves first, it is an update.
@@ -162,7 +183,5 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /** A state as a plain snapshot payload (key → ref → meta). */
 export function presenceSnapshot(state: PresenceEntries): PresenceSyncPayload {
-  const out: PresenceSyncPayload = {};
-  for (const [key, refs] of state) out[key] = Object.fromEntries(refs);
-  return out;
+  return Object.fromEntries([...state].map(([key, refs]) => [key, Object.fromEntries(refs)]));
 }

@@ -91,3 +91,19 @@ test('a silent node is reaped once, and an orphan leaves when its grace ends (WS
   }]);
   assert.deepEqual(table.snapshot().entries.map((e) => e.key), ['ada']);
 });
+
+test('a key named like an Object.prototype member is a key like any other (WSM-PRS-001)', () => {
+  const table = new PresenceTable();
+  const batch = table.apply('a', [
+    track('__proto__', 'r1'),
+    track('toString', 'r2'),
+    track('constructor', 'r3'),
+  ]);
+  assert.deepEqual(Object.keys(batch!.changes[0].joins), ['__proto__', 'toString', 'constructor']);
+  const left = table.apply(
+    'a',
+    ['r1', 'r2', 'r3'].map((ref): PresenceOp => ({ op: 'leave', tag: 'room', ref })),
+  );
+  assert.deepEqual(left!.changes[0].leaves.toString, ['r2']);
+  assert.deepEqual(Object.keys(left!.changes[0].leaves), ['__proto__', 'toString', 'constructor']);
+});

@@ -78,3 +78,22 @@ test('the diff from a held state to a new snapshot leaves what is gone and joins
   applyPresenceDiff(held, diff);
   assert.deepEqual(presenceSnapshot(held), snapshot);
 });
+
+test('keys and refs named like Object.prototype members are plain entries, never the prototype (WSM-PRS-002)', () => {
+  const state: PresenceEntries = new Map();
+  const keys = ['__proto__', 'toString', 'constructor', 'hasOwnProperty'];
+  const joins = JSON.parse(
+    `{${keys.map((k) => `"${k}":{"__proto__":{"n":1},"valueOf":2}`).join(',')}}`,
+  );
+  const changes = applyPresenceDiff(state, { leaves: {}, joins });
+  assert.deepEqual([...changes.joined.keys()], keys);
+  const snapshot = presenceSnapshot(state);
+  assert.deepEqual(Object.keys(snapshot), keys);
+  assert.deepEqual(Object.keys(snapshot.__proto__), ['__proto__', 'valueOf']);
+  const diff = presenceDiff(new Map(), snapshot);
+  assert.deepEqual(Object.keys(diff.joins), keys);
+  const gone = presenceDiff(state, {});
+  assert.deepEqual(Object.keys(gone.leaves), keys);
+  assert.deepEqual(gone.leaves.toString, ['__proto__', 'valueOf']);
+  assert.equal(({} as Record<string, unknown>).n, undefined, 'Object.prototype untouched');
+});
