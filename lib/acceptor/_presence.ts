@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { timerDelay } from '../util/delay.ts';
 import type { Codec } from '../wire/codec.ts';
 import { jsonCodec } from '../wire/codec.ts';
 import { isTag } from '../wire/frame.ts';
@@ -119,6 +120,14 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   /** The live peers that have presences. */
   readonly #live = new Set<PeerImpl>();
   #ops: PresenceOp[] = [];
+  /**
+   * A batch failed: the next one first puts this node's table back as it is now (its presences
+   * and graces, and a leave of each ref whose leave failed), since the failed ops are not sent
+   * again (a later batch may already have changed the same refs).
+   */
+  #dirty = false;
+  /** ref → tag of the leaves lost with a failed batch. */
+  readonly #unleft = new Map<string, string>();
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #batchQueued = false;
   #beatTimer: ReturnType<typeof setTimeout> | undefined;
@@ -278,7 +287,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     const tags = this.#byPeer.get(peer.id);
     if (!tags) return;
     const graceMs = this.#options.graceMs;
-    const untilMs = Date.now() + graceMs;
+    const untilMs = Math.ceil(Date.now() + graceMs);
     for (const own of tags.values()) {
       if (graceMs === 0) {
         this.#leave(own);
@@ -293,7 +302,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       own.timer = setTimeout(() => {
         own.timer = undefined;
         if (this.#byRef.get(own.ref) === own) this.#leave(own);
-      }, graceMs);
+      }, timerDelay(graceMs));
       this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs });
     }
   }
@@ -310,7 +319,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     if (this.#opening === undefined) return;
     const now = Date.now();
     for (const own of this.#byRef.values()) {
-      const untilMs = own.untilMs || now + this.#options.graceMs;
+      const untilMs = own.untilMs || Math.ceil(now + this.#options.graceMs);
       this.#ops.push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs, orphan: true });
     }
     this.#byRef.clear();
@@ -353,7 +362,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       for (const peer of this.#host.peers) if (!peer.isClosed) here.add(peer.id);
       const node = this.#nodeId;
       const graceMs = this.#options.graceMs;
-      const untilMs = Date.now() + graceMs;
+      const untilMs = Math.ceil(Date.now() + graceMs);
       for (const { tag, ref, node: owner, peer, untilMs: grace } of snapshot.entries) {
         if (owner !== node || grace !== 0 || here.has(peer) || this.#byRef.has(ref)) continue;
         this.#push(graceMs === 0 ? { op: 'leave', tag, ref } : { op: 'grace', tag, ref, untilMs });
@@ -471,6 +480,18 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   }
 
   #push(op: PresenceOp): void {
+    if (op.op === 'track') {
+      // A newer meta of the same presence replaces the waiting one: two tracks of a fresh ref in
+      // one batch would adopt an entry in grace with the first and create a second entry with
+      // the other.
+      const at = this.#ops.findIndex((o) =>
+        o.op === 'track' && o.ref === op.ref && o.tag === op.tag
+      );
+      if (at !== -1) {
+        this.#ops[at] = op;
+        return;
+      }
+    }
     this.#ops.push(op);
     if (this.#closed) return;
     const batchMs = this.#options.batchMs;
@@ -485,7 +506,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       this.#batchTimer = setTimeout(() => {
         this.#batchTimer = undefined;
         void this.#send();
-      }, batchMs);
+      }, timerDelay(batchMs));
     }
   }
 
@@ -493,6 +514,12 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   #send(): Promise<void> {
     if (this.#batchTimer !== undefined) clearTimeout(this.#batchTimer);
     this.#batchTimer = undefined;
+    if (this.#dirty && !this.#closed) {
+      this.#dirty = false;
+      const leaves = [...this.#unleft].map(([ref, tag]): PresenceOp => ({ op: 'leave', tag, ref }));
+      this.#unleft.clear();
+      this.#ops = [...this.#own(), ...leaves, ...this.#ops];
+    }
     const ops = this.#ops;
     if (ops.length === 0) return this.#tail;
     this.#ops = [];
@@ -500,7 +527,13 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     return this.#tail = this.#tail
       .then(() => this.ready())
       .then(() => this.#store.apply(node, ops))
-      .catch((error) => this.#host.report(error));
+      .catch((error) => {
+        this.#dirty = true;
+        for (const op of ops) {
+          if (op.op === 'leave' && !this.#byRef.has(op.ref)) this.#unleft.set(op.ref, op.tag);
+        }
+        this.#host.report(error);
+      });
   }
 
   /** Arms the next heartbeat, `nodeTimeoutMs / 5` after the last one ended. */
@@ -509,16 +542,19 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     this.#beatTimer = setTimeout(() => {
       this.#beatTimer = undefined;
       this.#beat();
-    }, this.#options.nodeTimeoutMs / 5);
+    }, timerDelay(this.#options.nodeTimeoutMs / 5));
   }
 
   /** One heartbeat: alive now, dead after 3/5 of `nodeTimeoutMs`; this node's table on demand. */
   #beat(): void {
     this.#beating = true;
     const node = this.#nodeId;
-    const deadAfterMs = this.#options.nodeTimeoutMs * 3 / 5;
+    const deadAfterMs = Math.ceil(this.#options.nodeTimeoutMs * 3 / 5);
+    if (this.#dirty) void this.#send(); // a failed batch is made good at the latest here
     this.ready()
-      .then(() => this.#store.beat!(node, deadAfterMs, () => this.#own()))
+      // A node closing while its beat is in flight puts nothing back: its close made its
+      // presences orphans in grace.
+      .then(() => this.#store.beat!(node, deadAfterMs, () => this.#closed ? [] : this.#own()))
       .catch((error) => this.#host.report(error))
       .finally(() => {
         this.#beating = false;

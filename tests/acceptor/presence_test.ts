@@ -585,6 +585,59 @@ test('a store call that rejects is reported, and the node keeps its own table (W
   await a.close();
 });
 
+test('a batch that failed is made good by the next: what was tracked, and what left, reach the store (WSM-PRS-003)', async () => {
+  using clock = fakeTime();
+  const watched = watchedStore();
+  const errors: unknown[] = [];
+  const a = acceptor({
+    presence: { store: watched.store },
+    onError: (error) => errors.push(error),
+  });
+  const [p1, p2] = [raw(a), raw(a)];
+  a.presence.track(p1.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  watched.failApply(new Error('store down'));
+  a.presence.track(p2.handle.peer, TAG, 'bob', { tab: 1 });
+  a.presence.untrack(p1.handle.peer, TAG);
+  await a.presence.flush();
+  assert.equal(errors.length, 1);
+  assert.deepEqual(a.presence.list(TAG), { ada: [{ tab: 1 }] }, 'the store still holds ada');
+  watched.failApply(undefined);
+  // No new change: the heartbeat of a store with one sends the repair; here the next batch does.
+  a.presence.track(p2.handle.peer, TAG, 'bob', { tab: 2 });
+  await a.presence.flush();
+  assert.deepEqual(a.presence.list(TAG), { bob: [{ tab: 2 }] });
+  assert.deepEqual((await watched.inner.load()).entries.map((e) => e.key), ['bob']);
+  await a.close();
+  await clock.tickAsync(0);
+});
+
+test('a redial that adopts and changes its meta within one batch leaves one entry, not two (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, b, watchA } = twoNodes(1000);
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  const pb = raw(b); // the redial: tracked once on arrival, then again with its real meta
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 1 });
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 1, away: false });
+  await b.presence.flush();
+  await clock.tickAsync(1000);
+  await a.presence.flush();
+  for (const node of [a, b]) {
+    assert.deepEqual(node.presence.list(TAG), { ada: [{ tab: 1, away: false }] });
+  }
+  b.presence.untrack(pb.handle.peer, TAG);
+  await b.presence.flush();
+  await a.presence.flush();
+  for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), {}, 'no entry left behind');
+  assert.equal(presenceFrames(watchA).at(-1)![2][':presence'], 'diff');
+  await a.close();
+  await b.close();
+});
+
 test('a follow before the store is open is answered once it is: the snapshot, then END (WSM-PRS-002)', async () => {
   using clock = fakeTime();
   const inner = memoryPresence();
