@@ -371,6 +371,8 @@ export interface PresenceFollowOptions<Meta = unknown> {
   /**
    * Called when the acceptor refuses the follow (it does not hold the tag for this connection,
    * or it keeps no presence); the follower then stops, and `ready` rejects if it had not settled.
+   * Any other reset of the follow (the acceptor's presence store failed) goes to `onError`, and
+   * the tag is followed again on the next connection.
    */
   onRefused?: (error: StreamResetError) => unknown;
   /** Aborting it stops the follower, as `stop()` does. */

@@ -204,7 +204,13 @@ class Followed {
     stream?.closed.catch((error) => {
       // A loss with the connection is re-followed at the next establishment.
       if (this.#stream !== stream || !(error instanceof StreamResetError) || !error.remote) return;
-      this.end(error, true);
+      // Only a refusal ends the follow; another reset (the acceptor's store failed) is reported,
+      // and the tag is followed again at the next establishment.
+      if (error.code === 'refused') this.end(error, true);
+      else {
+        this.#stream = undefined;
+        this.#host.report(error);
+      }
     });
   }
 

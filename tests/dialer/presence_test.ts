@@ -227,6 +227,30 @@ test('a refused follow calls onRefused, rejects ready and is not followed again 
   await connection.close();
 });
 
+test('a follow reset for another reason than a refusal is reported and followed again on the next connection (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  let failing = true;
+  const { server, follows } = stage((follow) => {
+    if (failing) send(follow.socket, [4, follow.id, 'internal', 'the presence store failed']);
+    else synced(follow, { ada: { a1: { tab: 1 } } });
+  });
+  const errors: unknown[] = [];
+  const connection = await dial(server, { onError: (error) => errors.push(error) });
+  const events: string[] = [];
+  const room = presence(connection, 'room:1', recording(events));
+  await settle(clock);
+  assert.deepEqual(events, [], 'no refusal');
+  assert.ok(errors.some((error) => error instanceof StreamResetError && error.code === 'internal'));
+  failing = false;
+  follows[0].socket.close(1012, 'service restart');
+  await clock.tickAsync(60_000);
+  await room.ready;
+  assert.deepEqual(events, ['sync ada:1']);
+  assert.equal(follows.length, 2);
+  room.stop();
+  await connection.close();
+});
+
 test('stop() sends the unfollow once the last follower of the tag stops, and no callback runs after (WSM-PRS-002)', async () => {
   using clock = fakeTime();
   const { server, follows } = stage((follow) => {
