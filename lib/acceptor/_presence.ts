@@ -260,14 +260,16 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     if (this.#replica.follows(peer, tag)) return undefined;
     this.#start();
     if (this.#replica.loaded) {
-      this.#replica.follow(peer, tag);
+      const refused = this.#replica.follow(peer, tag);
+      if (refused !== undefined) control.fail(stream, ResetCode.Refused, refused);
       return undefined;
     }
     return this.ready().then(
       () => {
         // The tag may have gone while the store opened: a follow without a snapshot is none.
         if (!peer.tags.has(tag)) throw new StreamError(ResetCode.Refused, notHeld(tag));
-        this.#replica.follow(peer, tag);
+        const refused = this.#replica.follow(peer, tag);
+        if (refused !== undefined) throw new StreamError(ResetCode.Refused, refused);
       },
       () => {
         throw new StreamError(ResetCode.Internal, 'The presence store could not be opened');

@@ -16,8 +16,9 @@
  *
  * @module
  */
+import { acceptorPolicy } from './_policy.ts';
 import type { Codec } from '../wire/codec.ts';
-import { PUBLISH } from '../wire/frame.ts';
+import { overLimit, PUBLISH } from '../wire/frame.ts';
 import { PRESENCE } from '../wire/reserved.ts';
 import {
   applyPresenceDiff,
@@ -190,25 +191,48 @@ export class PresenceReplica {
    * `peer` follows `tag` from now on: it is sent the tag's snapshot (unless `sync` is false: it
    * holds the state already, as a peer restored after a restart does), then its diffs.
    */
-  follow(peer: PeerImpl, tag: string, sync = true): void {
-    if (this.#closed || peer.isClosed) return;
+  follow(peer: PeerImpl, tag: string, sync = true): string | undefined {
+    if (this.#closed || peer.isClosed) return undefined;
     let tags = this.#followed.get(peer);
-    if (tags?.has(tag)) return;
+    if (tags?.has(tag)) return undefined;
+    let frame: Frame | undefined;
+    if (sync) {
+      frame = this.#synced.get(tag);
+      if (frame === undefined) {
+        const state = this.#tags.get(tag);
+        const payload: PresenceSyncPayload = state ? presenceSnapshot(state) : {};
+        frame = this.#encode(tag, SYNC, payload);
+        if (frame === undefined) return undefined;
+        this.#synced.set(tag, frame);
+      }
+      const over = this.#overLimits(peer, frame.encoded);
+      if (over !== undefined) {
+        return `Cannot follow the presence of ${JSON.stringify(tag)}: its snapshot has ${over}`;
+      }
+    }
     if (!tags) this.#followed.set(peer, tags = new Set());
     tags.add(tag);
     let followers = this.#followers.get(tag);
     if (!followers) this.#followers.set(tag, followers = new Set());
     followers.add(peer);
-    if (!sync) return;
-    let frame = this.#synced.get(tag);
-    if (frame === undefined) {
-      const state = this.#tags.get(tag);
-      const payload: PresenceSyncPayload = state ? presenceSnapshot(state) : {};
-      frame = this.#encode(tag, SYNC, payload);
-      if (frame === undefined) return;
-      this.#synced.set(tag, frame);
+    if (frame !== undefined) this.#send(peer, frame);
+    return undefined;
+  }
+
+  /**
+   * What of `encoded` is over the message limits of `peer`'s connection, which a dialer's default
+   * to the same figures: a snapshot over them would close the dialer's connection, and its
+   * redial would follow again, and again. Undefined when it fits.
+   */
+  #overLimits(peer: PeerImpl, encoded: string | Uint8Array): string | undefined {
+    const { maxMessageBytes, maxMessageItems } = peer.sink.limits;
+    if (overLimit(encoded, maxMessageBytes)) {
+      return `more than the ${maxMessageBytes} bytes a message may have (maxMessageBytes, on both sides)`;
     }
-    this.#send(peer, frame);
+    if (acceptorPolicy.exceedsItems(peer.session, encoded, maxMessageItems)) {
+      return `more than the ${maxMessageItems} items a message may have (maxMessageItems, on both sides)`;
+    }
+    return undefined;
   }
 
   /** `peer` no longer follows `tag`; with `end`, it is told so (it lost the tag). */

@@ -298,6 +298,40 @@ test('a follow of a tag the peer does not hold is refused (WSM-PRS-002)', async 
   await a.close();
 });
 
+test('a follow whose snapshot is over the message limits is refused, naming the limit, not sent to close the dialer (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor({ limits: { maxMessageBytes: 4096, maxMessageItems: 200 } });
+  const tracked = Array.from({ length: 30 }, () => raw(a, [TAG]));
+  tracked.forEach((p, i) =>
+    a.presence.track(p.handle.peer, TAG, `user-${i}`, { pad: 'x'.repeat(100) })
+  );
+  await a.presence.flush();
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  assert.equal(f.sent.length, 1, 'no snapshot');
+  assert.deepEqual(f.sent[0].slice(0, 3), [4, 1, 'refused']);
+  assert.match(
+    String(f.sent[0][3]),
+    /^Cannot follow the presence of "room:1": its snapshot has more than the 4096 bytes a message may have \(maxMessageBytes, on both sides\)$/,
+  );
+  a.presence.track(f.handle.peer, TAG, 'late', { pad: '' });
+  await a.presence.flush();
+  assert.equal(f.sent.length, 1, 'a refused follower gets no diffs');
+  // Many small entries: the item count refuses it.
+  const b = acceptor({ limits: { maxMessageItems: 50 } });
+  const small = Array.from({ length: 100 }, () => raw(b, [TAG]));
+  small.forEach((p, i) => b.presence.track(p.handle.peer, TAG, `u${i}`, 1));
+  await b.presence.flush();
+  const g = raw(b, [TAG]);
+  follow(g, 1);
+  await settle(clock);
+  assert.match(String(g.sent[0][3]), /more than the 50 items a message may have/);
+  const closing = Promise.all([a.close(), b.close()]);
+  await clock.tickAsync(10_000);
+  await closing;
+});
+
 test('a peer that loses the tag is sent end, and no more diffs (WSM-PRS-002)', async () => {
   using clock = fakeTime();
   const a = acceptor();
