@@ -350,7 +350,10 @@ export interface AcceptorPresence<Meta = unknown, P = Peer> {
    * @throws {TypeError} For a bad tag.
    */
   list(tag: string): Record<string, Meta[]>;
-  /** Resolves once the changes made so far are in the store and in this node's `list()`. */
+  /**
+   * Resolves once the changes made so far are in the store and in this node's `list()`. It reads
+   * the whole table from the store: for a test or one change that must show, not every request.
+   */
   flush(): Promise<void>;
   /**
    * Resolves once the store is open and loaded here (in a Durable Object, await it in
