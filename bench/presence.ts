@@ -6,7 +6,7 @@
  * Nodes a and b (`bench/_presence_server.ts`, an acceptor each with `redisBackplane` and
  * `redisPresence` on one fresh `redis-server` of `tests/_redis.ts`) and one process of dialers
  * (`bench/_presence_dialers.ts`): 10,000 dialers (1,000 with `--quick`), half on each node, each
- * tracked in `room:1` under its own key; then 1,000 of them (100) follow `room:1`, half on each
+ * tracked in `room:1` under its own key; then 200 of them (100) follow `room:1`, half on each
  * node. Then 50 rounds: a node (a, then b, in turn) tracks its mover peer with `{ at }` in the
  * meta, and once every follower saw it join, untracks it, until every follower saw it leave.
  * Rows:
@@ -33,7 +33,7 @@ import { startRedis } from '../tests/_redis.ts';
 export interface PresenceScenarioOptions {
   /** The runtime of the nodes and of the dialers. */
   runtime: string;
-  /** 1,000 peers and 100 followers instead of 10,000 and 1,000. */
+  /** 1,000 peers and 100 followers instead of 10,000 and 200. */
   quick: boolean;
   /** Starts `bench/<script>.ts` on `runtime`. */
   start(runtime: string, script: string, args: string[]): ScenarioChild;
@@ -98,7 +98,7 @@ async function stats(node: ScenarioChild): Promise<{ publish: number; version: n
 export async function presenceScenario(options: PresenceScenarioOptions): Promise<Row[]> {
   const { runtime, quick, start, log } = options;
   const peers = quick ? 1_000 : 10_000;
-  const followers = quick ? 100 : 1_000;
+  const followers = quick ? 100 : 200;
   log(`presence on ${runtime}: ${peers} peers, ${followers} following`);
   const redis = await startRedis();
   const children: ScenarioChild[] = [];
