@@ -120,11 +120,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   /** The live peers that have presences. */
   readonly #live = new Set<PeerImpl>();
   #ops: PresenceOp[] = [];
-  /**
-   * A batch failed: the next one first puts this node's table back as it is now (its presences
-   * and graces, and a leave of each ref whose leave failed), since the failed ops are not sent
-   * again (a later batch may already have changed the same refs).
-   */
+  /** A batch failed: the next puts this node's table back as it is now, and the lost leaves. */
   #dirty = false;
   /** ref → tag of the leaves lost with a failed batch. */
   readonly #unleft = new Map<string, string>();

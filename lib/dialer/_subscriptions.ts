@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { Ready } from './_ready.ts';
 import {
   checkOwnHeaders,
   EVENT_ID,
@@ -159,14 +160,13 @@ class LiveSubscription implements Subscription {
   readonly #dedupe: { key: (message: unknown) => string; window: number } | undefined;
   readonly #keys = new Set<string>();
   #state: SubscriptionState = 'pending';
-  /** Settles `ready`: resolves it without an error; undefined once settled. */
-  #settle: ((error?: unknown) => void) | undefined;
+  /** `ready`, and the abort signal's listener. */
+  readonly #ready: Ready;
   /** True once a stream was opened: the next open is a re-open. */
   #opened = false;
   #stream: Stream | undefined;
   /** The id of the last tracked message received: sent as `:last-event-id` when re-opened. */
   #lastEventId: string | undefined;
-  #removeSignal: (() => void) | undefined;
 
   constructor(
     registry: Set<LiveSubscription>,
@@ -183,20 +183,8 @@ class LiveSubscription implements Subscription {
     this.#dedupe = options.dedupe === undefined
       ? undefined
       : { key: options.dedupe.key, window: options.dedupe.window ?? 1024 };
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.#settle = (error?: unknown) => {
-        this.#settle = undefined;
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-    });
-    this.ready.catch(() => {});
-    const signal = options.signal;
-    if (signal) {
-      const onAbort = () => this.unsubscribe();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
-    }
+    this.#ready = new Ready(options.signal, () => this.unsubscribe());
+    this.ready = this.#ready.promise;
   }
 
   get active(): boolean {
@@ -253,10 +241,11 @@ class LiveSubscription implements Subscription {
     this.#state = state;
     this.#stream = undefined;
     this.#keys.clear();
-    this.#removeSignal?.();
-    this.#removeSignal = undefined;
+    this.#ready.detach();
     this.#registry.delete(this);
-    this.#settle?.(error ?? new ClosedError(`The subscription closed before it opened: ${why}`));
+    this.#ready.settle(
+      error ?? new ClosedError(`The subscription closed before it opened: ${why}`),
+    );
   }
 
   unsubscribe(): void {
@@ -278,7 +267,7 @@ class LiveSubscription implements Subscription {
         if (this.#stream !== stream) return;
         if (this.#state === 'pending') {
           this.#state = 'active';
-          this.#settle?.();
+          this.#ready.settle();
         }
         if (message instanceof Received) {
           if (message.id !== undefined) this.#lastEventId = message.id;
@@ -305,7 +294,7 @@ class LiveSubscription implements Subscription {
     // Lost with its connection (re-opened and reported by onReopen), or reset by this side on
     // the acceptor's bad input (the session reported that): re-opened at the next establishment.
     if (!error.remote) return;
-    const first = this.#settle !== undefined;
+    const first = this.#ready.pending;
     if (REFUSALS.includes(error.code)) {
       this.end('refused', 'it was refused', error);
       if (first) return;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { Ready } from './_ready.ts';
 import type {
   Connection,
   PresenceFollower,
@@ -307,8 +308,8 @@ class Follower implements PresenceFollower {
   readonly #connection: Stated;
   readonly #options: PresenceFollowOptions;
   readonly #report: (error: unknown) => unknown;
-  #settle: ((error?: unknown) => void) | undefined;
-  #removeSignal: (() => void) | undefined;
+  /** `ready`, and the abort signal's listener. */
+  readonly #ready: Ready;
 
   constructor(followed: Followed, connection: Stated, options: PresenceFollowOptions) {
     this.tag = followed.tag;
@@ -316,20 +317,8 @@ class Follower implements PresenceFollower {
     this.#connection = connection;
     this.#options = options;
     this.#report = followed.report;
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.#settle = (error?: unknown) => {
-        this.#settle = undefined;
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-    });
-    this.ready.catch(() => {});
-    const signal = options.signal;
-    if (signal) {
-      const onAbort = () => this.stop();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#removeSignal = () => signal.removeEventListener('abort', onAbort);
-    }
+    this.#ready = new Ready(options.signal, () => this.stop());
+    this.ready = this.#ready.promise;
   }
 
   get state(): PresenceState {
@@ -344,7 +333,7 @@ class Follower implements PresenceFollower {
   sync(view: PresenceState, first?: boolean): void {
     if (this.#followed === undefined || (first && this.#seen)) return;
     this.#seen = true;
-    this.#settle?.();
+    this.#ready.settle();
     callContained(this.#report, this.#options.onSync, view);
   }
 
@@ -374,9 +363,8 @@ class Follower implements PresenceFollower {
     const followed = this.#followed;
     if (followed === undefined) return;
     this.#followed = undefined;
-    this.#removeSignal?.();
-    this.#removeSignal = undefined;
+    this.#ready.detach();
     followed.remove(this, unfollow);
-    this.#settle?.(error);
+    this.#ready.settle(error);
   }
 }
