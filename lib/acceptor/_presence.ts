@@ -260,14 +260,17 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       if (refused !== undefined) control.fail(stream, ResetCode.Refused, refused);
       return undefined;
     }
+    this.#replica.wait(peer, tag);
     return this.ready().then(
       () => {
+        if (!this.#replica.waited(peer, tag)) return; // unfollowed meanwhile
         // The tag may have gone while the store opened: a follow without a snapshot is none.
         if (!peer.tags.has(tag)) throw new StreamError(ResetCode.Refused, notHeld(tag));
         const refused = this.#replica.follow(peer, tag);
         if (refused !== undefined) throw new StreamError(ResetCode.Refused, refused);
       },
       () => {
+        this.#replica.waited(peer, tag);
         throw new StreamError(ResetCode.Internal, 'The presence store could not be opened');
       },
     );

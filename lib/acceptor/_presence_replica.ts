@@ -81,6 +81,8 @@ export class PresenceReplica {
   readonly #followers = new Map<string, Set<PeerImpl>>();
   /** peer → the tags it follows. */
   readonly #followed = new Map<PeerImpl, Set<string>>();
+  /** peer → the tags whose follow waits for the store to open: an unfollow cancels it. */
+  readonly #waiting = new Map<PeerImpl, Set<string>>();
   /** tag → its snapshot frame, until the tag changes. */
   readonly #synced = new Map<string, Frame>();
 
@@ -235,8 +237,24 @@ export class PresenceReplica {
     return undefined;
   }
 
+  /** `peer`'s follow of `tag` waits for the store to open. */
+  wait(peer: PeerImpl, tag: string): void {
+    let tags = this.#waiting.get(peer);
+    if (!tags) this.#waiting.set(peer, tags = new Set());
+    tags.add(tag);
+  }
+
+  /** Whether `peer`'s follow of `tag` was waiting (and was not cancelled); it waits no more. */
+  waited(peer: PeerImpl, tag: string): boolean {
+    const tags = this.#waiting.get(peer);
+    if (!tags?.delete(tag)) return false;
+    if (tags.size === 0) this.#waiting.delete(peer);
+    return true;
+  }
+
   /** `peer` no longer follows `tag`; with `end`, it is told so (it lost the tag). */
   unfollow(peer: PeerImpl, tag: string, end: boolean): void {
+    this.waited(peer, tag);
     const tags = this.#followed.get(peer);
     if (!tags?.delete(tag)) return;
     if (tags.size === 0) this.#followed.delete(peer);
@@ -253,6 +271,7 @@ export class PresenceReplica {
 
   /** `peer` ended: it follows nothing. */
   ended(peer: PeerImpl): void {
+    this.#waiting.delete(peer);
     const tags = this.#followed.get(peer);
     if (!tags) return;
     for (const tag of [...tags]) this.unfollow(peer, tag, false);

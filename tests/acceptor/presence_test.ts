@@ -696,6 +696,37 @@ test('a follow before the store is open is answered once it is: the snapshot, th
   await a.close();
 });
 
+test('an unfollow while the follow waits for the store cancels it; a new follow then gets the snapshot (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const inner = memoryPresence();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const store: PresenceStore = {
+    ...inner,
+    open: async (node, sink) => {
+      await gate;
+      return inner.open(node, sink);
+    },
+    beat: undefined,
+  };
+  const a = acceptor({ presence: { store } });
+  const f = raw(a, [TAG]);
+  const other = raw(a, [TAG]);
+  follow(f, 1);
+  follow(f, 3, TAG, false);
+  await settle(clock);
+  release();
+  await settle(clock);
+  assert.deepEqual(f.sent, [[3, 3], [3, 1]], 'no snapshot for a cancelled follow');
+  a.presence.track(other.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  assert.equal(presenceFrames(f).length, 0, 'and no diffs');
+  follow(f, 5);
+  await settle(clock);
+  assert.deepEqual(presenceFrames(f).map((frame) => frame[2][':presence']), ['sync']);
+  await a.close();
+});
+
 test('presence frames reach a follower over highWaterMark, where a broadcast is dropped (WSM-PRS-002)', async () => {
   using clock = fakeTime();
   const a = acceptor();
