@@ -2,16 +2,14 @@
  * The conformance suite every {@linkcode PresenceStore} passes, registered once per store:
  *
  * ```ts ignore
- * presenceSuite('memoryPresence()', async () => {
- *   let time = 1_700_000_000_000;
- *   const store = memoryPresence({ now: () => time });
- *   return {
- *     stores: [store, store], // a store of one process: the same object twice
- *     now: () => time,
- *     advance: async (ms) => void (time += ms),
- *     close: async () => {},
- *   };
- * });
+ * presenceSuite('redisPresence()', async () => ({
+ *   stores: [storeOfNodeA, storeOfNodeB], // two clients of one Redis
+ *   now: () => Date.now(),
+ *   advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+ *   close: async () => { ...; await redis.stop(); },
+ * }));
+ * // A store of one process, on a clock the test moves: the same object twice.
+ * presenceSuite('memoryPresence()', handClockFixture((now) => memoryPresence({ now })));
  * ```
  *
  * The fixture gives two handles on one shared table (two nodes' stores, or one object twice),
@@ -50,6 +48,27 @@ export interface PresenceFixture {
 
 /** Opens the store of one test. */
 export type OpenPresence = () => Promise<PresenceFixture>;
+
+/**
+ * The fixture of a store of one process, made by `make` on a clock the test moves by hand: the
+ * two nodes share the one store object, as the acceptors of one process do.
+ */
+export function handClockFixture(make: (now: () => number) => PresenceStore): OpenPresence {
+  return () => {
+    let time = 1_700_000_000_000;
+    const now = () => time;
+    const store = make(now);
+    return Promise.resolve({
+      stores: [store, store] as const,
+      now,
+      advance: (ms: number) => {
+        time += ms;
+        return Promise.resolve();
+      },
+      close: () => Promise.resolve(),
+    });
+  };
+}
 
 const WAIT_MS = 5000;
 /** How long a node may stay silent in the heartbeat tests; `advance` goes by 3/5 of it. */

@@ -22,6 +22,8 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
+import { createClient } from 'redis';
+import { within } from './_wait.ts';
 
 /** A running (or stopped, for an outage) Redis server of one test. */
 export interface RedisServer extends AsyncDisposable {
@@ -262,4 +264,27 @@ export async function startRedisCluster(): Promise<RedisServer> {
     stop,
     [Symbol.asyncDispose]: stop,
   };
+}
+
+/**
+ * A node-redis client of `url`, connected (within 5 s), redialling every 100 ms. Its `error`
+ * events are ignored: the code under test reports failures through its calls and `onError`.
+ */
+export async function connectClient(url: string) {
+  const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
+  client.on('error', () => {});
+  await within(client.connect(), 5000, 'the Redis client to connect');
+  return client;
+}
+
+/** A client of {@linkcode connectClient}. */
+export type Client = Awaited<ReturnType<typeof connectClient>>;
+
+/** Destroys `client`, if any; one already closed is left as it is. */
+export function destroy(client: Client | undefined): void {
+  try {
+    client?.destroy();
+  } catch {
+    // already closed
+  }
 }

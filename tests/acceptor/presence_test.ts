@@ -672,8 +672,8 @@ test('a redial that adopts and changes its meta within one batch leaves one entr
   await b.close();
 });
 
-test('a follow before the store is open is answered once it is: the snapshot, then END (WSM-PRS-002)', async () => {
-  using clock = fakeTime();
+/** A memory store with no heartbeat whose open() waits until `release()` is called. */
+function gatedStore(): { store: PresenceStore; release: () => void } {
   const inner = memoryPresence();
   let release!: () => void;
   const gate = new Promise<void>((resolve) => release = resolve);
@@ -685,6 +685,12 @@ test('a follow before the store is open is answered once it is: the snapshot, th
     },
     beat: undefined,
   };
+  return { store, release };
+}
+
+test('a follow before the store is open is answered once it is: the snapshot, then END (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const { store, release } = gatedStore();
   const a = acceptor({ presence: { store } });
   const f = raw(a, [TAG]);
   follow(f, 1);
@@ -698,17 +704,7 @@ test('a follow before the store is open is answered once it is: the snapshot, th
 
 test('an unfollow while the follow waits for the store cancels it; a new follow then gets the snapshot (WSM-PRS-002)', async () => {
   using clock = fakeTime();
-  const inner = memoryPresence();
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => release = resolve);
-  const store: PresenceStore = {
-    ...inner,
-    open: async (node, sink) => {
-      await gate;
-      return inner.open(node, sink);
-    },
-    beat: undefined,
-  };
+  const { store, release } = gatedStore();
   const a = acceptor({ presence: { store } });
   const f = raw(a, [TAG]);
   const other = raw(a, [TAG]);

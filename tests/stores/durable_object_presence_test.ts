@@ -7,7 +7,7 @@ import { durableObjectPresence } from 'muxws/cloudflare';
 import * as cloudflare from '../../lib/adapters/cloudflare.ts';
 import type { PresenceBatch, PresenceOp, PresenceSink } from '../../lib/broadcast/presence.ts';
 import { fakeStorage } from '../_durable_object_storage.ts';
-import { presenceSuite } from '../_presence_suite.ts';
+import { handClockFixture, presenceSuite } from '../_presence_suite.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -36,19 +36,11 @@ function entries(map: Map<string, unknown>): Record<string, unknown> {
 }
 
 // The object is the only node: the suite's two nodes share one store, with no heartbeat.
-presenceSuite('durableObjectPresence()', () => {
-  let time = T0;
-  const store = durableObjectPresence(fakeStorage(), { now: () => time });
-  return Promise.resolve({
-    stores: [store, store] as const,
-    now: () => time,
-    advance: (ms: number) => {
-      time += ms;
-      return Promise.resolve();
-    },
-    close: () => Promise.resolve(),
-  });
-}, { beats: false });
+presenceSuite(
+  'durableObjectPresence()',
+  handClockFixture((now) => durableObjectPresence(fakeStorage(), { now })),
+  { beats: false },
+);
 
 test('the ./cloudflare entry exports durableObjectPresence() from the stores', () => {
   assert.equal(cloudflare.durableObjectPresence, durableObjectPresence);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, createCluster } from 'redis';
+import { createCluster } from 'redis';
 import {
   type RedisHistory,
   redisHistory,
@@ -16,26 +16,9 @@ import {
 } from 'muxws/redis';
 import { MuxwsError, TimeoutError } from 'muxws';
 import { historySuite } from '../_history_suite.ts';
-import { startRedis, startRedisCluster } from '../_redis.ts';
+import { type Client, connectClient, destroy, startRedis, startRedisCluster } from '../_redis.ts';
 import { fakeTime } from '../_fake_time.ts';
 import { waitFor, within } from '../_wait.ts';
-
-async function connectClient(url: string) {
-  const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
-  client.on('error', () => {}); // the history reports failures through its calls
-  await within(client.connect(), 5000, 'the Redis client to connect');
-  return client;
-}
-
-type Client = Awaited<ReturnType<typeof connectClient>>;
-
-function destroy(client: Client | undefined): void {
-  try {
-    client?.destroy();
-  } catch {
-    // already closed
-  }
-}
 
 historySuite('redisHistory()', async (options) => {
   const redis = await startRedis();

@@ -5,7 +5,7 @@
 // the suite's `advance` waits for real: a few hundred milliseconds per heartbeat test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient, createCluster } from 'redis';
+import { createCluster } from 'redis';
 import { type RedisPresence, redisPresence } from 'muxws/redis';
 import { MuxwsError, TimeoutError } from 'muxws';
 import {
@@ -15,27 +15,17 @@ import {
   type PresenceSink,
 } from '../../lib/broadcast/presence.ts';
 import { presenceSuite } from '../_presence_suite.ts';
-import { type RedisServer, startRedis, startRedisCluster } from '../_redis.ts';
+import {
+  type Client,
+  connectClient,
+  destroy,
+  type RedisServer,
+  startRedis,
+  startRedisCluster,
+} from '../_redis.ts';
 import { waitFor, within } from '../_wait.ts';
 
 const WAIT_MS = 5000;
-
-async function connectClient(url: string) {
-  const client = createClient({ url, socket: { reconnectStrategy: () => 100 } });
-  client.on('error', () => {}); // the store reports failures through its calls and onError
-  await within(client.connect(), 5000, 'the Redis client to connect');
-  return client;
-}
-
-type Client = Awaited<ReturnType<typeof connectClient>>;
-
-function destroy(client: Client | undefined): void {
-  try {
-    client?.destroy();
-  } catch {
-    // already closed
-  }
-}
 
 /** One node's store on its own client and subscriber. */
 interface Node {
