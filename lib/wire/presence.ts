@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { isHeaders } from './reserved.ts';
 
 /** The longest presence key, and the longest ref, in UTF-16 code units. */
 export const MAX_PRESENCE_KEY_LENGTH = 256;
@@ -38,10 +39,9 @@ export interface PresenceChanges {
   readonly joined: Map<string, unknown[]>;
 }
 
+/** A plain object: {@linkcode isHeaders}'s shape, less `null`. */
 function isPlain(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return value !== null && isHeaders(value);
 }
 
 /** True for a key or a ref: a string of 1 to {@linkcode MAX_PRESENCE_KEY_LENGTH} characters. */
