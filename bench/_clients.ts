@@ -57,8 +57,11 @@ export interface BenchClient {
   serverCpu(): Promise<number>;
   /** Called for each broadcast message this client receives. */
   onBroadcast: (() => void) | undefined;
-  /** Closes the client. */
-  close(): void;
+  /**
+   * Closes the client; resolves once its connection is closed (never rejects), so a scenario can
+   * wait for the closes before it times the next subject.
+   */
+  close(): Promise<void>;
 }
 
 /** The `WebSocket` constructor of this runtime: the global one, or `ws` on Node. */
@@ -143,7 +146,10 @@ function openRaw(port: number, id: number, mode: RawMode): Promise<BenchClient> 
       });
     },
     close() {
-      ws.close();
+      return new Promise<void>((resolve) => {
+        ws.onclose = () => resolve();
+        ws.close();
+      });
     },
   };
   ws.onmessage = (event) => {
@@ -199,7 +205,7 @@ async function openMuxws(
       return await connection.request(null, { headers: { op: 'cpu' } }) as number;
     },
     close() {
-      connection.close().catch(() => {});
+      return connection.close().then(() => {}, () => {});
     },
   };
   const connection: Connection<BenchApi> = await connect<BenchApi>(
@@ -235,7 +241,11 @@ function openSocketIo(port: number, id: number): Promise<BenchClient> {
     broadcast: (size = 100) => socket.emitWithAck('bcast', size),
     serverCpu: () => socket.emitWithAck('cpu'),
     close() {
-      socket.close();
+      if (socket.disconnected) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        socket.once('disconnect', () => resolve());
+        socket.close();
+      });
     },
   };
   socket.on('b', () => client.onBroadcast?.());

@@ -299,7 +299,7 @@ export function machine(run: MachineRun): string {
     }`,
     `- Command: \`npm run bench${quick ? ' -- --quick' : ''}\`, ${new Date().toISOString()}, ${
       ((Date.now() - started) / 1000).toFixed(0)
-    } s, up to ${REPS} interleaved rounds after two warm-ups (the \`rounds\` rows say how many ran), idle memory ${IDLE_ROUNDS} round${
+    } s, up to ${REPS} interleaved rounds after three warm-ups (the \`rounds\` rows say how many ran), idle memory ${IDLE_ROUNDS} round${
       IDLE_ROUNDS === 1 ? '' : 's'
     }`,
     `- ${

@@ -5,14 +5,15 @@
  * small hello message, decoded by the server and answered, the answer decoded: the same round trip
  * muxws's hello makes, so the fair baseline of a setup with a hello), socket.io (websocket
  * transport) until `connect`, and muxws without a hello when its socket opens. The connections
- * stay open until the repetition ends, then all are closed (not timed).
+ * stay open until the repetition ends, then all are closed and the repetition waits until they are
+ * (not timed), so one subject's closes never fall into the next subject's time.
  *
  * One repetition reports connections established per second.
  *
  * @module
  */
 import { type BenchClient, openClient, type Subject } from './_clients.ts';
-import { sleep } from './_common.ts';
+import { sleep, within } from './_common.ts';
 
 /** Opens `count` clients of `subject`, `parallel` at once; returns connections per second. */
 export async function connectRate(
@@ -34,8 +35,9 @@ export async function connectRate(
     await Promise.all(Array.from({ length: parallel }, worker));
     return count / ((performance.now() - started) / 1000);
   } finally {
-    for (const client of clients) client.close();
-    // Let the server finish the closing handshakes before the next subject is timed.
-    await sleep(200);
+    // The closes are not timed, but they must not fall into the next subject's time either: wait
+    // until every connection is closed (bounded), then a moment for the server to let them go.
+    await within(Promise.all(clients.map((client) => client.close())), 20_000, 'connect closes');
+    await sleep(50);
   }
 }
