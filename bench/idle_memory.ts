@@ -1,6 +1,6 @@
 /**
  * Scenario `idle-memory`, the client process: `<runtime> bench/idle_memory.ts --subject
- * raw|muxws|socketio --port P --count 5000 [--max-ms 120000]` opens `count` clients (50 in
+ * raw|raw-hello|muxws|socketio --port P --count 5000 [--max-ms 120000]` opens `count` clients (50 in
  * progress at once) to a fresh `bench/_server.ts`, or as many as it can open in `max-ms`, prints
  * `OPEN <n>` once they are established, and keeps them open and idle until its stdin closes. The orchestrator reads the server's memory after garbage
  * collection (`mem`) before and after, and reports (after − before) ÷ n: RSS and JS heap per

@@ -18,7 +18,7 @@
  * `--herd-runtime node,bun,deno` (the runtime of the herd's dialer process and server, each its
  * own rows; default `node,bun`, `node` with `--quick`), `--out DIR` (where the results go instead of `bench/results`),
  * `--rounds N` (interleaved rounds of each side-by-side scenario after its warm-up: 9 by default,
- * 2 with `--quick`; `idle-memory` runs 3 rounds of muxws and raw, 1 with `--quick`), `--no-pin`
+ * 2 with `--quick`; `idle-memory` runs 3 rounds of muxws, raw and raw-hello, 1 with `--quick`), `--no-pin`
  * (clients and servers are otherwise pinned to separate CPUs with `taskset` where it exists:
  * clients to CPU 0, servers to CPU 1).
  *
@@ -110,7 +110,7 @@ const BUDGET_MS = (OTHERS ? (quick ? 60_000 : 1_000_000) : 0) + RECOVERY_MS + PR
 /** The side-by-side client's budget per runtime: rounds stop being started past it. */
 const CLIENT_BUDGET_MS = quick ? 7_000 : 220_000;
 const REPS = roundsOption(argv, quick);
-/** Rounds of the idle-memory scenario (socket.io in the first only: no goal compares it). */
+/** Rounds of the idle-memory scenario (`IDLE_SUBJECTS`). */
 const IDLE_ROUNDS = quick ? 1 : 3;
 const IDLE_CONNECTIONS = quick ? 200 : 5_000;
 const HERD_RUNTIMES = herdRuntimes(argv, quick);
@@ -224,15 +224,21 @@ interface Mem {
   connections: number;
 }
 
-/** Runs of the idle-memory scenario on one runtime: three subjects in the first round, two after. */
-const IDLE_RUNS = 3 + 2 * (IDLE_ROUNDS - 1);
+/**
+ * The idle-memory subjects of every round: muxws, raw, and raw-hello (raw sockets that made the
+ * same hello round trip as muxws's, the server keeping the hello: the fair baseline of a peer that
+ * said hello); socket.io joins the first round only (no goal compares it).
+ */
+const IDLE_SUBJECTS = ['muxws', 'raw', 'raw-hello'];
+/** Runs of the idle-memory scenario on one runtime. */
+const IDLE_RUNS = IDLE_SUBJECTS.length + 1 + IDLE_SUBJECTS.length * (IDLE_ROUNDS - 1);
 
 /**
  * One idle-memory measurement: a fresh server of `subject`, its memory after GC before and after
  * up to `IDLE_CONNECTIONS` idle clients opened in `maxMs`, per connection.
  */
 async function idleOnce(runtime: string, subject: string, maxMs: number): Promise<Mem> {
-  const [server, port] = await startServer(runtime, subject);
+  const [server, port] = await startServer(runtime, subject === 'raw-hello' ? 'raw' : subject);
   let client: Child | undefined;
   try {
     server.send('mem');
@@ -263,7 +269,7 @@ async function idleOnce(runtime: string, subject: string, maxMs: number): Promis
 }
 
 /**
- * `IDLE_ROUNDS` rounds of muxws and raw (and socket.io in the first), in an order rotated per
+ * `IDLE_ROUNDS` rounds of `IDLE_SUBJECTS` (and socket.io in the first), in an order rotated per
  * round, each run on a fresh server; rows of the median, spread and rounds as the side-by-side
  * scenarios have, written even when a later run fails.
  */
@@ -271,7 +277,7 @@ async function idleMemory(runtime: string, runsLeft: number): Promise<void> {
   const measured = new Map<string, Mem[]>();
   try {
     for (let round = 0; round < IDLE_ROUNDS; round++) {
-      const subjects = round === 0 ? ['muxws', 'raw', 'socketio'] : ['muxws', 'raw'];
+      const subjects = round === 0 ? [...IDLE_SUBJECTS, 'socketio'] : IDLE_SUBJECTS;
       for (let k = 0; k < subjects.length; k++) {
         const subject = subjects[(k + round) % subjects.length];
         // Each run may take its share of what is left, so a loaded machine opens fewer
