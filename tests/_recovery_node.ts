@@ -22,6 +22,7 @@ import { Acceptor } from 'muxws/acceptor';
 import { upgrade } from 'muxws/deno';
 import { bunHandlers } from 'muxws/bun';
 import { redisBackplane, redisHistory } from 'muxws/redis';
+import { readLines } from '../bench/_common.ts';
 
 const [url, nodeId, retentionText] = process.argv.slice(2);
 const retention = JSON.parse(retentionText ?? '{}') as { maxEntries?: number; maxAgeMs?: number };
@@ -110,17 +111,7 @@ async function answer(line: string): Promise<string> {
 
 // One command at a time, answered in order.
 let queue: Promise<void> = Promise.resolve();
-let input = '';
-process.stdin.on('data', (chunk: Uint8Array) => {
-  input += new TextDecoder().decode(chunk);
-  let i;
-  while ((i = input.indexOf('\n')) !== -1) {
-    const line = input.slice(0, i).trim();
-    input = input.slice(i + 1);
-    if (!line) continue;
-    queue = queue.then(async () => console.log(await answer(line)));
-  }
-});
+readLines((line) => queue = queue.then(async () => console.log(await answer(line))));
 
 // deno-lint-ignore no-explicit-any
 const runtime = globalThis as any;

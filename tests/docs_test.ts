@@ -1,7 +1,8 @@
 // The design notes cite the contract's rule ids; each must be a link to the section of
 // docs/spec.md that states it, and no doc may send the reader to a file outside the repository.
 // scripts/doc_links.mjs holds the check (and, with --fix, links the ids); these tests run it on
-// every doc and prove it notices each kind of problem.
+// every doc and prove it notices each kind of problem. The user docs (the README, the guide, the
+// reference pages, the examples and the JSDoc) say how to use muxws and cite no rule ids at all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -10,6 +11,17 @@ import { repoRoot } from './_repo.ts';
 
 const root = repoRoot();
 const read = (file: string): string => readFileSync(join(root, file), 'utf8');
+
+/** The files below `dir` whose names end with one of `ends`, as paths from the repository. */
+function filesUnder(dir: string, ends: string[]): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...filesUnder(path, ends));
+    else if (ends.some((end) => entry.name.endsWith(end))) out.push(path);
+  }
+  return out;
+}
 
 test('every rule id in docs/ outside docs/spec.md links to the section of docs/spec.md that states it, and no doc links outside the repository', async () => {
   const { designDocs, problems } = await import('../scripts/doc_links.mjs');
@@ -53,17 +65,13 @@ test('the docs fixer links a bare rule id to its section of docs/spec.md, relati
 });
 
 test('the README, the guide, the examples and the JSDoc import the package by the name an install gives it', () => {
-  const files = ['README.md', 'mod.ts'];
-  const walk = (dir: string, ends: string[]): void => {
-    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) walk(path, ends);
-      else if (ends.some((end) => entry.name.endsWith(end))) files.push(path);
-    }
-  };
-  walk('docs/guide', ['.md']);
-  walk('examples', ['.ts', '.md']);
-  walk('lib', ['.ts']);
+  const files = [
+    'README.md',
+    'mod.ts',
+    ...filesUnder('docs/guide', ['.md']),
+    ...filesUnder('examples', ['.ts', '.md']),
+    ...filesUnder('lib', ['.ts']),
+  ];
   const found: string[] = [];
   for (const file of files) {
     const text = read(file);
@@ -74,6 +82,39 @@ test('the README, the guide, the examples and the JSDoc import the package by th
       for (const m of text.matchAll(/from '((?:\.\.\/)+(?:lib\/[\w/]+|mod)\.ts)'/g)) {
         found.push(`${file}: imports ${m[1]} instead of an entry of @muxws/core`);
       }
+    }
+  }
+  assert.deepEqual(found, []);
+});
+
+test('user docs name no rule ids: the README, the guide, the reference pages, the examples and the JSDoc', () => {
+  const reference = [
+    'acceptor',
+    'backplane',
+    'cloudflare',
+    'demo',
+    'dialer',
+    'presence',
+    'reconnect',
+    'recovery',
+  ].map((name) => `docs/${name}.md`);
+  const files = [
+    'README.md',
+    'mod.ts',
+    ...reference,
+    ...filesUnder('docs/guide', ['.md']),
+    ...filesUnder('examples', ['.ts', '.md', '.toml']),
+    ...filesUnder('lib', ['.ts']),
+  ];
+  const found: string[] = [];
+  for (const file of files) {
+    const text = read(file);
+    // In TypeScript only the JSDoc blocks are user docs; plain comments may cite the contract.
+    const docs = file.endsWith('.ts') && !file.startsWith('examples/')
+      ? [...text.matchAll(/\/\*\*[\s\S]*?\*\//g)].map((m) => m[0])
+      : [text];
+    for (const doc of docs) {
+      for (const m of doc.matchAll(/WSM-[\w*.-]*/g)) found.push(`${file}: ${m[0]}`);
     }
   }
   assert.deepEqual(found, []);

@@ -1,11 +1,11 @@
 /**
- * Where a peer stands with the PUBLISH frames sent to it (WSM-LIM-003, WSM-API-004): the
- * {@linkcode Admission} of each peer, its link. Every PUBLISH the acceptor sends a peer (a broadcast,
- * recovery's markers, replays and held broadcasts) goes through {@linkcode sendPublish}, so
- * this is the one place that keeps them from a peer not yet accepted: they wait, at most
- * {@linkcode MAX_WAITING_FRAMES} and {@linkcode MAX_WAITING_BYTES}, until the acknowledgement has
- * been sent ({@linkcode admit}), or are dropped once the hello was refused. What goes
- * out goes through the peer's session, which knows nothing of hellos.
+ * Where a peer stands with the PUBLISH frames sent to it: the {@linkcode Admission} of each peer,
+ * its link. Every PUBLISH the acceptor sends a peer (a broadcast, recovery's markers, replays and
+ * held broadcasts) goes through {@linkcode sendPublish}, so this is the one place that keeps them
+ * from a peer not yet accepted: they wait, at most {@linkcode MAX_WAITING_FRAMES} and
+ * {@linkcode MAX_WAITING_BYTES}, until the acknowledgement has been sent ({@linkcode admit}), or
+ * are dropped once the hello was refused. What goes out goes through the peer's session, which
+ * knows nothing of hellos.
  *
  * Private to `lib/acceptor/`.
  *

@@ -1,10 +1,10 @@
 /**
- * The acceptor's broadcast (WSM-ACC-005, WSM-APP-005, SPEC §7): the tag index of its peers, one
- * PUBLISH encoded once and handed to every live target that is not left out, the delivered and
- * dropped counters, and the backplane bridge both ways (a local broadcast published to the other
- * nodes; another node's broadcast delivered to this node's peers). A {@linkcode Broadcaster}
- * reads the acceptor's peers as a set and reports through a small {@linkcode BroadcastHost}, so
- * it knows nothing of the `Acceptor`. Internal.
+ * The acceptor's broadcast (SPEC §7): the tag index of its peers, one PUBLISH encoded once and
+ * handed to every live target that is not left out, the delivered and dropped counters, and the
+ * backplane bridge both ways (a local broadcast published to the other nodes; another node's
+ * broadcast delivered to this node's peers). A {@linkcode Broadcaster} reads the acceptor's peers
+ * as a set and reports through a small {@linkcode BroadcastHost}, so it knows nothing of the
+ * `Acceptor`. Internal.
  *
  * Delivery takes the runtime's native path where one exists (`lib/acceptor/_topics.ts`): a peer whose
  * sink offers topics (Bun) is subscribed to one topic per tag it holds, kept in step as tags are
@@ -328,7 +328,7 @@ export class Broadcaster {
     return count;
   }
 
-  /** WSM-BP-004: a backplane failure is reported, never thrown into broadcast(). */
+  /** A backplane failure is reported, never thrown into broadcast(). */
   #publish(message: BackplaneMessage): void {
     try {
       const result = this.#backplane!.publish(message);

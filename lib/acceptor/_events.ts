@@ -1,7 +1,7 @@
 /**
- * Events on the acceptor's side (WSM-API-001): the check of an event's name, and the PUBLISH of
- * `peer.emit()`, which reaches one peer and is no broadcast. `Acceptor.emit` and
- * `Acceptor.emitAll` are broadcasts that carry the name (`lib/acceptor/_broadcast.ts`).
+ * Events on the acceptor's side: the check of an event's name, and the PUBLISH of `peer.emit()`,
+ * which reaches one peer and is no broadcast. `Acceptor.emit` and `Acceptor.emitAll` are broadcasts
+ * that carry the name (`lib/acceptor/_broadcast.ts`).
  *
  * Private to `lib/acceptor/`, never re-exported.
  *

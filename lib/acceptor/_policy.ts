@@ -105,12 +105,12 @@ export const acceptorPolicy: SessionPolicy = {
 
   /**
    * An OPEN of the other side that passed the frame checks, with the acceptor's refusals first:
-   * `refused` once this side sent GOAWAY (not counted against the reset budget: these are the
-   * OPENs already in flight, and this side closes once its streams drained) or above the `lastId`
-   * of one received (counted, as every refusal the other side draws at will), `hello_required`
-   * before the hello is acknowledged; the hello goes to `onHello` (else `onStream`, marked
-   * `isHello`), and neither it nor the others while it is open count it against `maxStreams`
-   * (WSM-APP-001). The rest is the session's `accept()`.
+   * `refused` once this side sent GOAWAY (not counted against the reset budget: these are the OPENs
+   * already in flight, and this side closes once its streams drained) or above the `lastId` of one
+   * received (counted, as every refusal the other side draws at will), `hello_required` before the
+   * hello is acknowledged; the hello goes to `onHello` (else `onStream`, marked `isHello`), and
+   * neither it nor the others while it is open count it against `maxStreams`. The rest is the
+   * session's `accept()`.
    */
   open(
     session: Session,

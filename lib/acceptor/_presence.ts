@@ -1,9 +1,9 @@
 /**
- * The acceptor's presence (WSM-PRS-001, WSM-PRS-003, WSM-PRS-004): `track()`, `untrack()` and
- * `list()`, this node's own table (the presences of its peers, the truth it puts back after the
- * store lost them), the grace of a closed peer's presences, the batch of changes sent to the
- * store once per `batchMs`, the heartbeat, and the follows of its peers (a `:presence` OPEN).
- * The store's table is mirrored by {@linkcode PresenceReplica}, which also serves the followers.
+ * The acceptor's presence: `track()`, `untrack()` and `list()`, this node's own table (the
+ * presences of its peers, the truth it puts back after the store lost them), the grace of a closed
+ * peer's presences, the batch of changes sent to the store once per `batchMs`, the heartbeat, and
+ * the follows of its peers (a `:presence` OPEN). The store's table is mirrored by
+ * {@linkcode PresenceReplica}, which also serves the followers.
  *
  * Nothing runs until the first `track()` or follow: no store call, no timer. From then on at most
  * one batch timer (while changes wait), one heartbeat timer (a store with `beat`, every

@@ -1,9 +1,8 @@
 /**
- * This node's replica of the presence store (WSM-PRS-001, WSM-PRS-002, WSM-PRS-004): the whole
- * table as key → ref → meta per tag, kept from the store's snapshot and its batches applied in
- * version order; `list()` reads it. A skipped version, or the store's `resync()`, reloads the
- * table and turns the difference into changes (`presenceDiff`), so the replica and its followers
- * converge on what the store holds.
+ * This node's replica of the presence store: the whole table as key → ref → meta per tag, kept from
+ * the store's snapshot and its batches applied in version order; `list()` reads it. A skipped
+ * version, or the store's `resync()`, reloads the table and turns the difference into changes
+ * (`presenceDiff`), so the replica and its followers converge on what the store holds.
  *
  * The followers of a tag are this node's peers that asked for its presence (a `:presence` OPEN).
  * Each is sent the tag's snapshot once per connection, then every change to the tag as one diff

@@ -1,18 +1,18 @@
 /**
- * The acceptor's side of recovery (WSM-REC-001..006, docs/recovery.md): with a `history` store,
- * every broadcast to a tag is appended and then sent with its sequence number in the reserved
- * header `:seq`, one tag's broadcasts in append order; a peer that gains a tag is told the tag's
- * position (`:position`); a peer whose hello carries `:resume` is replayed what it missed, paced
- * by its socket, and then told what recovery achieved (`:recovered`). While a peer's tag waits
- * for its position or its replay, live broadcasts of that tag to it are held, in order, and sent
- * after. A {@linkcode Recovery} knows nothing of the acceptor or the peer classes: it reads a
- * peer through {@linkcode RecoveringPeer}. Internal.
+ * The acceptor's side of recovery (docs/recovery.md): with a `history` store, every broadcast to a
+ * tag is appended and then sent with its sequence number in the reserved header `:seq`, one tag's
+ * broadcasts in append order; a peer that gains a tag is told the tag's position (`:position`); a
+ * peer whose hello carries `:resume` is replayed what it missed, paced by its socket, and then told
+ * what recovery achieved (`:recovered`). While a peer's tag waits for its position or its replay,
+ * live broadcasts of that tag to it are held, in order, and sent after. A {@linkcode Recovery}
+ * knows nothing of the acceptor or the peer classes: it reads a peer through
+ * {@linkcode RecoveringPeer}. Internal.
  *
- * What it holds is bounded per peer (WSM-REC-006): the held broadcasts by `maxHeldBytes` (one
- * more closes the peer with 1013), a replay by `maxReplay` entries (then it ends with a gap), and
- * the time a peer's recovery waits for its socket by `stallTimeoutMs` (then 1013). Every peer
- * that waits for its socket is re-checked by one timer of the acceptor's, and at once when its
- * socket reports a drain; none has a timer of its own.
+ * What it holds is bounded per peer: the held broadcasts by `maxHeldBytes` (one more closes the
+ * peer with 1013), a replay by `maxReplay` entries (then it ends with a gap), and the time a peer's
+ * recovery waits for its socket by `stallTimeoutMs` (then 1013). Every peer that waits for its
+ * socket is re-checked by one timer of the acceptor's, and at once when its socket reports a drain;
+ * none has a timer of its own.
  *
  * @module
  */

@@ -1,10 +1,9 @@
 /**
- * The acceptor's decision on an upgrade request, before any socket exists (WSM-ACC-001,
- * WSM-ACC-003, WSM-APP-002), as plain functions over a `Request` or an adapter's
- * {@linkcode UpgradeHead}: the `Origin` policy ({@linkcode originCheck}), the subprotocol offer
- * ({@linkcode offers}), the refusals ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while
- * the acceptor closes, 403, 400) and the application's `authorize` ({@linkcode authorizeUpgrade}:
- * 403, its `Response`, 500).
+ * The acceptor's decision on an upgrade request, before any socket exists, as plain functions over
+ * a `Request` or an adapter's {@linkcode UpgradeHead}: the `Origin` policy
+ * ({@linkcode originCheck}), the subprotocol offer ({@linkcode offers}), the refusals
+ * ({@linkcode checkUpgrade}: 426, 503 with `Retry-After` while the acceptor closes, 403, 400) and
+ * the application's `authorize` ({@linkcode authorizeUpgrade}: 403, its `Response`, 500).
  *
  * Private to `lib/acceptor/`; what adapters may use of it, the adapter kit
  * (`lib/acceptor/kit.ts`) re-exports.

@@ -27,7 +27,28 @@ export type {
   PresenceSnapshot,
 } from './presence_table.ts';
 
-/** What a store tells a node it opened: each batch in version order, or that it must reload. */
+/**
+ * What a store tells a node it opened: each batch in version order, or that it must reload.
+ *
+ * @example Every node that opened the store gets each batch, the node that made it included
+ * ```ts
+ * import { memoryPresence, type PresenceSink } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const seen: string[] = [];
+ * const sink = (node: string): PresenceSink => ({
+ *   batch: (batch) => seen.push(`${node} got version ${batch.version}`),
+ *   resync: () => seen.push(`${node} reloads`),
+ * });
+ * const store = memoryPresence();
+ * await store.open('node-a', sink('node-a'));
+ * await store.open('node-b', sink('node-b'));
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ * ]);
+ * assert.deepEqual(seen, ['node-a got version 1', 'node-b got version 1']);
+ * ```
+ */
 export interface PresenceSink {
   /** A batch of changes, from any node (this one included), in version order. */
   batch(batch: PresenceBatch): void;
@@ -38,7 +59,31 @@ export interface PresenceSink {
   resync(): void;
 }
 
-/** A shared presence table. Every method may reject; the acceptor reports it and carries on. */
+/**
+ * A shared presence table. Every method may reject; the acceptor reports it and carries on.
+ *
+ * @example A store of one's own: the memory store, with each call the acceptor makes logged
+ * ```ts
+ * import { Acceptor, memoryPresence, type PresenceStore } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const inner = memoryPresence();
+ * const calls: string[] = [];
+ * const store: PresenceStore = {
+ *   open: (node, sink) => (calls.push('open'), inner.open(node, sink)),
+ *   apply: (node, ops) => (calls.push(`apply ${ops.map((op) => op.op)}`), inner.apply(node, ops)),
+ *   load: () => (calls.push('load'), inner.load()),
+ *   close: (node) => (calls.push('close'), inner.close(node)),
+ * };
+ * const acceptor = new Acceptor({ idleTimeoutMs: 0, presence: { store } });
+ * const { peer } = acceptor.attach({ send() {}, close() {} });
+ * acceptor.presence.track(peer, 'room:1', 'ada', { tab: 1 });
+ * await acceptor.presence.flush();
+ * assert.deepEqual(acceptor.presence.list('room:1'), { ada: [{ tab: 1 }] });
+ * assert.deepEqual(calls.slice(0, 2), ['open', 'apply track']);
+ * await acceptor.close();
+ * ```
+ */
 export interface PresenceStore {
   /**
    * Starts echoing batches to `sink` for `node` and resolves with the table as it is; batches
@@ -63,7 +108,27 @@ export interface PresenceStore {
   close(node: string): Promise<void>;
 }
 
-/** Options of {@linkcode memoryPresence}. */
+/**
+ * Options of {@linkcode memoryPresence}.
+ *
+ * @example A clock of one's own: a node that stops beating loses its presences
+ * ```ts
+ * import { memoryPresence, type MemoryPresenceOptions } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * let now = 0;
+ * const options: MemoryPresenceOptions = { now: () => now };
+ * const store = memoryPresence(options);
+ * await store.open('node-a', { batch() {}, resync() {} });
+ * await store.open('node-b', { batch() {}, resync() {} });
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ * ]);
+ * now = 10_000; // node-a has not beaten since 0
+ * await store.beat?.('node-b', 6000, () => []);
+ * assert.deepEqual((await store.load()).entries, []);
+ * ```
+ */
 export interface MemoryPresenceOptions {
   /**
    * The clock the heartbeats and graces are read on, in epoch milliseconds.

@@ -20,7 +20,27 @@
  */
 import { ownSlot, setOwn } from '../wire/presence.ts';
 
-/** One change a node asks of the store. `meta` is JSON text; the store never parses it. */
+/**
+ * One change a node asks of the store. `meta` is JSON text; the store never parses it.
+ *
+ * @example A node tracks two presences, puts one in grace (its peer closed) and ends the other
+ * ```ts
+ * import { memoryPresence, type PresenceOp } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * await store.open('node-a', { batch() {}, resync() {} });
+ * const ops: PresenceOp[] = [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ *   { op: 'track', tag: 'room:1', key: 'bob', ref: 'r2', meta: '{"tab":1}', peer: 'p2' },
+ *   { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: Date.now() + 5000 },
+ *   { op: 'leave', tag: 'room:1', ref: 'r2' },
+ * ];
+ * await store.apply('node-a', ops);
+ * const { entries } = await store.load();
+ * assert.deepEqual(entries.map((entry) => [entry.key, entry.untilMs > 0]), [['ada', true]]);
+ * ```
+ */
 export type PresenceOp =
   | {
     readonly op: 'track';
@@ -39,7 +59,27 @@ export type PresenceOp =
   }
   | { readonly op: 'leave'; readonly tag: string; readonly ref: string };
 
-/** The net change of one tag in a batch: refs that joined (with meta text) and that left. */
+/**
+ * The net change of one tag in a batch: refs that joined (with meta text) and that left.
+ *
+ * @example A new meta for a presence is a leave and a join of its ref
+ * ```ts
+ * import { memoryPresence, type PresenceChange } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * const changes: PresenceChange[] = [];
+ * await store.open('node-a', { batch: (batch) => changes.push(...batch.changes), resync() {} });
+ * const ada = { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', peer: 'p1' } as const;
+ * await store.apply('node-a', [{ ...ada, meta: '{"tab":1}' }]);
+ * await store.apply('node-a', [{ ...ada, meta: '{"tab":2}' }]);
+ * assert.deepEqual(changes[1], {
+ *   tag: 'room:1',
+ *   joins: { ada: { r1: '{"tab":2}' } },
+ *   leaves: { ada: ['r1'] },
+ * });
+ * ```
+ */
 export interface PresenceChange {
   /** The tag. */
   readonly tag: string;
@@ -49,7 +89,27 @@ export interface PresenceChange {
   readonly leaves: Record<string, string[]>;
 }
 
-/** An entry that moved to another node (adopted in grace): its new owner. */
+/**
+ * An entry that moved to another node (adopted in grace): its new owner.
+ *
+ * @example Ada's peer closed on node a; her redial to node b takes the presence over unseen
+ * ```ts
+ * import { memoryPresence, type PresenceMove } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * const moved: PresenceMove[] = [];
+ * await store.open('node-a', { batch: (batch) => moved.push(...batch.moved), resync() {} });
+ * await store.open('node-b', { batch() {}, resync() {} });
+ * const ada = { op: 'track', tag: 'room:1', key: 'ada', meta: '{"user":"ada"}' } as const;
+ * await store.apply('node-a', [{ ...ada, ref: 'r1', peer: 'p1' }]);
+ * const grace = { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: Date.now() + 5000 } as const;
+ * await store.apply('node-a', [grace]);
+ * // The track of node b adopts the entry: it keeps its ref, and followers see no change.
+ * await store.apply('node-b', [{ ...ada, ref: 'r9', peer: 'p9' }]);
+ * assert.deepEqual(moved, [{ tag: 'room:1', ref: 'r1', node: 'node-b', peer: 'p9', key: 'ada' }]);
+ * ```
+ */
 export interface PresenceMove {
   /** The tag. */
   readonly tag: string;
@@ -63,7 +123,29 @@ export interface PresenceMove {
   readonly key: string;
 }
 
-/** What one step of the store changed, in order (`version` increases by 1 per batch). */
+/**
+ * What one step of the store changed, in order (`version` increases by 1 per batch).
+ *
+ * @example A join, then a leave: two batches, one version each
+ * ```ts
+ * import { memoryPresence, type PresenceBatch } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * const batches: PresenceBatch[] = [];
+ * await store.open('node-a', { batch: (batch) => batches.push(batch), resync() {} });
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ * ]);
+ * await store.apply('node-a', [{ op: 'leave', tag: 'room:1', ref: 'r1' }]);
+ * assert.deepEqual(batches.map((batch) => batch.version), [1, 2]);
+ * assert.deepEqual(batches[0].changes, [
+ *   { tag: 'room:1', joins: { ada: { r1: '{"tab":1}' } }, leaves: {} },
+ * ]);
+ * assert.deepEqual(batches[1].changes, [{ tag: 'room:1', joins: {}, leaves: { ada: ['r1'] } }]);
+ * assert.deepEqual(batches[1].moved, []);
+ * ```
+ */
 export interface PresenceBatch {
   /** The store's version after this batch. */
   readonly version: number;
@@ -73,7 +155,31 @@ export interface PresenceBatch {
   readonly moved: readonly PresenceMove[];
 }
 
-/** One entry of the shared table. */
+/**
+ * One entry of the shared table.
+ *
+ * @example The entry a track leaves in the table
+ * ```ts
+ * import { memoryPresence, type PresenceEntry } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * await store.open('node-a', { batch() {}, resync() {} });
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ * ]);
+ * const [entry]: readonly PresenceEntry[] = (await store.load()).entries;
+ * assert.deepEqual(entry, {
+ *   tag: 'room:1',
+ *   ref: 'r1',
+ *   key: 'ada',
+ *   meta: '{"tab":1}',
+ *   node: 'node-a',
+ *   peer: 'p1',
+ *   untilMs: 0,
+ * });
+ * ```
+ */
 export interface PresenceEntry {
   /** The tag. */
   readonly tag: string;
@@ -91,7 +197,30 @@ export interface PresenceEntry {
   readonly untilMs: number;
 }
 
-/** The whole table at one version. */
+/**
+ * The whole table at one version.
+ *
+ * @example A node that opens the store later gets the table, then the batches after its version
+ * ```ts
+ * import { memoryPresence, type PresenceSnapshot } from '@muxws/core/acceptor';
+ * import assert from 'node:assert/strict';
+ *
+ * const store = memoryPresence();
+ * await store.open('node-a', { batch() {}, resync() {} });
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ * ]);
+ * const versions: number[] = [];
+ * const snapshot: PresenceSnapshot = await store.open('node-b', {
+ *   batch: (batch) => versions.push(batch.version),
+ *   resync() {},
+ * });
+ * assert.equal(snapshot.version, 1);
+ * assert.deepEqual(snapshot.entries.map((entry) => entry.key), ['ada']);
+ * await store.apply('node-a', [{ op: 'leave', tag: 'room:1', ref: 'r1' }]);
+ * assert.deepEqual(versions, [2]);
+ * ```
+ */
 export interface PresenceSnapshot {
   /** The version of the last batch the snapshot includes. */
   readonly version: number;

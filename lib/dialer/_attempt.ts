@@ -1,11 +1,10 @@
 /**
- * One attempt to establish a connection (WSM-DIAL-001..004, WSM-WIRE-001): resolve the target
- * and the hello (calling their functions with the attempt's {@linkcode DialContext}), open the
- * transport offering `muxws.v1.<codec>` first, check the selected subprotocol, then send the
- * hello as the OPEN of stream 1 with END and wait for the acceptor's END, whose last message is
- * the welcome. `handshakeTimeoutMs` is one deadline over everything up to the subprotocol check,
- * the hello has its own `timeoutMs`, and {@linkcode Attempt.abort} abandons it at any point.
- * Internal.
+ * One attempt to establish a connection: resolve the target and the hello (calling their functions
+ * with the attempt's {@linkcode DialContext}), open the transport offering `muxws.v1.<codec>`
+ * first, check the selected subprotocol, then send the hello as the OPEN of stream 1 with END and
+ * wait for the acceptor's END, whose last message is the welcome. `handshakeTimeoutMs` is one
+ * deadline over everything up to the subprotocol check, the hello has its own `timeoutMs`, and
+ * {@linkcode Attempt.abort} abandons it at any point. Internal.
  *
  * @module
  */
@@ -37,9 +36,9 @@ export interface AttemptLink {
   /** The wire's close, once seen. */
   closeEvent?: CloseFields;
   /**
-   * Set by the attempt while it waits for the hello's acknowledgement: the host hands it a
-   * protocol error the session or the wire reports, which fails the attempt at once instead of
-   * after the hello's timeout (WSM-APP-007).
+   * Set by the attempt while it waits for the hello's acknowledgement: the host hands it a protocol
+   * error the session or the wire reports, which fails the attempt at once instead of after the
+   * hello's timeout.
    */
   protocolError?: (error: ProtocolError) => void;
 }
@@ -104,7 +103,7 @@ function race<T>(promises: Promise<T>[]): Promise<T> {
 
 /**
  * Reads a stream to its END and resolves with the last message before it (undefined when none
- * came): the hello is acknowledged at the acceptor's END, not its first DATA (WSM-DIAL-004).
+ * came): the hello is acknowledged at the acceptor's END, not its first DATA.
  */
 async function lastMessage(stream: Stream): Promise<unknown> {
   let last: unknown = undefined;

@@ -1,16 +1,15 @@
 /**
- * The dialer's state machine (WSM-DIAL-005..008): `connecting`, `open`, `reconnecting`,
- * `closed`. It composes the parts: an attempt (`lib/dialer/_attempt.ts`) over a transport
- * (`lib/dialer/_transport.ts`), a `Session` per established wire with its link (`lib/dialer/_link.ts`: the
- * heartbeat of `lib/dialer/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/dialer/_redial.ts`),
+ * The dialer's state machine: `connecting`, `open`, `reconnecting`, `closed`. It composes the
+ * parts: an attempt (`lib/dialer/_attempt.ts`) over a transport (`lib/dialer/_transport.ts`), a
+ * `Session` per established wire with its link (`lib/dialer/_link.ts`: the heartbeat of
+ * `lib/dialer/_heartbeat.ts`, the GOAWAY drain), the redial decision (`lib/dialer/_redial.ts`),
  * where a request or stream goes (`lib/dialer/_dial_requests.ts`), and owns what is left: the
  * states, establishment and loss, the redial wait, and closing for good. The features an
- * application imports by name reach it only through their option values
- * (`lib/dialer/_features.ts`: recovery, waiting while reconnecting, online hints) or the hook of
- * `lib/dialer/_extensions.ts` (standing subscriptions, typed events, presence), so it imports none
- * of them.
- * User callbacks go through `lib/util/contain.ts`. {@linkcode connectOver} is how `connect()`, and a
- * test with a transport of its own, start one. Internal.
+ * application imports by name reach it only through their option values (`lib/dialer/_features.ts`:
+ * recovery, waiting while reconnecting, online hints) or the hook of `lib/dialer/_extensions.ts`
+ * (standing subscriptions, typed events, presence), so it imports none of them. User callbacks go
+ * through `lib/util/contain.ts`. {@linkcode connectOver} is how `connect()`, and a test with a
+ * transport of its own, start one. Internal.
  *
  * @module
  */
@@ -288,7 +287,7 @@ class DialerConnection implements Connection {
 
   // ---- attempts ----
 
-  /** Starts an attempt (WSM-DIAL-002) as the pending one. */
+  /** Starts an attempt as the pending one. */
   #attempt(reason: 'initial' | 'reconnect', fast: boolean): Attempt<Link> {
     return this.#pending = startAttempt<Link>(this.#o, this.#transport, {
       context: (signal) => this.#dialContext(reason, fast, signal),
@@ -304,7 +303,7 @@ class DialerConnection implements Connection {
     });
   }
 
-  /** The context of one attempt (WSM-DIAL-001), frozen, as its target and hello read it. */
+  /** The context of one attempt, frozen, as its target and hello read it. */
   #dialContext(reason: 'initial' | 'reconnect', fast: boolean, signal: AbortSignal): DialContext {
     const disconnectedAt = reason === 'initial' ? undefined : this.#disconnectedAt;
     return Object.freeze({

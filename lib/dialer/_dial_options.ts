@@ -1,8 +1,8 @@
 /**
- * The dialer's options, checked and resolved once by `connect()` (WSM-DIAL-012): every default
- * filled in, every bad value refused with a `TypeError` or `RangeError` that names the field and
- * the value found, before anything is dialled; and the arguments of `close()`, checked before
- * anything is sent. Internal.
+ * The dialer's options, checked and resolved once by `connect()`: every default filled in, every
+ * bad value refused with a `TypeError` or `RangeError` that names the field and the value found,
+ * before anything is dialled; and the arguments of `close()`, checked before anything is sent.
+ * Internal.
  *
  * @module
  */
@@ -268,9 +268,9 @@ export function resolveOptions(
 }
 
 /**
- * Checks that `codec` can encode the hello's OPEN (WSM-APP-007), so a payload it cannot carry (a
- * `BigInt` in JSON) fails before any dial rather than on an open socket: by `connect()` for a
- * fixed hello, by each attempt for a hello function's result. The message is the same for both.
+ * Checks that `codec` can encode the hello's OPEN, so a payload it cannot carry (a `BigInt` in
+ * JSON) fails before any dial rather than on an open socket: by `connect()` for a fixed hello, by
+ * each attempt for a hello function's result. The message is the same for both.
  *
  * @throws {TypeError} Naming the part of the hello (`payload` or `headers`) and the codec's error.
  */

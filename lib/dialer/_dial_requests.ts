@@ -1,12 +1,11 @@
 /**
- * Where a new request or stream of the dialer goes (WSM-STR-005, WSM-APP-006), given the
- * connection's state and link: whether a link is usable ({@linkcode usableLink}: open, no GOAWAY)
- * and the error when none is ({@linkcode requireOpen}); a `request()` sent at once on it with
- * `requestTimeoutMs` when it sets no timeout ({@linkcode sendRequest}), which, lost with its
- * connection, says the acceptor may have processed it; else refused, or with
- * `waitWhileReconnecting()` held by the waiting requests (`lib/dialer/_waiting.ts`, which the
- * connection owns and sends on each establishment). Plain functions over what they are handed, so
- * they know nothing of the state machine. Internal.
+ * Where a new request or stream of the dialer goes, given the connection's state and link: whether
+ * a link is usable ({@linkcode usableLink}: open, no GOAWAY) and the error when none is
+ * ({@linkcode requireOpen}); a `request()` sent at once on it with `requestTimeoutMs` when it sets
+ * no timeout ({@linkcode sendRequest}), which, lost with its connection, says the acceptor may have
+ * processed it; else refused, or with `waitWhileReconnecting()` held by the waiting requests
+ * (`lib/dialer/_waiting.ts`, which the connection owns and sends on each establishment). Plain
+ * functions over what they are handed, so they know nothing of the state machine. Internal.
  *
  * @module
  */

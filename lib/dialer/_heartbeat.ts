@@ -1,10 +1,9 @@
 /**
- * The heartbeat of an established connection (WSM-DIAL-009): after `intervalMs` of silence it
- * sends a PING, and when nothing at all arrives within `timeoutMs` of it the connection counts as
- * lost. Anything received answers a PING; the next one is due `intervalMs` after it. One timer,
- * re-armed from the clock rather than per message, so a busy connection costs no timer churn; a
- * send notices a deadline the timer missed (a clock that jumped while timers were paused).
- * Internal.
+ * The heartbeat of an established connection: after `intervalMs` of silence it sends a PING, and
+ * when nothing at all arrives within `timeoutMs` of it the connection counts as lost. Anything
+ * received answers a PING; the next one is due `intervalMs` after it. One timer, re-armed from the
+ * clock rather than per message, so a busy connection costs no timer churn; a send notices a
+ * deadline the timer missed (a clock that jumped while timers were paused). Internal.
  *
  * @module
  */
@@ -84,7 +83,7 @@ export class Heartbeat {
     if (this.#pingSentAt !== undefined) this.check();
   }
 
-  /** Sends a PING now unless one is outstanding (an `offline` hint, WSM-DIAL-010). */
+  /** Sends a PING now unless one is outstanding (an `offline` hint). */
   probe(): void {
     if (!this.#stopped && this.#pingSentAt === undefined) this.#probe();
   }

@@ -1,9 +1,9 @@
 /**
  * One wire and its `Session` as the connection keeps them (the {@linkcode Link}): the session made
- * over an open wire ({@linkcode openLink}), its heartbeat once established (WSM-DIAL-009), a
- * protocol error during the hello handed to the attempt (WSM-APP-007), and the GOAWAY drain
- * (WSM-WIRE-003): after a GOAWAY the link closes with 1000 once the streams that matter (opened
- * with `open()`/`request()` or by the acceptor, not the subscriptions) are done. Internal.
+ * over an open wire ({@linkcode openLink}), its heartbeat once established, a protocol error during
+ * the hello handed to the attempt, and the GOAWAY drain: after a GOAWAY the link closes with 1000
+ * once the streams that matter (opened with `open()`/`request()` or by the acceptor, not the
+ * subscriptions) are done. Internal.
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
- * Online/offline hints (WSM-DIAL-010): where the global scope has `navigator.onLine` and
- * `addEventListener` (browsers, workers), `online` and `offline` events reach the dialer, which
- * shortens a redial wait or probes the heartbeat. Elsewhere nothing is listened to. Internal.
+ * Online/offline hints: where the global scope has `navigator.onLine` and `addEventListener`
+ * (browsers, workers), `online` and `offline` events reach the dialer, which shortens a redial wait
+ * or probes the heartbeat. Elsewhere nothing is listened to. Internal.
  *
  * @module
  */

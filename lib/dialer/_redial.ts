@@ -1,7 +1,7 @@
 /**
- * The redial policy (WSM-RCN-002, -003, -020, -044, WSM-DIAL-004, WSM-WIRE-003): the one place
- * that says what the dialer does after close code X, after a GOAWAY, and after a failed attempt.
- * Pure: it reads plain data and the policy's `draw`, sets no timer and reads no clock. Internal.
+ * The redial policy: the one place that says what the dialer does after close code X, after a
+ * GOAWAY, and after a failed attempt. Pure: it reads plain data and the policy's `draw`, sets no
+ * timer and reads no clock. Internal.
  *
  * @module
  */
@@ -57,7 +57,7 @@ export interface Failure {
   readonly retryAfterMs: number | undefined;
 }
 
-/** Hello rejections that end the redial loop when two come in a row (WSM-DIAL-004). */
+/** Hello rejections that end the redial loop when two come in a row. */
 const AUTH_REJECTIONS: readonly string[] = ['unauthorized', 'forbidden'];
 
 /**

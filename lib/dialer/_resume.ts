@@ -1,8 +1,8 @@
 /**
- * The dialer's side of recovery (WSM-REC-002, WSM-REC-004, docs/recovery.md): per tag, the last
- * sequence number handed to the application (or the position the acceptor told), the `:resume`
- * map a redial sends in its hello, at-most-once delivery of sequenced PUBLISH frames, and the
- * `:recovered` markers that end a tag's replay. Internal.
+ * The dialer's side of recovery (docs/recovery.md): per tag, the last sequence number handed to the
+ * application (or the position the acceptor told), the `:resume` map a redial sends in its hello,
+ * at-most-once delivery of sequenced PUBLISH frames, and the `:recovered` markers that end a tag's
+ * replay. Internal.
  *
  * @module
  */

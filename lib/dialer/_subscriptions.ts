@@ -1,11 +1,11 @@
 /**
- * Standing subscriptions (WSM-SUB-001..003, WSM-APP-004): the registry of a connection's
- * interests, each opened on the established connection (now, or at the next establishment when
- * there is none), re-opened on every new connection in registration order, with its dedupe
- * window kept across reconnects, and its state and `ready` promise saying what the acceptor made
- * of it. Each remembers the id of the last tracked message it received and re-opens with it in
- * the reserved OPEN header `:last-event-id` (WSM-API-005). It opens streams and reports through a
- * {@linkcode SubscriptionsHost}, so it knows nothing of the connection. Internal.
+ * Standing subscriptions: the registry of a connection's interests, each opened on the established
+ * connection (now, or at the next establishment when there is none), re-opened on every new
+ * connection in registration order, with its dedupe window kept across reconnects, and its state
+ * and `ready` promise saying what the acceptor made of it. Each remembers the id of the last
+ * tracked message it received and re-opens with it in the reserved OPEN header `:last-event-id`. It
+ * opens streams and reports through a {@linkcode SubscriptionsHost}, so it knows nothing of the
+ * connection. Internal.
  *
  * @module
  */
@@ -53,7 +53,7 @@ interface SubscriptionOpen {
   muxws?: MuxwsOpen;
 }
 
-/** A message with the id its DATA carried, as a subscription reads it (WSM-API-005). */
+/** A message with the id its DATA carried, as a subscription reads it. */
 class Received {
   readonly value: unknown;
   /** Its DATA's `:id` header when that is an event id; else undefined. */
@@ -71,7 +71,7 @@ const withId: ReadMap = (value, headers) => {
   return new Received(value, isEventId(id) ? id : undefined);
 };
 
-/** Reset codes that refuse a subscription for good: it is not re-opened (WSM-APP-004). */
+/** Reset codes that refuse a subscription for good: it is not re-opened. */
 const REFUSALS: readonly string[] = ['not_found', 'invalid', 'unauthorized', 'forbidden'];
 
 function subscribeError(field: string, expected: string, value: unknown): TypeError {
@@ -148,7 +148,7 @@ export class Subscriptions {
   }
 }
 
-/** A standing subscription (WSM-SUB-001..003, WSM-APP-004). */
+/** A standing subscription. */
 class LiveSubscription implements Subscription {
   readonly ready: Promise<void>;
   readonly #registry: Set<LiveSubscription>;

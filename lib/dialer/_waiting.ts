@@ -1,10 +1,9 @@
 /**
- * Requests that wait for the connection (WSM-APP-006, `waitWhileReconnecting()`): a request
- * made while no connection is established (or one drains after a GOAWAY) is held here, at most
- * `maxWaiting` at once, until the next establishment sends it, each with what is left of its
- * timeout. Its timer, its signal and the connection's close remove it unsent. It sends through
- * the function it is handed and reads the clock it is given, so it knows nothing of the
- * connection. Internal.
+ * Requests that wait for the connection (`waitWhileReconnecting()`): a request made while no
+ * connection is established (or one drains after a GOAWAY) is held here, at most `maxWaiting` at
+ * once, until the next establishment sends it, each with what is left of its timeout. Its timer,
+ * its signal and the connection's close remove it unsent. It sends through the function it is
+ * handed and reads the clock it is given, so it knows nothing of the connection. Internal.
  *
  * @module
  */

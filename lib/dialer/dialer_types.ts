@@ -348,6 +348,19 @@ export interface Subscription {
 /**
  * A tag's presence as a follower holds it: per key (who is present), the metas of its presences
  * (one per tab or device), in the order they joined. Frozen; a new object after each change.
+ *
+ * @example Who is here, and on how many tabs
+ * ```ts
+ * import type { PresenceState } from '@muxws/core';
+ * import assert from 'node:assert/strict';
+ *
+ * const state: PresenceState<{ tab: number }> = {
+ *   ada: [{ tab: 1 }, { tab: 2 }],
+ *   bob: [{ tab: 1 }],
+ * };
+ * assert.deepEqual(Object.keys(state), ['ada', 'bob']);
+ * assert.equal(Object.values(state).flat().length, 3);
+ * ```
  */
 export type PresenceState<Meta = unknown> = Readonly<Record<string, readonly Meta[]>>;
 
@@ -356,6 +369,51 @@ export type PresenceState<Meta = unknown> = Readonly<Record<string, readonly Met
  * throws or rejects with goes to the connection's `onError`. Within one change, every `onLeave`
  * comes before every `onJoin`, keys in the order the acceptor sent them; `current` is the key's
  * metas once the whole change is applied.
+ *
+ * @example The snapshot, then a new meta for ada: her old one leaves, the new one joins
+ * ```ts
+ * import { connect, presence, type PresenceFollowOptions } from '@muxws/core';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { upgrade } from '@muxws/core/deno';
+ * import assert from 'node:assert/strict';
+ *
+ * type Meta = { tab: number };
+ * type Api = { ':presence': Meta };
+ * const tracked = Promise.withResolvers<void>();
+ * const acceptor = new Acceptor<Api>({
+ *   authorize: () => ({ tags: ['room:1'] }),
+ *   onPeer: (peer) => {
+ *     acceptor.presence.track(peer, 'room:1', 'ada', { tab: 1 });
+ *     tracked.resolve();
+ *   },
+ * });
+ * const options = { port: 0, hostname: '127.0.0.1', onListen() {} };
+ * await using server = Deno.serve(options, (request) => upgrade(request, acceptor));
+ * await using connection = await connect<Api>(`ws://127.0.0.1:${server.addr.port}/`);
+ * await tracked.promise;
+ * await acceptor.presence.flush(); // ada is in the store before the dialer follows
+ *
+ * const seen: string[] = [];
+ * const secondTab = Promise.withResolvers<void>();
+ * const follow: PresenceFollowOptions<Meta> = {
+ *   onSync: (state) => seen.push(`sync ${Object.keys(state)}`),
+ *   onLeave: (key, left, current) => seen.push(`leave ${key} ${left[0].tab}, ${current.length} now`),
+ *   onJoin: (key, joined, current) => {
+ *     seen.push(`join ${key} ${joined[0].tab}, ${current.length} now`);
+ *     if (joined[0].tab === 2) secondTab.resolve();
+ *   },
+ * };
+ * const room = presence(connection, 'room:1', follow);
+ * await room.ready;
+ * for (const peer of acceptor.peers('room:1')) {
+ *   acceptor.presence.track(peer, 'room:1', 'ada', { tab: 2 });
+ * }
+ * await secondTab.promise;
+ * // One change: the leave comes first, and both see the key's metas after the whole change.
+ * assert.deepEqual(seen, ['sync ada', 'leave ada 1, 1 now', 'join ada 2, 1 now']);
+ * room.stop();
+ * await acceptor.close({ drainMs: 0 });
+ * ```
  */
 export interface PresenceFollowOptions<Meta = unknown> {
   /**
@@ -379,7 +437,43 @@ export interface PresenceFollowOptions<Meta = unknown> {
   signal?: AbortSignal;
 }
 
-/** A tag's presence followed by {@linkcode presence}. */
+/**
+ * A tag's presence followed by {@linkcode presence}.
+ *
+ * @example Wait for the snapshot, read the state, stop
+ * ```ts
+ * import { connect, presence } from '@muxws/core';
+ * import { Acceptor } from '@muxws/core/acceptor';
+ * import { upgrade } from '@muxws/core/deno';
+ * import assert from 'node:assert/strict';
+ *
+ * type Api = { ':presence': { tab: number } };
+ * const tracked = Promise.withResolvers<void>();
+ * const acceptor = new Acceptor<Api>({
+ *   authorize: () => ({ tags: ['room:1'] }),
+ *   onPeer: (peer) => {
+ *     acceptor.presence.track(peer, 'room:1', 'ada', { tab: 1 });
+ *     tracked.resolve();
+ *   },
+ * });
+ * const options = { port: 0, hostname: '127.0.0.1', onListen() {} };
+ * await using server = Deno.serve(options, (request) => upgrade(request, acceptor));
+ * await using connection = await connect<Api>(`ws://127.0.0.1:${server.addr.port}/`);
+ * await tracked.promise;
+ * await acceptor.presence.flush();
+ *
+ * const room = presence(connection, 'room:1', {});
+ * assert.equal(room.synced, false);
+ * await room.ready;
+ * assert.equal(room.tag, 'room:1');
+ * assert.equal(room.synced, true);
+ * assert.deepEqual(room.state, { ada: [{ tab: 1 }] });
+ * room.stop();
+ * assert.equal(room.synced, false);
+ * assert.deepEqual(room.state, {});
+ * await acceptor.close({ drainMs: 0 });
+ * ```
+ */
 export interface PresenceFollower<Meta = unknown> {
   /** The tag followed. */
   readonly tag: string;

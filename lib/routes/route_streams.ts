@@ -1,8 +1,8 @@
 /**
- * Routes on a live connection (WSM-APP-003), what both sides add to their session: the stream
- * handler that sends a received stream naming a `:route` to its route ({@linkcode serveRoute})
- * and any other to the application's `onStream`, and the OPEN headers of a routed call, stream
- * or subscription. Internal: the acceptor's peers and the dialer's connection build on it.
+ * Routes on a live connection, what both sides add to their session: the stream handler that sends
+ * a received stream naming a `:route` to its route ({@linkcode serveRoute}) and any other to the
+ * application's `onStream`, and the OPEN headers of a routed call, stream or subscription.
+ * Internal: the acceptor's peers and the dialer's connection build on it.
  *
  * @module
  */

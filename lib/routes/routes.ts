@@ -1,7 +1,7 @@
 /**
- * Routes (WSM-APP-003), the part both sides share: the reserved `:route` header, the checks on
- * route names, and {@linkcode serveRoute}, what a receiving side does
- * with a stream whose OPEN names a route. Internal: the dialer and the acceptor build on it.
+ * Routes, the part both sides share: the reserved `:route` header, the checks on route names, and
+ * {@linkcode serveRoute}, what a receiving side does with a stream whose OPEN names a route.
+ * Internal: the dialer and the acceptor build on it.
  *
  * @module
  */
@@ -174,22 +174,21 @@ const ABORTED: unique symbol = Symbol('aborted');
 function noop(): void {}
 
 /**
- * Serves a stream whose OPEN carries `:route` (WSM-APP-003): finds the route (`not_found` when
- * there is none), validates the OPEN's payload with the route's `input` schema if it has one
- * (`invalid` with {@linkcode summariseIssues} and the issues when refused; the schema's output, not the raw
+ * Serves a stream whose OPEN carries `:route`: finds the route (`not_found` when there is none),
+ * validates the OPEN's payload with the route's `input` schema if it has one (`invalid` with
+ * {@linkcode summariseIssues} and the issues when refused; the schema's output, not the raw
  * payload, is the input), then calls the handler with `(input, ctx)`. With an `upload` schema,
- * every message the handler reads from `ctx.stream` passes it first (WSM-LIM-005,
- * `checkUploads()`): the handler reads the schema's output, and a message it refuses resets the
- * stream with `invalid` (counted toward the reset budget) and rejects that read with the
- * `StreamError`.
+ * every message the handler reads from `ctx.stream` passes it first (`checkUploads()`): the handler
+ * reads the schema's output, and a message it refuses resets the stream with `invalid` (counted
+ * toward the reset budget) and rejects that read with the `StreamError`.
  *
- * An async iterable the handler returns (an async generator) has each value it yields written
- * to `stream` in order, each write awaited (so within the other side's credit), a `tracked()`
- * value as its `value` with its id in the DATA's `:id` header (WSM-API-005); the iteration
- * stops early, closing the iterator with `return()`, when `ctx.signal` aborts or the stream is
- * reset; then the stream is ended and this resolves to `undefined`. A generator's own return
- * value is not sent. Anything else the handler returns is what this resolves to, for the session
- * to send as the last message with END (WSM-STR-003).
+ * An async iterable the handler returns (an async generator) has each value it yields written to
+ * `stream` in order, each write awaited (so within the other side's credit), a `tracked()` value as
+ * its `value` with its id in the DATA's `:id` header; the iteration stops early, closing the
+ * iterator with `return()`, when `ctx.signal` aborts or the stream is reset; then the stream is
+ * ended and this resolves to `undefined`. A generator's own return value is not sent. Anything else
+ * the handler returns is what this resolves to, for the session to send as the last message with
+ * END.
  *
  * @param routes The side's routes.
  * @param stream The received stream.

@@ -39,12 +39,14 @@ export interface SessionOptions {
   side: 'dialer' | 'acceptor';
   /** The connection's codec. */
   codec: Codec;
-  /** Limits (WSM-ACC-006); the rest default. */
+  /** Limits; the rest default. */
   limits?: Partial<Limits>;
   /**
-   * Runs once per stream the other side opens; none set: RESET `refused`. Return value and
-   * throws follow WSM-STR-003/004. The session contains the handler; the caller wraps it to
-   * pass its own second argument (the Connection or the Peer).
+   * Runs once per stream the other side opens; none set: RESET `refused`. A returned value other
+   * than `undefined` is sent as the last message with END, `undefined` sends a bare END; a throw
+   * resets the stream with `internal`, or with the code and message of a `StreamError`. The session
+   * contains the handler; the caller wraps it to pass its own second argument (the Connection or
+   * the Peer).
    */
   onStream?: (stream: Stream) => unknown;
   /**
@@ -68,10 +70,10 @@ export interface SessionOptions {
   /** The clock for `lastReceivedAt` and the reset-rate window. @default {Date.now} */
   now?: () => number;
   /**
-   * The id of the first stream this side opens: a positive safe integer of this side's parity.
-   * A session restored over a socket that outlived it (a Durable Object woken from hibernation)
+   * The id of the first stream this side opens: a positive safe integer of this side's parity. A
+   * session restored over a socket that outlived it (a Durable Object woken from hibernation)
    * continues where the old one stopped, since the other side rejects an OPEN whose id it has
-   * already seen (WSM-WIRE-004). @default {1 on the dialer, 2 on the acceptor}
+   * already seen. @default {1 on the dialer, 2 on the acceptor}
    */
   firstStreamId?: number;
 }

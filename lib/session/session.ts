@@ -1,12 +1,12 @@
 /**
  * The sans-IO multiplexer both sides share (SPEC §2, §3; contract: docs/design/session.md).
  *
- * A {@linkcode Session} is handed a sink (`send`, `close`, optional `bufferedAmount`) and fed
- * every received message through `receive()` and the transport's close through `closed()`. It
- * owns the stream table, id allocation by side, credit accounting, PING/PONG, GOAWAY and the
- * limits of WSM-ACC-006 with the close codes of WSM-WIRE-009. It uses `setTimeout` only for
- * `request()` timeouts and to poll `bufferedAmount` while a write waits; a session idle for one
- * tick of the request deadlines (100 ms) holds no timer.
+ * A {@linkcode Session} is handed a sink (`send`, `close`, optional `bufferedAmount`) and fed every
+ * received message through `receive()` and the transport's close through `closed()`. It owns the
+ * stream table, id allocation by side, credit accounting, PING/PONG, GOAWAY and the per-connection
+ * `limits` with their close codes. It uses `setTimeout` only for `request()` timeouts and to poll
+ * `bufferedAmount` while a write waits; a session idle for one tick of the request deadlines
+ * (100 ms) holds no timer.
  *
  * This file is the session: its checks, the stream table and both sides' ids, the socket
  * (sending, congestion, replies capped at `maxBufferedBytes`), the window and reset budgets,
@@ -400,17 +400,16 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   }
 
   /**
-   * The transport closed. Every open stream fails with `connection_lost`; `onClose` fires. A
-   * code of 0 or none (some runtimes report a failed connection so) counts as 1006
-   * (WSM-WIRE-009).
+   * The transport closed. Every open stream fails with `connection_lost`; `onClose` fires. A code
+   * of 0 or none (some runtimes report a failed connection so) counts as 1006.
    */
   closed(code: number, reason: string): void {
     this.end(closeCodeOf(code), typeof reason === 'string' ? reason : '', false);
   }
 
   /**
-   * Opens a stream (WSM-STR-001): the OPEN is sent before this returns. Reserved headers (keys
-   * starting with `:`) come only from the options' {@linkcode MUXWS} part.
+   * Opens a stream: the OPEN is sent before this returns. Reserved headers (keys starting with `:`)
+   * come only from the options' {@linkcode MUXWS} part.
    *
    * @throws {NotConnectedError} After a GOAWAY was received or once the session ended.
    * @throws {TypeError} For bad options, a reserved key in `headers`, or a payload or headers
@@ -422,9 +421,9 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   }
 
   /**
-   * Opens the dialer's hello: stream 1 with END and the HELLO flag (WSM-APP-001), as
-   * {@linkcode open} does otherwise; `reserved` headers (a redial's `:resume`) are
-   * muxws's own, sent with the application's.
+   * Opens the dialer's hello: stream 1 with END and the HELLO flag, as {@linkcode open} does
+   * otherwise; `reserved` headers (a redial's `:resume`) are muxws's own, sent with the
+   * application's.
    */
   openHello(
     payload: unknown,
@@ -508,7 +507,7 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
   }
 
   /**
-   * Opens a stream with END and resolves with the first message of the answer (WSM-STR-005).
+   * Opens a stream with END and resolves with the first message of the answer.
    *
    * @returns The first message, or `undefined` when the other side ended without one.
    * @throws Rejects with `StreamResetError` on reset or loss, `TimeoutError` after

@@ -130,7 +130,7 @@ export function iteratorOf<T>(
 
 /**
  * What a reader muxws owns makes of a message whose DATA has trailing headers: a standing
- * subscription takes each with its `:id` (WSM-API-005).
+ * subscription takes each with its `:id`.
  */
 export type ReadMap = (value: unknown, headers: Readonly<Record<string, unknown>>) => unknown;
 

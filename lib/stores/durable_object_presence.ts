@@ -26,6 +26,38 @@ import { describe } from '../util/describe.ts';
 /**
  * The part of a Durable Object's storage (`ctx.storage`) {@linkcode durableObjectPresence} uses:
  * the asynchronous key-value API and the alarm.
+ *
+ * @example An in-memory stand-in for `ctx.storage`: a grace sets the alarm for its end
+ * ```ts
+ * import {
+ *   durableObjectPresence,
+ *   type DurableObjectPresenceStorage,
+ * } from '@muxws/core/cloudflare';
+ * import assert from 'node:assert/strict';
+ *
+ * const map = new Map<string, unknown>();
+ * let alarm: number | null = null;
+ * const storage: DurableObjectPresenceStorage = {
+ *   get: (key) => Promise.resolve(map.get(key)),
+ *   put: (entries) => {
+ *     for (const [key, value] of Object.entries(entries)) map.set(key, value);
+ *     return Promise.resolve();
+ *   },
+ *   delete: (keys) => Promise.resolve(keys.filter((k) => map.delete(k)).length),
+ *   list: ({ prefix }) =>
+ *     Promise.resolve(new Map([...map].filter(([k]) => k.startsWith(prefix)))),
+ *   getAlarm: () => Promise.resolve(alarm),
+ *   setAlarm: (at) => Promise.resolve(void (alarm = at)),
+ * };
+ * const store = durableObjectPresence(storage);
+ * await store.open('node-a', { batch() {}, resync() {} });
+ * const untilMs = Date.now() + 5000;
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ *   { op: 'grace', tag: 'room:1', ref: 'r1', untilMs },
+ * ]);
+ * assert.equal(await storage.getAlarm(), untilMs);
+ * ```
  */
 export interface DurableObjectPresenceStorage extends DurableObjectStorageLike {
   /** When the alarm is set to go off (epoch ms), or `null`. */
@@ -34,7 +66,48 @@ export interface DurableObjectPresenceStorage extends DurableObjectStorageLike {
   setAlarm(scheduledTime: number): Promise<void>;
 }
 
-/** Options of {@linkcode durableObjectPresence}. */
+/**
+ * Options of {@linkcode durableObjectPresence}.
+ *
+ * @example A clock of one's own: a grace ends when the clock passes it, not before
+ * ```ts
+ * import {
+ *   durableObjectPresence,
+ *   type DurableObjectPresenceOptions,
+ *   type DurableObjectPresenceStorage,
+ * } from '@muxws/core/cloudflare';
+ * import assert from 'node:assert/strict';
+ *
+ * const map = new Map<string, unknown>();
+ * let alarm: number | null = null;
+ * const storage: DurableObjectPresenceStorage = {
+ *   get: (key) => Promise.resolve(map.get(key)),
+ *   put: (entries) => {
+ *     for (const [key, value] of Object.entries(entries)) map.set(key, value);
+ *     return Promise.resolve();
+ *   },
+ *   delete: (keys) => Promise.resolve(keys.filter((k) => map.delete(k)).length),
+ *   list: ({ prefix }) =>
+ *     Promise.resolve(new Map([...map].filter(([k]) => k.startsWith(prefix)))),
+ *   getAlarm: () => Promise.resolve(alarm),
+ *   setAlarm: (at) => Promise.resolve(void (alarm = at)),
+ * };
+ * let now = 0;
+ * const options: DurableObjectPresenceOptions = { now: () => now };
+ * const store = durableObjectPresence(storage, options);
+ * await store.open('node-a', { batch() {}, resync() {} });
+ * await store.apply('node-a', [
+ *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
+ *   { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: 5000 },
+ * ]);
+ * now = 4999;
+ * await store.expire();
+ * assert.equal((await store.load()).entries.length, 1);
+ * now = 5000;
+ * await store.expire();
+ * assert.equal((await store.load()).entries.length, 0);
+ * ```
+ */
 export interface DurableObjectPresenceOptions {
   /**
    * The clock graces are ended on, in epoch milliseconds.
@@ -43,7 +116,52 @@ export interface DurableObjectPresenceOptions {
   readonly now?: () => number;
 }
 
-/** A {@linkcode PresenceStore} in a Durable Object's storage, with the object's hooks. */
+/**
+ * A {@linkcode PresenceStore} in a Durable Object's storage, with the object's hooks.
+ *
+ * @example What the object's alarm does: the due grace ends, the alarm moves to the next one
+ * ```ts
+ * import {
+ *   durableObjectPresence,
+ *   type DurableObjectPresence,
+ *   type DurableObjectPresenceStorage,
+ * } from '@muxws/core/cloudflare';
+ * import assert from 'node:assert/strict';
+ *
+ * const map = new Map<string, unknown>();
+ * let alarm: number | null = null;
+ * const storage: DurableObjectPresenceStorage = {
+ *   get: (key) => Promise.resolve(map.get(key)),
+ *   put: (entries) => {
+ *     for (const [key, value] of Object.entries(entries)) map.set(key, value);
+ *     return Promise.resolve();
+ *   },
+ *   delete: (keys) => Promise.resolve(keys.filter((k) => map.delete(k)).length),
+ *   list: ({ prefix }) =>
+ *     Promise.resolve(new Map([...map].filter(([k]) => k.startsWith(prefix)))),
+ *   getAlarm: () => Promise.resolve(alarm),
+ *   setAlarm: (at) => Promise.resolve(void (alarm = at)),
+ * };
+ * let now = 0;
+ * const store: DurableObjectPresence = durableObjectPresence(storage, { now: () => now });
+ * const left: string[] = [];
+ * await store.open('node-a', {
+ *   batch: (batch) => left.push(...batch.changes.flatMap((change) => Object.keys(change.leaves))),
+ *   resync() {},
+ * });
+ * const track = { op: 'track', tag: 'room:1', meta: '{"tab":1}' } as const;
+ * await store.apply('node-a', [
+ *   { ...track, key: 'ada', ref: 'r1', peer: 'p1' },
+ *   { ...track, key: 'bob', ref: 'r2', peer: 'p2' },
+ *   { op: 'grace', tag: 'room:1', ref: 'r1', untilMs: 5000 },
+ *   { op: 'grace', tag: 'room:1', ref: 'r2', untilMs: 8000 },
+ * ]);
+ * now = 6000;
+ * await store.expire(); // what DurableObjectAcceptor.alarm() calls
+ * assert.deepEqual(left, ['ada']);
+ * assert.equal(await storage.getAlarm(), 8000);
+ * ```
+ */
 export interface DurableObjectPresence extends PresenceStore {
   /**
    * Ends every grace due by now (each such entry leaves, echoed like any change) and arms the

@@ -34,7 +34,32 @@ import {
 } from './_redis_presence_scripts.ts';
 import type { RedisScriptClient } from './redis_history.ts';
 
-/** Options of {@linkcode redisPresence}. */
+/**
+ * Options of {@linkcode redisPresence}.
+ *
+ * @example Keys under a prefix of one's own, checked when the store is made
+ * ```ts
+ * import { redisPresence, type RedisPresenceOptions } from '@muxws/core/redis';
+ * import assert from 'node:assert/strict';
+ *
+ * // Stand-ins for a node-redis client and its duplicate(): making the store sends no command.
+ * const client = { eval: () => Promise.resolve(null) };
+ * const subscriber = {
+ *   on() {},
+ *   subscribe: () => Promise.resolve(),
+ *   unsubscribe: () => Promise.resolve(),
+ * };
+ * const options: RedisPresenceOptions = {
+ *   client,
+ *   subscriber,
+ *   prefix: '{chat:presence}:', // one hash tag: every key lands in one cluster slot
+ *   commandTimeoutMs: 2000,
+ *   onError: (error) => console.warn(error.message),
+ * };
+ * assert.equal(redisPresence(options).channel, '{chat:presence}:diffs');
+ * assert.throws(() => redisPresence({ ...options, commandTimeoutMs: 0 }), RangeError);
+ * ```
+ */
 export interface RedisPresenceOptions {
   /** A connected client that runs the scripts (`eval`, and `evalSha` when it has it). */
   client: RedisScriptClient;
@@ -63,7 +88,28 @@ export interface RedisPresenceOptions {
   onError?: (error: MuxwsError) => void;
 }
 
-/** The store {@linkcode redisPresence} returns. */
+/**
+ * The store {@linkcode redisPresence} returns.
+ *
+ * @example Where it keeps its keys, and a call while the client is not connected
+ * ```ts
+ * import { redisPresence, type RedisPresence } from '@muxws/core/redis';
+ * import assert from 'node:assert/strict';
+ *
+ * // A stand-in for a node-redis client that lost its connection (`isReady` false).
+ * const client = { isReady: false, eval: () => new Promise<never>(() => {}) };
+ * const subscriber = {
+ *   on() {},
+ *   subscribe: () => Promise.resolve(),
+ *   unsubscribe: () => Promise.resolve(),
+ * };
+ * const store: RedisPresence = redisPresence({ client, subscriber });
+ * assert.equal(store.prefix, '{muxws:presence}:');
+ * assert.equal(store.channel, '{muxws:presence}:diffs');
+ * // Rejects at once rather than waiting for Redis: the acceptor reports it and beats again later.
+ * await assert.rejects(store.beat('node-a', 6000, () => []), /the client is not connected/);
+ * ```
+ */
 export interface RedisPresence extends PresenceStore {
   /** The start of every key. */
   readonly prefix: string;

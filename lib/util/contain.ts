@@ -1,8 +1,8 @@
 /**
- * Containment of user code (WSM-DIAL-008, WSM-ACC-009): what a callback throws, and what the
- * thenable it returns rejects with, goes to the component's report and never escapes into its
- * state machine or becomes an unhandled rejection (which ends a Deno or Node process by
- * default). A report is user code too: when it throws or rejects, `console.error` gets the error.
+ * Containment of user code: what a callback throws, and what the thenable it returns rejects with,
+ * goes to the component's report and never escapes into its state machine or becomes an unhandled
+ * rejection (which ends a Deno or Node process by default). A report is user code too: when it
+ * throws or rejects, `console.error` gets the error.
  *
  * Internal: imported from `lib/` only, never re-exported.
  *

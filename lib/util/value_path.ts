@@ -1,7 +1,7 @@
 /**
- * Where in a value a codec fails: the path of the part it cannot encode (`BigInt at .n`), found
- * by walking the value and trying its parts, for the errors of WSM-APP-007. Only the error path
- * walks: a value that encodes is never looked at twice.
+ * Where in a value a codec fails: the path of the part it cannot encode (`BigInt at .n`), found by
+ * walking the value and trying its parts, so the error can name it. Only the error path walks: a
+ * value that encodes is never looked at twice.
  *
  * Internal: imported from `lib/` only.
  *
@@ -84,10 +84,10 @@ export function failsWith(
 }
 
 /**
- * The error of a frame `encode` refused (WSM-APP-007): names the operation and the stream (in
- * `where`, e.g. `of write() on stream 3`), which part of the frame it refused, and the path in
- * it: `Cannot encode the payload of write() on stream 3: BigInt at .n`. The codec's own error is
- * the `cause`. Called only once `encode` threw, so a frame that encodes costs nothing.
+ * The error of a frame `encode` refused: names the operation and the stream (in `where`, e.g.
+ * `of write() on stream 3`), which part of the frame it refused, and the path in it:
+ * `Cannot encode the payload of write() on stream 3: BigInt at .n`. The codec's own error is the
+ * `cause`. Called only once `encode` threw, so a frame that encodes costs nothing.
  *
  * @param encode The codec's `encode`, tried on a frame holding one part at a time.
  * @param where The operation and the stream, after `the <part>`.

@@ -8,10 +8,10 @@
  */
 
 /**
- * Close codes muxws sends or reacts to, by name (WSM-WIRE-009). Each entry says who sends it and
- * what a dialer does after it: {@linkcode DEFAULT_TERMINAL} stop, {@linkcode
- * DEFAULT_SERVICE_RESTART} redial fast, every other code backs off. An enum, so that a bundle
- * inlines each value and carries no table.
+ * Close codes muxws sends or reacts to, by name. Each entry says who sends it and what a dialer
+ * does after it: {@linkcode DEFAULT_TERMINAL} stop, {@linkcode DEFAULT_SERVICE_RESTART} redial
+ * fast, every other code backs off. An enum, so that a bundle inlines each value and carries no
+ * table.
  */
 export enum CloseCode {
   /**
@@ -86,10 +86,10 @@ export const SESSION_CLOSE: {
   acceptor: { protocol: CloseCode.Protocol, tooLarge: CloseCode.TooLarge, flood: CloseCode.Policy },
 };
 
-/** Codes after which a dialer redials fast, consuming no attempt (WSM-RCN-020). */
+/** Codes after which a dialer redials fast, consuming no attempt. */
 export const DEFAULT_SERVICE_RESTART: readonly number[] = [CloseCode.ServiceRestart];
 
-/** Codes after which a dialer never redials (WSM-RCN-020). */
+/** Codes after which a dialer never redials. */
 export const DEFAULT_TERMINAL: readonly number[] = [
   CloseCode.Protocol,
   CloseCode.Unsupported,
@@ -109,7 +109,7 @@ export const MAX_CLOSE_REASON_BYTES = 123;
 
 /**
  * The code a close event reports, with a missing or 0 code read as 1006 (some runtimes report a
- * failed connection so, WSM-WIRE-009).
+ * failed connection so).
  */
 export function closeCodeOf(code: unknown): number {
   return typeof code === 'number' && code > 0 ? code : CloseCode.Abnormal;
@@ -166,9 +166,8 @@ export const DIALER_CODES_TEXT = '1000 or from 3000 to 4999';
 export const ACCEPTOR_CODES_TEXT = '1000–1003, 1007–1014 or 3000–4999';
 
 /**
- * Reset codes muxws sends, by name (WSM-WIRE-005; an enum, inlined by a bundle). Each entry
- * says who sends it and what the receiver does. Applications send their own codes through
- * `StreamError`.
+ * Reset codes muxws sends, by name (an enum, inlined by a bundle). Each entry says who sends it and
+ * what the receiver does. Applications send their own codes through `StreamError`.
  */
 export enum ResetCode {
   /**
@@ -194,8 +193,8 @@ export enum ResetCode {
   /** Never sent: what a local stream fails with when its connection is lost. */
   ConnectionLost = 'connection_lost',
   /**
-   * Acceptor: an OPEN arrived before the hello was acknowledged, from a dialer of an acceptor
-   * that requires one (WSM-APP-001). Receiver: send the hello first.
+   * Acceptor: an OPEN arrived before the hello was acknowledged, from a dialer of an acceptor that
+   * requires one. Receiver: send the hello first.
    */
   HelloRequired = 'hello_required',
   /**

@@ -1,6 +1,6 @@
 /**
- * The frames of the muxws wire protocol (WSM-WIRE-003) and their validation. Internal: the
- * session is the only user.
+ * The frames of the muxws wire protocol and their validation. Internal: the session is the only
+ * user.
  *
  * A frame is an array whose first element is its kind. {@linkcode parseFrame} checks the shape of
  * a decoded message and returns it typed, without copying; anything that is not a frame throws
@@ -43,12 +43,12 @@ export const PUBLISH = 9;
 /** `flags` bit 0 of OPEN and DATA: the sender's direction ends with this message. */
 export const FLAG_END = 1;
 /**
- * `flags` bit 1 of OPEN: the dialer's hello, on its OPEN of stream 1 only (WSM-APP-001); on any
- * other id, or on DATA, the frame is malformed.
+ * `flags` bit 1 of OPEN: the dialer's hello, on its OPEN of stream 1 only; on any other id, or on
+ * DATA, the frame is malformed.
  */
 export const FLAG_HELLO = 2;
 
-/** Every stream's credit in each direction at the start, in message units (WSM-WIRE-006). */
+/** Every stream's credit in each direction at the start, in message units. */
 export const INITIAL_WINDOW = 65536;
 
 /** One entry of {@linkcode FRAMES}. */
@@ -197,26 +197,26 @@ type Frame =
   | GoAwayFrame
   | PublishFrame;
 
-/** A message that is not a valid frame (WSM-WIRE-007). */
+/** A message that is not a valid frame. */
 export class FrameError extends ProtocolError {}
 
 /**
- * The elements every frame of each kind must have (WSM-API-008): a receiver ignores the elements
- * after the last one it knows, so a later version can add one without a new subprotocol. DATA and
- * RESET know one more, their optional trailing headers (index 4).
+ * The elements every frame of each kind must have: a receiver ignores the elements after the last
+ * one it knows, so a later version can add one without a new subprotocol. DATA and RESET know one
+ * more, their optional trailing headers (index 4).
  */
 const LENGTHS = [0, 5, 4, 2, 4, 3, 1, 1, 5, 4];
 
 /**
- * True for a stream id (WSM-WIRE-004): a positive safe integer. The one check of an id's form,
- * for frames, a session's `firstStreamId` and a restored peer's next id; parity (the dialer odd,
- * the acceptor even) is checked by whoever knows the side.
+ * True for a stream id: a positive safe integer. The one check of an id's form, for frames, a
+ * session's `firstStreamId` and a restored peer's next id; parity (the dialer odd, the acceptor
+ * even) is checked by whoever knows the side.
  */
 export function isStreamId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
-/** True for a reset code (WSM-WIRE-005). */
+/** True for a reset code. */
 export function isResetCode(value: unknown): value is string {
   return typeof value === 'string' && RESET_CODE_PATTERN.test(value);
 }

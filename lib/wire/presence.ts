@@ -1,7 +1,7 @@
 /**
- * Presence on the wire (WSM-PRS-002, docs/protocol.md §10.2): the payloads of the `:presence`
- * PUBLISH frames, their checks, and the one rule that applies a diff to a state, which the
- * acceptor's replica and the dialer's follower both run.
+ * Presence on the wire (docs/protocol.md §10.2): the payloads of the `:presence` PUBLISH frames,
+ * their checks, and the one rule that applies a diff to a state, which the acceptor's replica and
+ * the dialer's follower both run.
  *
  * A state maps key → ref → meta: a key is who is present (a user), a ref one presence of it (a
  * tab, a device). A snapshot (`"sync"`) is a whole state. A diff lists leaves (key → refs) and

@@ -1,10 +1,9 @@
 /**
- * Reserved header keys (WSM-WIRE-003): keys starting with `:` are muxws's (`:route`, which is
- * `ROUTE_HEADER` in `lib/routes/routes.ts`; here `:seq`, `:position`, `:recovered`, `:resume`,
- * `:dialer`, `:issues`, `:except`, `:event`, `:id`, `:last-event-id`). An application cannot set
- * them through `headers` (`TypeError`); muxws itself sets them through the {@linkcode MUXWS}
- * part of the options of `open()` and `request()`, which no public type declares and only `lib/`
- * can name.
+ * Reserved header keys: keys starting with `:` are muxws's (`:route`, which is `ROUTE_HEADER` in
+ * `lib/routes/routes.ts`; here `:seq`, `:position`, `:recovered`, `:resume`, `:dialer`, `:issues`,
+ * `:except`, `:event`, `:id`, `:last-event-id`). An application cannot set them through `headers`
+ * (`TypeError`); muxws itself sets them through the {@linkcode MUXWS} part of the options of
+ * `open()` and `request()`, which no public type declares and only `lib/` can name.
  *
  * Internal: imported from `lib/` only.
  *
@@ -113,15 +112,15 @@ export const EVENT_NAME = 'a string of 1 to 256 characters not starting with ":"
 export const MAX_RESUMED_TAGS = 1024;
 
 /**
- * The reserved DATA header carrying a tracked message's id (WSM-API-005): a string of 1 to
- * {@linkcode MAX_EVENT_ID_LENGTH} characters. A receiver that is not tracking ignores it; one
- * that is ignores an id of any other form (the message then moves no position).
+ * The reserved DATA header carrying a tracked message's id: a string of 1 to
+ * {@linkcode MAX_EVENT_ID_LENGTH} characters. A receiver that is not tracking ignores it; one that
+ * is ignores an id of any other form (the message then moves no position).
  */
 export const EVENT_ID = ':id';
 /**
  * The reserved OPEN header of a re-opened subscription naming the id of the last tracked message
- * its dialer received (WSM-API-005), of the same form as {@linkcode EVENT_ID}'s; a route reads it
- * as `ctx.lastEventId`, and refuses any other form with `invalid`.
+ * its dialer received, of the same form as {@linkcode EVENT_ID}'s; a route reads it as
+ * `ctx.lastEventId`, and refuses any other form with `invalid`.
  */
 export const LAST_EVENT_ID = ':last-event-id';
 /** The longest event id, in UTF-16 code units. */
@@ -133,8 +132,8 @@ export function isEventId(value: unknown): value is string {
 }
 
 /**
- * The reserved header of presence (WSM-PRS-002). In an OPEN it names the tag whose presence the
- * dialer follows (payload `true`; `false` stops); in a PUBLISH it gives the kind of the presence
- * frame: `"sync"` (a snapshot), `"diff"` (leaves, then joins) or `"end"` (no longer followed).
+ * The reserved header of presence. In an OPEN it names the tag whose presence the dialer follows
+ * (payload `true`; `false` stops); in a PUBLISH it gives the kind of the presence frame: `"sync"`
+ * (a snapshot), `"diff"` (leaves, then joins) or `"end"` (no longer followed).
  */
 export const PRESENCE = ':presence';
