@@ -76,6 +76,8 @@ export interface Attempt<L> {
    * the usual causes are on the acceptor's side of the URL.
    */
   unopened?: boolean;
+  /** True once `done` settled. */
+  readonly settled?: boolean;
   /** Abandons the attempt with `reason` (its context's signal aborts); no-op once settled. */
   abort(reason: unknown): void;
 }
