@@ -51,7 +51,7 @@
  * ```
  *
  * Runtime flags go to the client (this process), e.g. `--cpu-prof` or `--v8-flags=--trace-gc`;
- * `--server-flags "--cpu-prof"` passes flags to the servers' runtime (Node and Deno) too. Every
+ * `--server-flags "--cpu-prof"` passes flags to the servers' runtime too. Every
  * child is killed on every path, and the whole run is bounded by `--budget` ms (default 300,000).
  *
  * @module
@@ -289,7 +289,7 @@ async function startServer(subject: string): Promise<Server> {
   const [command, args] = runtime === 'deno'
     ? [process.execPath, ['run', '-A', ...flags, new URL('./_server.ts', import.meta.url).pathname]]
     : runtime === 'bun'
-    ? [process.execPath, [new URL('./_server.ts', import.meta.url).pathname]]
+    ? [process.execPath, [...flags, new URL('./_server.ts', import.meta.url).pathname]]
     : [process.execPath, [...flags, script, '--role', 'server']];
   const pin = numberOption('pin', 0) === 1 && canPin(cpus().length);
   const child = new Child(
