@@ -16,6 +16,7 @@ import type {
 } from './dialer_types.ts';
 import { encodeError } from '../util/value_path.ts';
 import { Hello, type HelloOptions } from './hello.ts';
+import { helloForCodec } from './_hello_captured.ts';
 import type { Limits } from '../session/limits.ts';
 import { type RandomDraw, Reconnect, uniform } from './schedule.ts';
 import {
@@ -276,8 +277,9 @@ export function resolveOptions(
  */
 export function checkHello(hello: Hello, codec: Codec): void {
   if (!hello.configured) return;
-  const headers = hello.headersForWire() ?? null;
-  const payload = hello.payloadForWire();
+  const parts = helloForCodec(hello, codec);
+  const headers = parts.headers ?? null;
+  const payload = parts.payload;
   try {
     codec.encode([OPEN, 1, FLAG_END, headers, payload]);
   } catch (error) {
