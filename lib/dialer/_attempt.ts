@@ -12,7 +12,6 @@ import { type Codec, subprotocol } from '../wire/codec.ts';
 import type { DialContext } from './dialer_types.ts';
 import { HelloRejectedError, ProtocolError, StreamResetError, TimeoutError } from '../errors.ts';
 import { Hello } from './hello.ts';
-import { helloForCodec } from './_hello_captured.ts';
 import type { Session } from '../session/session.ts';
 import type { Stream } from '../session/stream.ts';
 import { CloseCode, closeCodeOf } from '../wire/codes.ts';
@@ -75,8 +74,6 @@ export interface Attempt<L> {
    * the usual causes are on the acceptor's side of the URL.
    */
   unopened?: boolean;
-  /** True once `done` settled. */
-  readonly settled?: boolean;
   /** Abandons the attempt with `reason` (its context's signal aborts); no-op once settled. */
   abort(reason: unknown): void;
 }
@@ -243,8 +240,11 @@ async function run<L extends AttemptLink>(
       });
       const broken = new Promise<never>((_, reject) => link!.protocolError = reject);
       try {
-        const parts = helloForCodec(hello, o.codec);
-        const helloStream = link.session.openHello(parts.payload, parts.headers ?? null, resume);
+        const helloStream = link.session.openHello(
+          hello.payloadForWire(),
+          hello.headersForWire() ?? null,
+          resume,
+        );
         host.welcome(await race([lastMessage(helloStream), helloTimeout, broken, aborted]));
       } catch (error) {
         if (error instanceof TimeoutError && !signal.aborted) {

@@ -16,7 +16,6 @@ import type {
 } from './dialer_types.ts';
 import { encodeError } from '../util/value_path.ts';
 import { Hello, type HelloOptions } from './hello.ts';
-import { helloForCodec } from './_hello_captured.ts';
 import type { Limits } from '../session/limits.ts';
 import { type RandomDraw, Reconnect, uniform } from './schedule.ts';
 import {
@@ -277,9 +276,8 @@ export function resolveOptions(
  */
 export function checkHello(hello: Hello, codec: Codec): void {
   if (!hello.configured) return;
-  const parts = helloForCodec(hello, codec);
-  const headers = parts.headers ?? null;
-  const payload = parts.payload;
+  const headers = hello.headersForWire() ?? null;
+  const payload = hello.payloadForWire();
   try {
     codec.encode([OPEN, 1, FLAG_END, headers, payload]);
   } catch (error) {

@@ -4,7 +4,6 @@
  * @module
  */
 import { mustBe } from '../util/describe.ts';
-import { setHelloReader } from './_hello_captured.ts';
 
 /**
  * How long a hello may go unacknowledged before the attempt fails, in milliseconds, when
@@ -49,10 +48,8 @@ export interface HelloOptions {
  *
  * The payload and headers are captured by value: `structuredClone`d at construction, so a later
  * change to the application's object does not change what is sent, and cloned again by every
- * {@linkcode Hello.payloadForWire} and {@linkcode Hello.headersForWire} call. A codec of the
- * application's is handed such a copy on each connection, so the object one connection hands it
- * is never the object the next connection sends; the built-in JSON codec, which only reads it, is
- * handed the captured copy itself. A value
+ * {@linkcode Hello.payloadForWire} and {@linkcode Hello.headersForWire} call, so the object one
+ * connection hands its codec is never the object the next connection sends. A value
  * `structuredClone` cannot copy (a function, a `Symbol`, or an object holding one) throws a
  * `DataCloneError` here, at construction, not during a later reconnect. A class instance does
  * not throw: it is copied as a plain object, without its prototype.
@@ -83,13 +80,6 @@ export class Hello {
   readonly #payload: unknown;
   readonly #headers: Record<string, unknown> | undefined;
   readonly #configured: boolean;
-
-  static {
-    setHelloReader((captured) => {
-      const hello = captured as Hello;
-      return { payload: hello.#payload, headers: hello.#headers };
-    });
-  }
 
   /**
    * Captures the payload and headers by value.

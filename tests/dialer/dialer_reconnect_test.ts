@@ -561,9 +561,6 @@ test('WSM-DIAL-007 close() mid-attempt aborts the attempt signal and closes its 
     assert.equal(h.contexts[1].signal.aborted, false);
     await connection.close(4000, 'stop');
     assert.equal(h.contexts[1].signal.aborted, true, phase);
-    const reason = h.contexts[1].signal.reason as Error;
-    assert.equal(reason.name, 'ClosedError', phase);
-    assert.equal(reason.message, 'The connection was closed by close()', phase);
     await clock.tickAsync(0);
     assert.equal(h.server.connections[1].client.readyState, CLOSED, phase);
     assert.equal(h.server.connections[1].client.listenerCount(), 0, phase);

@@ -1,16 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  type Codec,
-  connect,
-  DEFAULT_HELLO_TIMEOUT_MS,
-  Hello,
-  type HelloOptions,
-  MuxwsError,
-} from 'muxws';
-import { fakeTime } from '../_fake_time.ts';
-import { FakeServer } from '../_socket_pair.ts';
-import { serveFake, TestAcceptor } from '../_test_acceptor.ts';
+import { DEFAULT_HELLO_TIMEOUT_MS, Hello, type HelloOptions, MuxwsError } from 'muxws';
 
 /** Asserts that `fn` throws the DataCloneError `structuredClone` raises. */
 function assertDataCloneError(fn: () => unknown): void {
@@ -225,81 +215,4 @@ test('WSM-DIAL-004 HelloOptions with every field builds a configured Hello', () 
   assert.equal(hello.timeoutMs, options.timeoutMs);
   assert.deepEqual(hello.payloadForWire(), { client: 'docs' });
   assert.deepEqual(hello.headersForWire(), { v: 1 });
-});
-
-/** Counts the calls of the global `structuredClone` while `fn` runs. */
-async function countClones(fn: () => Promise<void>): Promise<number> {
-  const real = globalThis.structuredClone;
-  let calls = 0;
-  globalThis.structuredClone = ((value: unknown, options?: StructuredSerializeOptions) => {
-    calls++;
-    return real(value, options);
-  }) as typeof structuredClone;
-  try {
-    await fn();
-  } finally {
-    globalThis.structuredClone = real;
-  }
-  return calls;
-}
-
-test('connect() with the JSON codec copies the hello once, when it is built, not again per connection', async () => {
-  using clock = fakeTime();
-  const server = new FakeServer();
-  const acceptor = new TestAcceptor({ hello: (stream) => stream.payload });
-  serveFake(server, acceptor);
-  const identity = { client: 'docs', rooms: ['general'] };
-  const clones = await countClones(async () => {
-    const connection = await connect('ws://fake/ws', {
-      WebSocket: server.WebSocket,
-      hello: { payload: identity },
-      draw: () => 0,
-    });
-    acceptor.last.close(1011);
-    await clock.tickAsync(250);
-    await connection.opened();
-    assert.deepEqual(connection.welcome, { client: 'docs', rooms: ['general'] });
-    await connection.close();
-  });
-  assert.equal(acceptor.peers.length, 2);
-  assert.equal(clones, 1);
-  assert.equal(clock.countTimers(), 0);
-});
-
-test("A codec of the application's is handed a fresh copy of the hello on every connection, so what it changes is not sent again", async () => {
-  using clock = fakeTime();
-  const server = new FakeServer();
-  const acceptor = new TestAcceptor({ hello: (stream) => stream.payload });
-  serveFake(server, acceptor);
-  const handed: unknown[] = [];
-  // A JSON codec of its own that changes the hello payload it encodes.
-  const codec: Codec = {
-    name: 'json',
-    binary: false,
-    encode(frame) {
-      if (frame[0] === 1 && frame[1] === 1) {
-        handed.push(frame[4]);
-        (frame[4] as { rooms: string[] }).rooms.push('changed');
-      }
-      return JSON.stringify(frame);
-    },
-    decode: (data) => JSON.parse(data as string),
-  };
-  const hello = new Hello({ payload: { rooms: ['general'] } });
-  const connection = await connect('ws://fake/ws', {
-    WebSocket: server.WebSocket,
-    codec,
-    hello,
-    draw: () => 0,
-  });
-  acceptor.last.close(1011);
-  await clock.tickAsync(250);
-  await connection.opened();
-  assert.deepEqual(connection.welcome, { rooms: ['general', 'changed'] });
-  assert.deepEqual(hello.payloadForWire(), { rooms: ['general'] });
-  // The check at connect(), then one copy per connection.
-  assert.equal(handed.length, 3);
-  assert.equal(new Set(handed).size, 3);
-  await connection.close();
-  assert.equal(clock.countTimers(), 0);
 });
