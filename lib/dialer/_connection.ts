@@ -243,7 +243,9 @@ class DialerConnection implements Connection {
   }
 
   opened(options: OpenedOptions = {}): Promise<void> {
-    if (this.#state === 'open') return Promise.resolve();
+    // Draining after a GOAWAY, the connection refuses new requests: resolving now would turn
+    // "retry once opened()" into a loop of refusals that never yields to the event loop.
+    if (this.#state === 'open' && this.#link?.goAway === undefined) return Promise.resolve();
     if (this.#state === 'closed') {
       return Promise.reject(new ClosedError('Cannot wait for the connection: it is closed'));
     }

@@ -775,8 +775,10 @@ export interface Connection<Api = ApiSpec> extends Caller<Api>, AsyncDisposable 
   /** Resolves once the connection is closed for good, with the final close information. */
   readonly closed: Promise<CloseInfo>;
   /**
-   * Resolves at the next establishment (at once when open); rejects with `ClosedError` when the
-   * connection closes for good, or with the signal's reason.
+   * Resolves once requests can be made: at once when open, at the next establishment when
+   * connecting, reconnecting or draining after a GOAWAY (which refuses new requests with
+   * `NotConnectedError`); rejects with `ClosedError` when the connection closes for good, or with
+   * the signal's reason.
    */
   opened(options?: OpenedOptions): Promise<void>;
   /**

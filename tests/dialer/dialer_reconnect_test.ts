@@ -466,6 +466,46 @@ test('WSM-WIRE-003 after GOAWAY no stream opens, the dialer closes with 1000 onc
   assert.equal(clock.countTimers(), 0);
 });
 
+test('opened() waits through a GOAWAY drain for the next establishment, so retrying a refused request after it does not spin (WSM-WIRE-003)', async () => {
+  using clock = fakeTime();
+  const h = harness();
+  let finish!: (value: unknown) => void;
+  h.acceptor.options = {
+    onStream: () => new Promise((resolve) => finish = resolve),
+  };
+  const connection = await connect(h.target, h.options({ draw: () => 0 }));
+  const pending = connection.request('slow');
+  await clock.tickAsync(0);
+  goAway(h.acceptor.last.session, 'restart', 'deploy', 0);
+  await clock.tickAsync(0);
+  assert.equal(connection.state, 'open');
+  // An application's retry: on NotConnectedError, wait for opened() and try again.
+  let refusals = 0;
+  let answer: unknown;
+  const retried = (async () => {
+    while (true) {
+      try {
+        return answer = await connection.request('again');
+      } catch (error) {
+        if (!(error instanceof NotConnectedError) || ++refusals > 100) throw error;
+        await connection.opened();
+      }
+    }
+  })();
+  await clock.tickAsync(1000);
+  assert.equal(refusals, 1);
+  assert.equal(answer, undefined);
+  h.acceptor.options = { onStream: (stream) => stream.payload };
+  finish('answer');
+  assert.equal(await pending, 'answer');
+  await clock.tickAsync(250);
+  assert.equal(await retried, 'again');
+  assert.equal(refusals, 1);
+  assert.equal(h.dialedAt.length, 2);
+  await connection.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
 test('WSM-WIRE-003 GOAWAY spreadMs redials at the later of the close and GOAWAY receipt plus a uniform draw', async () => {
   using clock = fakeTime();
   // idle at GOAWAY: closes at once, redials at receipt + (draw + 1) / 2 * spreadMs
