@@ -96,6 +96,8 @@ export interface Stats {
   /** The connections' closes, by `<code> <reason>`, and failed redials. */
   closes: Record<string, number>;
   failedRedials: number;
+  /** The dialers' connections by `connection.state` when the stats were taken. */
+  states: Record<string, number>;
   /** Unexpected errors, by kind, and the first few messages. */
   errors: number;
   kinds: Record<string, number>;
@@ -126,6 +128,7 @@ const stats: Stats = {
   broadcasts: 0,
   closes: {},
   failedRedials: 0,
+  states: {},
   errors: 0,
   kinds: {},
   samples: [],
@@ -223,7 +226,11 @@ function countOverdue(): void {
 async function snapshot(): Promise<Stats> {
   countOverdue();
   await collectGarbage();
-  Object.assign(stats, memory(), { dialers: dialers.length });
+  const states: Record<string, number> = {};
+  for (const dialer of dialers) {
+    states[dialer.connection.state] = (states[dialer.connection.state] ?? 0) + 1;
+  }
+  Object.assign(stats, memory(), { dialers: dialers.length, states });
   return stats;
 }
 

@@ -38,6 +38,8 @@ export interface MinuteRow {
   failedRedials: number;
   /** The connections' closes, by `<code> <reason>`. */
   closes: Record<string, number>;
+  /** The dialers' connections by state (`open`, `reconnecting`, …). */
+  states: Record<string, number>;
   ticks: number;
   broadcasts: number;
 }

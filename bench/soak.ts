@@ -123,7 +123,7 @@ async function dialerStats(processes: Child[], line: 'stats' | 'finish'): Promis
     child.send(line);
     return JSON.parse(await child.waitFor(prefix, line === 'stats' ? 20_000 : FINISH_MS)) as Stats;
   }));
-  const sum: Stats = { ...all[0], kinds: {}, closes: {}, samples: [] };
+  const sum: Stats = { ...all[0], kinds: {}, closes: {}, states: {}, samples: [] };
   for (const key of Object.keys(sum) as (keyof Stats)[]) {
     if (typeof sum[key] === 'number') {
       (sum as unknown as Record<string, number>)[key] = all.reduce(
@@ -135,6 +135,7 @@ async function dialerStats(processes: Child[], line: 'stats' | 'finish'): Promis
   for (const s of all) {
     for (const [kind, n] of Object.entries(s.kinds)) sum.kinds[kind] = (sum.kinds[kind] ?? 0) + n;
     for (const [key, n] of Object.entries(s.closes)) sum.closes[key] = (sum.closes[key] ?? 0) + n;
+    for (const [key, n] of Object.entries(s.states)) sum.states[key] = (sum.states[key] ?? 0) + n;
     sum.samples.push(...s.samples.slice(0, 5 - sum.samples.length));
   }
   return sum;
@@ -167,6 +168,7 @@ async function minuteRow(
     reconnected: dialers.reconnected,
     failedRedials: dialers.failedRedials,
     closes: dialers.closes,
+    states: dialers.states,
     ticks: dialers.ticks,
     broadcasts: dialers.broadcasts,
   };
@@ -180,12 +182,17 @@ async function minuteRow(
       mb(row.dialers.rss)
     } | calls ${row.calls}, answered ${row.answered}, refused ${row.refused}, crossed a GOAWAY ${row.crossed}, in flight ${row.inFlight}, unsettled ${row.unsettled} | unexpected errors ${row.unexpected} | re-opened ${row.reopened}, reconnected ${row.reconnected} (failed redials ${row.failedRedials}), closes ${
       JSON.stringify(row.closes)
-    }, ticks ${row.ticks}, broadcasts ${row.broadcasts}`,
+    }, states ${JSON.stringify(row.states)}, ticks ${row.ticks}, broadcasts ${row.broadcasts}`,
   );
 }
 
 /** Restarts the acceptor, waits for every dialer to be back, and measures the heap. */
-async function restart(result: RuntimeResult, server: Child, atMs: number): Promise<void> {
+async function restart(
+  result: RuntimeResult,
+  server: Child,
+  processes: Child[],
+  atMs: number,
+): Promise<void> {
   const begun = Date.now();
   server.send('restart');
   const closeMs = Number(await server.waitFor('RESTARTED', RESTART_SETTLE_MS));
@@ -195,6 +202,8 @@ async function restart(result: RuntimeResult, server: Child, atMs: number): Prom
     mem = await serverMem(server);
   }
   if (mem.peers < result.dialers) {
+    // What the dialers saw (their states, closes and failed redials) says why they are not back.
+    await minuteRow(result, server, processes, (Date.now() - begun + atMs) / 60_000);
     throw new Error(
       `${
         result.dialers - mem.peers
@@ -253,7 +262,7 @@ async function soakOne(runtime: string): Promise<void> {
         nextRestart += RESTART_EVERY_MS;
         // A restart too close to the end leaves no time to settle and be measured.
         if (DURATION_MS - due >= Math.min(RESTART_EVERY_MS, 30_000)) {
-          await restart(result, server, Date.now() - t0);
+          await restart(result, server, processes, Date.now() - t0);
           nextHeap = Date.now() - t0 + HEAP_EVERY_MS;
         }
       } else {

@@ -28,6 +28,7 @@ function dialerStats(over: Partial<Stats> = {}): Stats {
     ticks: 0,
     broadcasts: 0,
     closes: {},
+    states: { open: 300 },
     failedRedials: 0,
     errors: 0,
     kinds: {},
