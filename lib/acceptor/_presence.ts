@@ -505,6 +505,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       this.#ops = [...again, ...this.#ops].map((op) =>
         op.ref === fresh ? { ...op, ref: move.ref } : op
       );
+      if (again.length > 0) this.#schedule();
     }
   }
 
@@ -565,6 +566,11 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       }
     }
     this.#ops.push(op);
+    this.#schedule();
+  }
+
+  /** Arms the send of the changes that wait: after `batchMs`, or in a microtask for 0. */
+  #schedule(): void {
     if (this.#closed) return;
     const batchMs = this.#options.batchMs;
     if (batchMs === 0) {

@@ -30,7 +30,7 @@ function lateEcho() {
     for (const deliver of held.splice(0)) deliver();
   };
   const entries = async () => (await store.load()).entries.map(({ key, meta }) => ({ key, meta }));
-  return { a, b, state, release, entries };
+  return { a, b, state, release, entries, store };
 }
 
 test('a node that adopted, untracked and tracked again before the echo keeps one entry (WSM-PRS-001)', async () => {
@@ -63,6 +63,33 @@ test('a node that adopted, untracked and tracked again before the echo keeps one
   await a.presence.flush();
   assert.deepEqual(await entries(), [], 'no entry left behind');
   for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), {});
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a peer that adopts and closes within one batch puts the adopted entry in grace before the echo (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, b, state, release, entries, store } = lateEcho();
+  await b.presence.ready();
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  state.hold = true;
+  const pb = raw(b);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts
+  pb.handle.closed(1006, ''); // and goes into grace, in the same batch
+  await clock.tickAsync(0);
+  await clock.tickAsync(0);
+  assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":2}' }]);
+  const [entry] = (await store.load()).entries;
+  assert.ok(entry.untilMs > 0, 'in grace');
+  release();
+  await clock.tickAsync(1000); // the grace ends on the node that adopted
+  await b.presence.flush();
+  assert.deepEqual(await entries(), []);
   await a.close();
   await b.close();
   assert.equal(clock.countTimers(), 0);
