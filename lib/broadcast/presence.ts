@@ -161,10 +161,11 @@ export interface MemoryPresenceOptions {
  * const store = memoryPresence();
  * const seen: number[] = [];
  * await store.open('node-a', { batch: (b) => seen.push(b.version), resync() {} });
- * await store.apply('node-a', [
+ * const applied = await store.apply('node-a', [
  *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
  * ]);
  * assert.deepEqual(seen, [1]);
+ * assert.equal(applied?.version, 1); // the batch it echoed, with its moves
  * assert.equal((await store.load()).entries[0].key, 'ada');
  * ```
  */
