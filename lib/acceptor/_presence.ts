@@ -10,7 +10,11 @@
  * `nodeTimeoutMs / 5`) and one timer per presence in grace; {@linkcode Presence.close} clears all.
  *
  * An adoption (a track of a tag and key in grace, on any node) arrives as a move: the node that
- * tracked maps its peer to the adopted ref, the node that lost it drops its entry and timer.
+ * tracked maps its peer to the adopted ref, the node that lost it drops its entry and timer. A
+ * store whose `apply()` resolves with its moves tells the tracking node before the echo: until the
+ * echo, the fresh ref is an alias of the adopted one in every change the node sends, so a new meta
+ * or an untrack in the next batch reaches the adopted entry (batches go one at a time, each taken
+ * once the one before resolved).
  *
  * Private to `lib/acceptor/`.
  *
@@ -25,6 +29,7 @@ import { PRESENCE } from '../wire/reserved.ts';
 import { ResetCode } from '../wire/codes.ts';
 import {
   memoryPresence,
+  type PresenceBatch,
   type PresenceMove,
   type PresenceOp,
   type PresenceSnapshot,
@@ -124,8 +129,15 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   #dirty = false;
   /** ref → tag of the leaves lost with a failed batch. */
   readonly #unleft = new Map<string, string>();
+  /**
+   * fresh ref → the ref its track adopted and the version of that batch, known from `apply()`'s
+   * answer and not yet from the echo (or a load) of that version.
+   */
+  readonly #aliases = new Map<string, { readonly ref: string; readonly version: number }>();
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #batchQueued = false;
+  /** A batch waits for the one before it to resolve: it takes the changes once it may go. */
+  #taking = false;
   #beatTimer: ReturnType<typeof setTimeout> | undefined;
   /** A heartbeat is in flight: the next is armed when it ends. */
   #beating = false;
@@ -147,8 +159,8 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     this.#replica = new PresenceReplica({
       codec: host.codec,
       report: (error, peer) => host.report(error, peer),
-      moved: (moves) => {
-        for (const move of moves) this.#moved(move);
+      moved: (moves, version) => {
+        for (const move of moves) this.#moved(move, version);
       },
       loaded: (snapshot, again) => again ? this.#reloaded(snapshot) : this.#restored(snapshot),
     });
@@ -321,12 +333,14 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     const now = Date.now();
     for (const own of this.#byRef.values()) {
       const untilMs = own.untilMs || Math.ceil(now + this.#options.graceMs);
-      this.#ops.push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs, orphan: true });
+      const ref = this.#storeRef(own.ref);
+      this.#ops.push({ op: 'grace', tag: own.tag, ref, untilMs, orphan: true });
     }
     this.#byRef.clear();
     this.#byPeer.clear();
     this.#live.clear();
     await this.#send();
+    this.#aliases.clear();
     try {
       await this.#opening;
       await this.#store.close(this.#nodeId);
@@ -423,9 +437,22 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     if (tags.size === 0) this.#byPeer.delete(own.peerId);
   }
 
-  /** An entry adopted in grace moved to `move.node`: see the module's documentation. */
-  #moved(move: PresenceMove): void {
+  /**
+   * An entry adopted in grace moved to `move.node`, in the batch of `version` (undefined: read
+   * from a load): see the module's documentation.
+   */
+  #moved(move: PresenceMove, version?: number): void {
     if (this.#closed) return;
+    if (move.node === this.#nodeId) {
+      for (const [fresh, alias] of this.#aliases) {
+        if (alias.ref !== move.ref || alias.version !== version) continue;
+        // Known from apply()'s answer: every change since went to the adopted ref already.
+        this.#aliases.delete(fresh);
+        const own = this.#byRef.get(fresh);
+        if (own !== undefined) this.#rename(own, move.ref);
+        return;
+      }
+    }
     const held = this.#byRef.get(move.ref);
     if (move.node !== this.#nodeId) {
       if (held !== undefined) this.#forget(held);
@@ -439,13 +466,52 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       return;
     }
     if (own.ref === move.ref) return;
-    this.#byRef.delete(own.ref);
-    own.ref = move.ref;
-    this.#byRef.set(own.ref, own);
+    const fresh = own.ref;
+    this.#rename(own, move.ref);
+    // The changes that wait name the fresh ref, which has no entry.
+    this.#ops = this.#ops.map((op) => op.ref === fresh ? { ...op, ref: move.ref } : op);
     // The peer closed since: the grace sent for its fresh ref found nothing to mark.
     if (own.untilMs !== 0) {
       this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs: own.untilMs });
     }
+  }
+
+  /** `own` is known by `ref` from now on. */
+  #rename(own: Own, ref: string): void {
+    if (this.#byRef.get(own.ref) === own) this.#byRef.delete(own.ref);
+    own.ref = ref;
+    this.#byRef.set(ref, own);
+  }
+
+  /**
+   * The batch `ops` made `applied` (its version and moves), as `apply()` resolved: each ref this
+   * node's tracks adopted becomes the alias of the fresh ref until the batch's echo, and the
+   * changes after the track that named the fresh ref go again, to the adopted one.
+   */
+  #adopted(ops: readonly PresenceOp[], applied: Pick<PresenceBatch, 'version' | 'moved'>): void {
+    const { version, moved } = applied;
+    // The echo came first (a store that echoes inside apply()), or a load covered it.
+    if (this.#closed || version <= this.#replica.version) return;
+    const node = this.#nodeId;
+    for (const move of moved) {
+      if (move.node !== node) continue;
+      const at = ops.findIndex((op) =>
+        op.op === 'track' && op.tag === move.tag && op.peer === move.peer && op.key === move.key
+      );
+      const fresh = ops[at]?.ref;
+      if (fresh === undefined || fresh === move.ref) continue;
+      this.#aliases.set(fresh, { ref: move.ref, version });
+      const again = ops.slice(at + 1).filter((op) => op.ref === fresh);
+      this.#ops = [...again, ...this.#ops].map((op) =>
+        op.ref === fresh ? { ...op, ref: move.ref } : op
+      );
+      if (again.length > 0) this.#schedule();
+    }
+  }
+
+  /** The ref the store knows `ref` by: itself, or the entry its track adopted. */
+  #storeRef(ref: string): string {
+    return this.#aliases.get(ref)?.ref ?? ref;
   }
 
   /**
@@ -469,6 +535,10 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   /** A reload: the moves of the batches it skipped, read from the owners in the table. */
   #reloaded(snapshot: PresenceSnapshot): void {
     const node = this.#nodeId;
+    // The aliases the snapshot covers: its owners say the rest.
+    for (const [fresh, alias] of this.#aliases) {
+      if (alias.version <= snapshot.version) this.#aliases.delete(fresh);
+    }
     for (const entry of snapshot.entries) {
       const held = this.#byRef.get(entry.ref);
       if (entry.node === node) {
@@ -481,6 +551,8 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   }
 
   #push(op: PresenceOp): void {
+    const alias = this.#aliases.get(op.ref);
+    if (alias !== undefined) op = { ...op, ref: alias.ref };
     if (op.op === 'track') {
       // A newer meta of the same presence replaces the waiting one: two tracks of a fresh ref in
       // one batch would adopt an entry in grace with the first and create a second entry with
@@ -494,6 +566,11 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       }
     }
     this.#ops.push(op);
+    this.#schedule();
+  }
+
+  /** Arms the send of the changes that wait: after `batchMs`, or in a microtask for 0. */
+  #schedule(): void {
     if (this.#closed) return;
     const batchMs = this.#options.batchMs;
     if (batchMs === 0) {
@@ -511,30 +588,55 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     }
   }
 
-  /** Sends the changes that wait as one `store.apply()`, after those before it. */
+  /**
+   * Sends the changes that wait as one `store.apply()`, after those before it: they are taken
+   * once that one resolved, so they name the refs its answer said were adopted.
+   */
   #send(): Promise<void> {
     if (this.#batchTimer !== undefined) clearTimeout(this.#batchTimer);
     this.#batchTimer = undefined;
-    if (this.#dirty && !this.#closed) {
-      this.#dirty = false;
-      const leaves = [...this.#unleft].map(([ref, tag]): PresenceOp => ({ op: 'leave', tag, ref }));
-      this.#unleft.clear();
-      this.#ops = [...this.#own(), ...leaves, ...this.#ops];
-    }
-    const ops = this.#ops;
-    if (ops.length === 0) return this.#tail;
-    this.#ops = [];
+    if (this.#taking || (this.#ops.length === 0 && !this.#dirty)) return this.#tail;
+    this.#taking = true;
     const node = this.#nodeId;
+    let ops: PresenceOp[] = [];
     return this.#tail = this.#tail
       .then(() => this.ready())
-      .then(() => this.#store.apply(node, ops))
+      .then(() => {
+        this.#taking = false;
+        ops = this.#take();
+        return ops.length === 0 ? undefined : this.#store.apply(node, ops);
+      })
+      .then((applied) => {
+        if (applied && Array.isArray(applied.moved) && typeof applied.version === 'number') {
+          this.#adopted(ops, applied);
+        }
+      })
       .catch((error) => {
+        this.#taking = false;
         this.#dirty = true;
         for (const op of ops) {
           if (op.op === 'leave' && !this.#byRef.has(op.ref)) this.#unleft.set(op.ref, op.tag);
         }
         this.#host.report(error);
       });
+  }
+
+  /** The changes that wait, after this node's table and lost leaves when a batch failed. */
+  #take(): PresenceOp[] {
+    if (this.#dirty && !this.#closed) {
+      this.#dirty = false;
+      const leaves = [...this.#unleft].map(([ref, tag]): PresenceOp => ({ op: 'leave', tag, ref }));
+      this.#unleft.clear();
+      const own = this.#own();
+      // A waiting track of a presence the table puts back would go twice: once is enough (a
+      // second track of a ref the first one adopted under would make a second entry).
+      const tracked = new Set(own.map((op) => op.ref));
+      const waiting = this.#ops.filter((op) => op.op !== 'track' || !tracked.has(op.ref));
+      this.#ops = [...own, ...leaves, ...waiting];
+    }
+    const ops = this.#ops;
+    this.#ops = [];
+    return ops;
   }
 
   /** Arms the next heartbeat, `nodeTimeoutMs / 5` after the last one ended. */
@@ -567,7 +669,8 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   #own(): PresenceOp[] {
     const ops: PresenceOp[] = [];
     for (const own of this.#byRef.values()) {
-      const { tag, key, ref, meta, peerId: peer, untilMs } = own;
+      const { tag, key, meta, peerId: peer, untilMs } = own;
+      const ref = this.#storeRef(own.ref);
       ops.push({ op: 'track', tag, key, ref, meta, peer });
       if (untilMs !== 0) ops.push({ op: 'grace', tag, ref, untilMs });
     }

@@ -50,8 +50,8 @@ export interface ReplicaHost {
   readonly codec: Codec;
   /** Contains an error: to `onError`, else `console.error`. */
   report(error: unknown, peer?: Peer): void;
-  /** A batch moved entries to new owners (adoptions in grace). */
-  moved(moves: readonly PresenceMove[]): void;
+  /** The batch of `version` moved entries to new owners (adoptions in grace). */
+  moved(moves: readonly PresenceMove[], version: number): void;
   /**
    * The table was loaded: at the open (`again` false), or again after a skipped batch (whose
    * moves are in it).
@@ -154,7 +154,7 @@ export class PresenceReplica {
       }
       this.#change(change.tag, { leaves: change.leaves, joins });
     }
-    if (batch.moved.length > 0) this.#host.moved(batch.moved);
+    if (batch.moved.length > 0) this.#host.moved(batch.moved, batch.version);
   }
 
   /** The store lost track: the table is reloaded, and batches wait meanwhile. */

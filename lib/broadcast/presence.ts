@@ -93,8 +93,16 @@ export interface PresenceStore {
   /**
    * Applies `ops` of `node` in order, in one step; the net change is echoed to every open node
    * through its sink (this one included) before or soon after the promise resolves.
+   *
+   * It may resolve with the version and the moves of the batch it made (or nothing, when it made
+   * none): a store that echoes after it resolves (over a network) should, so that the node's next
+   * batch already names the entries this one adopted. Resolving with nothing is also correct; the
+   * node then learns of its adoptions from the echo alone.
    */
-  apply(node: string, ops: readonly PresenceOp[]): Promise<void>;
+  apply(
+    node: string,
+    ops: readonly PresenceOp[],
+  ): Promise<void | Pick<PresenceBatch, 'version' | 'moved'>>;
   /**
    * The node's heartbeat, called every `nodeTimeoutMs / 5` by each node: marks `node` alive and
    * removes what nodes silent for `deadAfterMs` own. A store that found its data lost (or this
@@ -153,10 +161,11 @@ export interface MemoryPresenceOptions {
  * const store = memoryPresence();
  * const seen: number[] = [];
  * await store.open('node-a', { batch: (b) => seen.push(b.version), resync() {} });
- * await store.apply('node-a', [
+ * const applied = await store.apply('node-a', [
  *   { op: 'track', tag: 'room:1', key: 'ada', ref: 'r1', meta: '{"tab":1}', peer: 'p1' },
  * ]);
  * assert.deepEqual(seen, [1]);
+ * assert.equal(applied?.version, 1); // the batch it echoed, with its moves
  * assert.equal((await store.load()).entries[0].key, 'ada');
  * ```
  */
@@ -179,8 +188,9 @@ export function memoryPresence(options: MemoryPresenceOptions = {}): PresenceSto
       return Promise.resolve(table.snapshot());
     },
     apply(node, ops) {
-      echo(table.apply(node, ops));
-      return Promise.resolve();
+      const batch = table.apply(node, ops);
+      echo(batch);
+      return Promise.resolve(batch);
     },
     beat(node, deadAfterMs, own) {
       if (!table.alive(node)) echo(table.apply(node, own()));

@@ -162,12 +162,12 @@ end
 /**
  * ARGV: prefix, node, ops as JSON, the Redis time (ms) from which the call must not be applied
  * (0: none). Replies { the new version (0: nothing changed, -1: too late, not applied), Redis's
- * time in ms }.
+ * time in ms, the batch's moves as the channel's `mv` or `""` when there are none }.
  */
 export const APPLY_SCRIPT: string = `${PRELUDE}
 local node = ARGV[2]
 local now, expiresAt = nowMs(), tonumber(ARGV[4])
-if expiresAt > 0 and now >= expiresAt then return { -1, now } end
+if expiresAt > 0 and now >= expiresAt then return { -1, now, '' } end
 for _, op in ipairs(cjson.decode(ARGV[3])) do
   local tag = op.tag
   if op.op == 'track' then
@@ -216,7 +216,8 @@ for _, op in ipairs(cjson.decode(ARGV[3])) do
     end
   end
 end
-return { finish(node), now }
+local v = finish(node)
+return { v, now, #moved > 0 and cjson.encode(moved) or '' }
 `;
 
 /**

@@ -150,7 +150,9 @@ interface Opened {
  * origin included) delivers the batches of the channel in version order; a skipped version, or
  * the subscriber ready again after a disconnect, asks the node to reload (`sink.resync()`), and
  * the batches that arrive meanwhile are held until the node's next `load()` resolves (those it
- * already includes are dropped). Calls to `apply` run one after the other, in call order.
+ * already includes are dropped). Calls to `apply` run one after the other, in call order; each
+ * resolves with its batch's version and moves, so the node knows what it adopted before the echo
+ * comes back.
  *
  * `beat` is the heartbeat: the node is alive at Redis's time; every node silent longer than
  * `deadAfterMs` loses what it owns (the script removes the node with its entries, so exactly one
@@ -407,15 +409,22 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       }
       changes.push({ tag, joins, leaves });
     }
+    const moved = movesOf(message.mv);
+    if (moved === undefined) throw wrong('expected each move as [tag, ref, node, peer, key]');
+    return { version, changes, moved };
+  }
+
+  /** The moves of a batch as the scripts write them (`mv`), or undefined when they are not. */
+  function movesOf(list: unknown): PresenceMove[] | undefined {
     const moved: PresenceMove[] = [];
-    for (const move of Array.isArray(message.mv) ? message.mv : []) {
+    for (const move of Array.isArray(list) ? list : []) {
       if (!Array.isArray(move) || move.length !== 5 || move.some((s) => typeof s !== 'string')) {
-        throw wrong('expected each move as [tag, ref, node, peer, key]');
+        return undefined;
       }
       const [tag, ref, node, peer, key] = move as string[];
       moved.push({ tag, ref, node, peer, key });
     }
-    return { version, changes, moved };
+    return moved;
   }
 
   /** Delivers `batch` to one node in version order, holding it while the node loads. */
@@ -588,12 +597,13 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
   }
 
   /**
-   * Applies ops in call order after every earlier apply; resolves with the version or 0. Each
+   * Applies ops in call order after every earlier apply; resolves with the version (0 when
+   * nothing changed) and the batch's moves. Each
    * call carries its deadline in Redis's clock (once an answer gave its offset), so a call that
    * timed out here and reaches Redis later (sent again by the client after a reconnect) is not
    * applied after the calls that followed it.
    */
-  function applyNow(node: string, json: string): Promise<number> {
+  function applyNow(node: string, json: string): Promise<Pick<PresenceBatch, 'version' | 'moved'>> {
     const cannot = `Cannot apply presence changes of node "${node}"`;
     const call = applying.then(() => {
       const expiresAt = redisOffsetMs === undefined
@@ -604,8 +614,8 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
     applying = call.catch(() => {});
     return call.then((reply) => {
       if (
-        !Array.isArray(reply) || reply.length !== 2 || typeof reply[0] !== 'number' ||
-        typeof reply[1] !== 'number'
+        !Array.isArray(reply) || reply.length !== 3 || typeof reply[0] !== 'number' ||
+        typeof reply[1] !== 'number' || typeof reply[2] !== 'string'
       ) {
         throw unexpected(cannot, reply);
       }
@@ -615,7 +625,16 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
           `${cannot} in Redis: it was not applied as Redis ran it more than ${commandTimeoutMs} ms after it was sent`,
         );
       }
-      return reply[0];
+      let moved: PresenceMove[] | undefined = [];
+      if (reply[2] !== '') {
+        try {
+          moved = movesOf(JSON.parse(reply[2]));
+        } catch {
+          moved = undefined;
+        }
+      }
+      if (moved === undefined) throw unexpected(cannot, reply);
+      return { version: reply[0], moved };
     });
   }
 
@@ -666,7 +685,8 @@ export function redisPresence(options: RedisPresenceOptions): RedisPresence {
       checkNode(cannot, node);
       const json = opsJson(cannot, ops);
       if (ops.length === 0) return;
-      await applyNow(node, json);
+      const applied = await applyNow(node, json);
+      return applied.version > 0 ? applied : undefined;
     },
     async beat(node, deadAfterMs, own) {
       const cannot = `Cannot beat for node "${node}"`;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createCluster } from 'redis';
 import { type RedisPresence, redisPresence } from 'muxws/redis';
 import { MuxwsError, TimeoutError } from 'muxws';
+import { Acceptor, type Peer } from 'muxws/acceptor';
 import {
   memoryPresence,
   type PresenceBatch,
@@ -439,6 +440,143 @@ test(
       assert.equal(asked, 3, 'nothing more to restore');
     } finally {
       await close();
+    }
+  },
+);
+
+/**
+ * Two acceptors on one Redis, the second one's subscriber holding what the channel brings while
+ * `hold` is true; `applied` counts the store calls of the second that resolved.
+ */
+async function heldNodes() {
+  const redis = await startRedis();
+  const clients: Client[] = [];
+  const acceptors: Acceptor[] = [];
+  const held: (() => void)[] = [];
+  const state = { hold: false, applied: 0 };
+  const close = async () => {
+    state.hold = false;
+    for (const deliver of held.splice(0)) deliver();
+    for (const acceptor of acceptors) await acceptor.close();
+    clients.forEach(destroy);
+    await redis.stop();
+  };
+  try {
+    for (let i = 0; i < 4; i++) clients.push(await connectClient(redis.url));
+    const [clientA, subscriberA, clientB, subscriberB] = clients;
+    type Listener = (message: string, channel: string) => void;
+    const listeners = new Map<Listener, Listener>();
+    const holding = {
+      on: subscriberB.on.bind(subscriberB),
+      off: subscriberB.off.bind(subscriberB),
+      subscribe(channel: string, listener: Listener) {
+        const wrapped: Listener = (message, from) => {
+          if (state.hold) held.push(() => listener(message, from));
+          else listener(message, from);
+        };
+        listeners.set(listener, wrapped);
+        return subscriberB.subscribe(channel, wrapped);
+      },
+      unsubscribe(channel: string, listener: Listener) {
+        return subscriberB.unsubscribe(channel, listeners.get(listener) ?? listener);
+      },
+    };
+    const inner = redisPresence({ client: clientB, subscriber: holding });
+    const storeB = {
+      ...inner,
+      async apply(node: string, ops: readonly PresenceOp[]) {
+        const result = await inner.apply(node, ops);
+        state.applied++;
+        return result;
+      },
+    };
+    const presence = { graceMs: 60_000, batchMs: 0 };
+    const a = new Acceptor({
+      idleTimeoutMs: 0,
+      presence: { ...presence, store: redisPresence({ client: clientA, subscriber: subscriberA }) },
+    });
+    acceptors.push(a);
+    const b = new Acceptor({ idleTimeoutMs: 0, presence: { ...presence, store: storeB } });
+    acceptors.push(b);
+    await Promise.all([a.presence.ready(), b.presence.ready()]);
+    const entries = async () =>
+      (await inner.load()).entries.map(({ key, meta }) => ({ key, meta }));
+    /** Ada's peer on the first node closes: her presence is in grace there. */
+    const graced = async () => {
+      const pa = a.attach({ send() {}, close() {} });
+      a.presence.track(pa.peer, 'room:1', 'ada', { tab: 1 });
+      await a.presence.flush();
+      pa.closed(1006);
+      await a.presence.flush();
+    };
+    /** Ada redials to the second node, which adopts her presence, its echo held. */
+    const adopted = async (): Promise<Peer> => {
+      const { peer } = b.attach({ send() {}, close() {} });
+      state.hold = true;
+      b.presence.track(peer, 'room:1', 'ada', { tab: 1 });
+      await waitFor(() => state.applied === 1, WAIT_MS, 'the adoption');
+      return peer;
+    };
+    const release = () => {
+      state.hold = false;
+      for (const deliver of held.splice(0)) deliver();
+    };
+    return { a, b, state, entries, graced, adopted, release, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+test(
+  'redisPresence() a new meta sent before the echo of its adoption changes the adopted entry, leaving one (WSM-PRS-001)',
+  { timeout: 30_000 },
+  async () => {
+    const nodes = await heldNodes();
+    const { a, b, state, entries } = nodes;
+    try {
+      await nodes.graced();
+      const peer = await nodes.adopted();
+      b.presence.track(peer, 'room:1', 'ada', { tab: 2 });
+      await waitFor(() => state.applied === 2, WAIT_MS, 'the new meta');
+      assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":2}' }]);
+      nodes.release();
+      await b.presence.flush();
+      await a.presence.flush();
+      assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":2}' }]);
+      for (const node of [a, b]) {
+        assert.deepEqual(node.presence.list('room:1'), { ada: [{ tab: 2 }] });
+      }
+      b.presence.untrack(peer, 'room:1');
+      await b.presence.flush();
+      await a.presence.flush();
+      assert.deepEqual(await entries(), []);
+      for (const node of [a, b]) assert.deepEqual(node.presence.list('room:1'), {});
+    } finally {
+      await nodes.close();
+    }
+  },
+);
+
+test(
+  'redisPresence() an untrack sent before the echo of its adoption removes the adopted entry (WSM-PRS-001)',
+  { timeout: 30_000 },
+  async () => {
+    const nodes = await heldNodes();
+    const { a, b, state, entries } = nodes;
+    try {
+      await nodes.graced();
+      const peer = await nodes.adopted();
+      b.presence.untrack(peer, 'room:1');
+      await waitFor(() => state.applied === 2, WAIT_MS, 'the untrack');
+      assert.deepEqual(await entries(), []);
+      nodes.release();
+      await b.presence.flush();
+      await a.presence.flush();
+      assert.deepEqual(await entries(), []);
+      for (const node of [a, b]) assert.deepEqual(node.presence.list('room:1'), {});
+    } finally {
+      await nodes.close();
     }
   },
 );

@@ -1,0 +1,96 @@
+// An adoption whose echo comes back late (as with Redis, over pub/sub): the tracking node learns
+// of it from apply()'s answer, so its next batches reach the adopted entry, and the echo that
+// follows changes nothing. On fake time, with a memory store whose echoes to one node are held.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Acceptor, memoryPresence, type PresenceStore } from 'muxws/acceptor';
+import { fakeTime } from '../_fake_time.ts';
+import { raw } from '../_raw_peer.ts';
+
+const TAG = 'room:1';
+
+/** Two acceptors on one memory store; the second's echoes wait while `hold` is true. */
+function lateEcho() {
+  const store = memoryPresence();
+  const held: (() => void)[] = [];
+  const state = { hold: false };
+  const late: PresenceStore = {
+    ...store,
+    open: (node, sink) =>
+      store.open(node, {
+        batch: (batch) => state.hold ? held.push(() => sink.batch(batch)) : sink.batch(batch),
+        resync: () => sink.resync(),
+      }),
+  };
+  const options = { idleTimeoutMs: 0 };
+  const a = new Acceptor({ ...options, presence: { store, graceMs: 1000, batchMs: 0 } });
+  const b = new Acceptor({ ...options, presence: { store: late, graceMs: 1000, batchMs: 0 } });
+  const release = () => {
+    state.hold = false;
+    for (const deliver of held.splice(0)) deliver();
+  };
+  const entries = async () => (await store.load()).entries.map(({ key, meta }) => ({ key, meta }));
+  return { a, b, state, release, entries, store };
+}
+
+test('a node that adopted, untracked and tracked again before the echo keeps one entry (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, b, state, release, entries } = lateEcho();
+  await b.presence.ready();
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  state.hold = true;
+  const pb = raw(b);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 1 }); // adopts
+  await clock.tickAsync(0);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 });
+  await clock.tickAsync(0);
+  assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":2}' }]);
+  b.presence.untrack(pb.handle.peer, TAG);
+  await clock.tickAsync(0);
+  assert.deepEqual(await entries(), []);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 3 }); // a fresh presence
+  await clock.tickAsync(0);
+  release(); // the echo of the adoption comes now: it must not take the fresh presence over
+  await b.presence.flush();
+  assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":3}' }]);
+  assert.deepEqual(b.presence.list(TAG), { ada: [{ tab: 3 }] });
+  b.presence.untrack(pb.handle.peer, TAG);
+  await b.presence.flush();
+  await a.presence.flush();
+  assert.deepEqual(await entries(), [], 'no entry left behind');
+  for (const node of [a, b]) assert.deepEqual(node.presence.list(TAG), {});
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('a peer that adopts and closes within one batch puts the adopted entry in grace before the echo (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, b, state, release, entries, store } = lateEcho();
+  await b.presence.ready();
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  state.hold = true;
+  const pb = raw(b);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts
+  pb.handle.closed(1006, ''); // and goes into grace, in the same batch
+  await clock.tickAsync(0);
+  await clock.tickAsync(0);
+  assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":2}' }]);
+  const [entry] = (await store.load()).entries;
+  assert.ok(entry.untilMs > 0, 'in grace');
+  release();
+  await clock.tickAsync(1000); // the grace ends on the node that adopted
+  await b.presence.flush();
+  assert.deepEqual(await entries(), []);
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
