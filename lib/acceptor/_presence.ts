@@ -3,7 +3,8 @@
  * presences of its peers, the truth it puts back after the store lost them), the grace of a closed
  * peer's presences, the batch of changes sent to the store once per `batchMs`, the heartbeat, and
  * the follows of its peers (a `:presence` OPEN). The store's table is mirrored by
- * {@linkcode PresenceReplica}, which also serves the followers.
+ * {@linkcode PresenceReplica}, which also serves the followers; the batches, their repair after a
+ * failure and the aliases of adoptions are {@linkcode PresenceBatches}'.
  *
  * Nothing runs until the first `track()` or follow: no store call, no timer. From then on at most
  * one batch timer (while changes wait), one heartbeat timer (a store with `beat`, every
@@ -29,7 +30,6 @@ import { PRESENCE } from '../wire/reserved.ts';
 import { ResetCode } from '../wire/codes.ts';
 import {
   memoryPresence,
-  type PresenceBatch,
   type PresenceMove,
   type PresenceOp,
   type PresenceSnapshot,
@@ -44,6 +44,7 @@ import { checkTag } from './_tags.ts';
 import { describe, mustBe } from '../util/describe.ts';
 import { failsWith, unencodable } from '../util/value_path.ts';
 import { PresenceReplica } from './_presence_replica.ts';
+import { PresenceBatches } from './_presence_batches.ts';
 
 /** The longest meta, in characters of its JSON text. */
 export const MAX_PRESENCE_META_LENGTH = 4096;
@@ -124,26 +125,11 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   readonly #byPeer = new Map<string, Map<string, Own>>();
   /** The live peers that have presences. */
   readonly #live = new Set<PeerImpl>();
-  #ops: PresenceOp[] = [];
-  /** A batch failed: the next puts this node's table back as it is now, and the lost leaves. */
-  #dirty = false;
-  /** ref → tag of the leaves lost with a failed batch. */
-  readonly #unleft = new Map<string, string>();
-  /**
-   * fresh ref → the ref its track adopted and the version of that batch, known from `apply()`'s
-   * answer and not yet from the echo (or a load) of that version.
-   */
-  readonly #aliases = new Map<string, { readonly ref: string; readonly version: number }>();
-  #batchTimer: ReturnType<typeof setTimeout> | undefined;
-  #batchQueued = false;
-  /** A batch waits for the one before it to resolve: it takes the changes once it may go. */
-  #taking = false;
+  readonly #batches: PresenceBatches;
   #beatTimer: ReturnType<typeof setTimeout> | undefined;
   /** A heartbeat is in flight: the next is armed when it ends. */
   #beating = false;
   #opening: Promise<void> | undefined;
-  /** The store calls of the batches, in order; never rejects. */
-  #tail: Promise<void> = Promise.resolve();
   #started = false;
   #closed = false;
   /** Graces arm no timer: the store ends them (see {@linkcode HostedPresence}). */
@@ -164,6 +150,16 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       },
       loaded: (snapshot, again) => again ? this.#reloaded(snapshot) : this.#restored(snapshot),
     });
+    this.#batches = new PresenceBatches({
+      store: this.#store,
+      node: () => this.#nodeId,
+      closed: () => this.#closed,
+      version: () => this.#replica.version,
+      ready: () => this.ready(),
+      holds: (ref) => this.#byRef.has(ref),
+      own: () => this.#own(),
+      report: (error) => host.report(error),
+    }, options.batchMs);
   }
 
   /** This node's id in the store, drawn at first use (a Worker may not draw at module load). */
@@ -219,7 +215,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
 
   async flush(): Promise<void> {
     await this.ready();
-    await this.#send();
+    await this.#batches.send();
     try {
       this.#replica.catchUp(await this.#store.load());
     } catch (error) {
@@ -333,14 +329,13 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     const now = Date.now();
     for (const own of this.#byRef.values()) {
       const untilMs = own.untilMs || Math.ceil(now + this.#options.graceMs);
-      const ref = this.#storeRef(own.ref);
-      this.#ops.push({ op: 'grace', tag: own.tag, ref, untilMs, orphan: true });
+      this.#batches.push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs, orphan: true });
     }
     this.#byRef.clear();
     this.#byPeer.clear();
     this.#live.clear();
-    await this.#send();
-    this.#aliases.clear();
+    await this.#batches.send();
+    this.#batches.forget();
     try {
       await this.#opening;
       await this.#store.close(this.#nodeId);
@@ -443,15 +438,12 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
    */
   #moved(move: PresenceMove, version?: number): void {
     if (this.#closed) return;
-    if (move.node === this.#nodeId) {
-      for (const [fresh, alias] of this.#aliases) {
-        if (alias.ref !== move.ref || alias.version !== version) continue;
-        // Known from apply()'s answer: every change since went to the adopted ref already.
-        this.#aliases.delete(fresh);
-        const own = this.#byRef.get(fresh);
-        if (own !== undefined) this.#rename(own, move.ref);
-        return;
-      }
+    const fresh = move.node === this.#nodeId ? this.#batches.echoed(move.ref, version) : undefined;
+    if (fresh !== undefined) {
+      // Known from apply()'s answer: every change since went to the adopted ref already.
+      const own = this.#byRef.get(fresh);
+      if (own !== undefined) this.#rename(own, move.ref);
+      return;
     }
     const held = this.#byRef.get(move.ref);
     if (move.node !== this.#nodeId) {
@@ -466,10 +458,9 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       return;
     }
     if (own.ref === move.ref) return;
-    const fresh = own.ref;
-    this.#rename(own, move.ref);
     // The changes that wait name the fresh ref, which has no entry.
-    this.#ops = this.#ops.map((op) => op.ref === fresh ? { ...op, ref: move.ref } : op);
+    this.#batches.rename(own.ref, move.ref);
+    this.#rename(own, move.ref);
     // The peer closed since: the grace sent for its fresh ref found nothing to mark.
     if (own.untilMs !== 0) {
       this.#push({ op: 'grace', tag: own.tag, ref: own.ref, untilMs: own.untilMs });
@@ -481,37 +472,6 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     if (this.#byRef.get(own.ref) === own) this.#byRef.delete(own.ref);
     own.ref = ref;
     this.#byRef.set(ref, own);
-  }
-
-  /**
-   * The batch `ops` made `applied` (its version and moves), as `apply()` resolved: each ref this
-   * node's tracks adopted becomes the alias of the fresh ref until the batch's echo, and the
-   * changes after the track that named the fresh ref go again, to the adopted one.
-   */
-  #adopted(ops: readonly PresenceOp[], applied: Pick<PresenceBatch, 'version' | 'moved'>): void {
-    const { version, moved } = applied;
-    // The echo came first (a store that echoes inside apply()), or a load covered it.
-    if (this.#closed || version <= this.#replica.version) return;
-    const node = this.#nodeId;
-    for (const move of moved) {
-      if (move.node !== node) continue;
-      const at = ops.findIndex((op) =>
-        op.op === 'track' && op.tag === move.tag && op.peer === move.peer && op.key === move.key
-      );
-      const fresh = ops[at]?.ref;
-      if (fresh === undefined || fresh === move.ref) continue;
-      this.#aliases.set(fresh, { ref: move.ref, version });
-      const again = ops.slice(at + 1).filter((op) => op.ref === fresh);
-      this.#ops = [...again, ...this.#ops].map((op) =>
-        op.ref === fresh ? { ...op, ref: move.ref } : op
-      );
-      if (again.length > 0) this.#schedule();
-    }
-  }
-
-  /** The ref the store knows `ref` by: itself, or the entry its track adopted. */
-  #storeRef(ref: string): string {
-    return this.#aliases.get(ref)?.ref ?? ref;
   }
 
   /**
@@ -535,10 +495,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   /** A reload: the moves of the batches it skipped, read from the owners in the table. */
   #reloaded(snapshot: PresenceSnapshot): void {
     const node = this.#nodeId;
-    // The aliases the snapshot covers: its owners say the rest.
-    for (const [fresh, alias] of this.#aliases) {
-      if (alias.version <= snapshot.version) this.#aliases.delete(fresh);
-    }
+    this.#batches.covered(snapshot.version);
     for (const entry of snapshot.entries) {
       const held = this.#byRef.get(entry.ref);
       if (entry.node === node) {
@@ -551,92 +508,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   }
 
   #push(op: PresenceOp): void {
-    const alias = this.#aliases.get(op.ref);
-    if (alias !== undefined) op = { ...op, ref: alias.ref };
-    if (op.op === 'track') {
-      // A newer meta of the same presence replaces the waiting one: two tracks of a fresh ref in
-      // one batch would adopt an entry in grace with the first and create a second entry with
-      // the other.
-      const at = this.#ops.findIndex((o) =>
-        o.op === 'track' && o.ref === op.ref && o.tag === op.tag
-      );
-      if (at !== -1) {
-        this.#ops[at] = op;
-        return;
-      }
-    }
-    this.#ops.push(op);
-    this.#schedule();
-  }
-
-  /** Arms the send of the changes that wait: after `batchMs`, or in a microtask for 0. */
-  #schedule(): void {
-    if (this.#closed) return;
-    const batchMs = this.#options.batchMs;
-    if (batchMs === 0) {
-      if (this.#batchQueued) return;
-      this.#batchQueued = true;
-      queueMicrotask(() => {
-        this.#batchQueued = false;
-        if (!this.#closed) void this.#send();
-      });
-    } else if (this.#batchTimer === undefined) {
-      this.#batchTimer = setTimeout(() => {
-        this.#batchTimer = undefined;
-        void this.#send();
-      }, timerDelay(batchMs));
-    }
-  }
-
-  /**
-   * Sends the changes that wait as one `store.apply()`, after those before it: they are taken
-   * once that one resolved, so they name the refs its answer said were adopted.
-   */
-  #send(): Promise<void> {
-    if (this.#batchTimer !== undefined) clearTimeout(this.#batchTimer);
-    this.#batchTimer = undefined;
-    if (this.#taking || (this.#ops.length === 0 && !this.#dirty)) return this.#tail;
-    this.#taking = true;
-    const node = this.#nodeId;
-    let ops: PresenceOp[] = [];
-    return this.#tail = this.#tail
-      .then(() => this.ready())
-      .then(() => {
-        this.#taking = false;
-        ops = this.#take();
-        return ops.length === 0 ? undefined : this.#store.apply(node, ops);
-      })
-      .then((applied) => {
-        if (applied && Array.isArray(applied.moved) && typeof applied.version === 'number') {
-          this.#adopted(ops, applied);
-        }
-      })
-      .catch((error) => {
-        this.#taking = false;
-        this.#dirty = true;
-        for (const op of ops) {
-          if (op.op === 'leave' && !this.#byRef.has(op.ref)) this.#unleft.set(op.ref, op.tag);
-        }
-        this.#host.report(error);
-      });
-  }
-
-  /** The changes that wait, after this node's table and lost leaves when a batch failed. */
-  #take(): PresenceOp[] {
-    if (this.#dirty && !this.#closed) {
-      this.#dirty = false;
-      const leaves = [...this.#unleft].map(([ref, tag]): PresenceOp => ({ op: 'leave', tag, ref }));
-      this.#unleft.clear();
-      const own = this.#own();
-      // A waiting track of a presence the table puts back would go twice: once is enough (a
-      // second track of a ref the first one adopted under would make a second entry).
-      const tracked = new Set(own.map((op) => op.ref));
-      const waiting = this.#ops.filter((op) => op.op !== 'track' || !tracked.has(op.ref));
-      this.#ops = [...own, ...leaves, ...waiting];
-    }
-    const ops = this.#ops;
-    this.#ops = [];
-    return ops;
+    this.#batches.push(op);
   }
 
   /** Arms the next heartbeat, `nodeTimeoutMs / 5` after the last one ended. */
@@ -653,7 +525,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     this.#beating = true;
     const node = this.#nodeId;
     const deadAfterMs = Math.ceil(this.#options.nodeTimeoutMs * 3 / 5);
-    if (this.#dirty) void this.#send(); // a failed batch is made good at the latest here
+    if (this.#batches.dirty) void this.#batches.send(); // a failed batch is made good at the latest here
     this.ready()
       // A node closing while its beat is in flight puts nothing back: its close made its
       // presences orphans in grace.
@@ -670,7 +542,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
     const ops: PresenceOp[] = [];
     for (const own of this.#byRef.values()) {
       const { tag, key, meta, peerId: peer, untilMs } = own;
-      const ref = this.#storeRef(own.ref);
+      const ref = this.#batches.storeRef(own.ref);
       ops.push({ op: 'track', tag, key, ref, meta, peer });
       if (untilMs !== 0) ops.push({ op: 'grace', tag, ref, untilMs });
     }
@@ -678,8 +550,7 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
   }
 
   #clearTimers(): void {
-    if (this.#batchTimer !== undefined) clearTimeout(this.#batchTimer);
-    this.#batchTimer = undefined;
+    this.#batches.stop();
     if (this.#beatTimer !== undefined) clearTimeout(this.#beatTimer);
     this.#beatTimer = undefined;
     for (const own of this.#byRef.values()) {
