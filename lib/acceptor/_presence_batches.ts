@@ -212,8 +212,9 @@ export class PresenceBatches {
   #adopted(ops: readonly PresenceOp[], applied: Pick<PresenceBatch, 'version' | 'moved'>): void {
     const { version, moved } = applied;
     const host = this.#host;
-    // The echo came first (a store that echoes inside apply()), or a load covered it.
-    if (host.closed() || version <= host.version()) return;
+    // The echo came first (a store that echoes inside apply()), or a load covered it; but a
+    // presence that closed meanwhile let the echo pass, and its orphans' graces still wait.
+    if (version <= host.version() && !host.closed()) return;
     const node = host.node();
     for (const move of moved) {
       if (move.node !== node) continue;

@@ -94,3 +94,38 @@ test('a peer that adopts and closes within one batch puts the adopted entry in g
   await b.close();
   assert.equal(clock.countTimers(), 0);
 });
+
+test('a node that closes while its adopting batch is in flight puts the adopted entry in grace (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, store, entries } = lateEcho();
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => open = resolve);
+  const gated: PresenceStore = {
+    ...store,
+    apply: async (node, ops) => (await gate, store.apply(node, ops)),
+  };
+  const b = new Acceptor({
+    idleTimeoutMs: 0,
+    presence: { store: gated, graceMs: 1000, batchMs: 0 },
+  });
+  await b.presence.ready();
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  const pb = raw(b);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts, once the store answers
+  await clock.tickAsync(0);
+  let closed = false;
+  const closing = b.close({ drainMs: 0, spreadMs: 0 }).then(() => closed = true);
+  for (let i = 0; i < 10; i++) await clock.tickAsync(0); // the peers drained: the presence closes
+  assert.ok(!closed, 'the adopting batch holds the close');
+  open();
+  await closing;
+  assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":2}' }]);
+  const [entry] = (await store.load()).entries;
+  assert.ok(entry.untilMs > 0, 'the adopted entry is in grace, not live with its node gone');
+  await a.close();
+  assert.equal(clock.countTimers(), 0);
+});
