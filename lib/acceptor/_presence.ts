@@ -450,7 +450,11 @@ export class Presence implements AcceptorPresence, PresenceFollows, HostedPresen
       if (held !== undefined) this.#forget(held);
       return;
     }
-    const own = this.#byPeer.get(move.peer)?.get(move.tag);
+    // The track whose batch is in flight, else the peer's presence of the tag, adopted.
+    const sent = this.#batches.tracked(move);
+    const own = sent !== undefined
+      ? this.#byRef.get(sent)
+      : this.#byPeer.get(move.peer)?.get(move.tag);
     if (held !== undefined && held !== own) this.#forget(held);
     if (own === undefined || own.key !== move.key) {
       // The peer untracked, or tracked another key, since: this node does not want the entry.

@@ -18,7 +18,12 @@
  * @module
  */
 import { timerDelay } from '../util/delay.ts';
-import type { PresenceBatch, PresenceOp, PresenceStore } from '../broadcast/presence.ts';
+import type {
+  PresenceBatch,
+  PresenceMove,
+  PresenceOp,
+  PresenceStore,
+} from '../broadcast/presence.ts';
 
 /** What the batches need of the acceptor's presence. */
 export interface BatchesHost {
@@ -60,6 +65,8 @@ export class PresenceBatches {
   #taking = false;
   /** The store calls of the batches, in order; never rejects. */
   #tail: Promise<void> = Promise.resolve();
+  /** The changes of the batch whose `apply()` is pending. */
+  #flying: readonly PresenceOp[] = [];
 
   constructor(host: BatchesHost, batchMs: number) {
     this.#host = host;
@@ -116,6 +123,14 @@ export class PresenceBatches {
     return undefined;
   }
 
+  /**
+   * The ref of the track that `move` (to this node) adopted under, when its batch is in flight (a
+   * store that echoes inside `apply()`): the first track of its tag, peer and key in that batch.
+   */
+  tracked(move: PresenceMove): string | undefined {
+    return this.#flying[adopter(this.#flying, move)]?.ref;
+  }
+
   /** A load of `version` covers the aliases of batches up to it: its owners say the rest. */
   covered(version: number): void {
     for (const [fresh, alias] of this.#aliases) {
@@ -140,15 +155,19 @@ export class PresenceBatches {
       .then(() => {
         this.#taking = false;
         ops = this.#take();
-        return ops.length === 0 ? undefined : host.store.apply(node, ops);
+        if (ops.length === 0) return undefined;
+        this.#flying = ops;
+        return host.store.apply(node, ops);
       })
       .then((applied) => {
+        this.#flying = [];
         if (applied && Array.isArray(applied.moved) && typeof applied.version === 'number') {
           this.#adopted(ops, applied);
         }
       })
       .catch((error) => {
         this.#taking = false;
+        this.#flying = [];
         this.#dirty = true;
         for (const op of ops) {
           if (op.op === 'leave' && !host.holds(op.ref)) this.#unleft.set(op.ref, op.tag);
@@ -218,9 +237,7 @@ export class PresenceBatches {
     const node = host.node();
     for (const move of moved) {
       if (move.node !== node) continue;
-      const at = ops.findIndex((op) =>
-        op.op === 'track' && op.tag === move.tag && op.peer === move.peer && op.key === move.key
-      );
+      const at = adopter(ops, move);
       const fresh = ops[at]?.ref;
       if (fresh === undefined || fresh === move.ref) continue;
       this.#aliases.set(fresh, { ref: move.ref, version });
@@ -231,4 +248,11 @@ export class PresenceBatches {
       if (again.length > 0) this.#schedule();
     }
   }
+}
+
+/** The index in `ops` of the track `move` answers: the first of its tag, peer and key. */
+function adopter(ops: readonly PresenceOp[], move: PresenceMove): number {
+  return ops.findIndex((op) =>
+    op.op === 'track' && op.tag === move.tag && op.peer === move.peer && op.key === move.key
+  );
 }

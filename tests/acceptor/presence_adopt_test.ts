@@ -129,3 +129,28 @@ test('a node that closes while its adopting batch is in flight puts the adopted 
   await a.close();
   assert.equal(clock.countTimers(), 0);
 });
+
+test('a peer that adopts, untracks and tracks the same key again within one batch keeps one entry when the echo comes inside apply() (WSM-PRS-001)', async () => {
+  using clock = fakeTime();
+  const { a, store, entries } = lateEcho();
+  const b = new Acceptor({ idleTimeoutMs: 0, presence: { store, graceMs: 1000, batchMs: 0 } });
+  await b.presence.ready();
+  const pa = raw(a);
+  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
+  await a.presence.flush();
+  pa.handle.closed(1006, '');
+  await a.presence.flush();
+  const pb = raw(b);
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts
+  b.presence.untrack(pb.handle.peer, TAG); // its leave names the fresh ref: no entry has it
+  b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 3 }); // a fresh presence
+  await clock.tickAsync(0);
+  await b.presence.flush();
+  assert.deepEqual(await entries(), [{ key: 'ada', meta: '{"tab":3}' }]);
+  b.presence.untrack(pb.handle.peer, TAG);
+  await b.presence.flush();
+  assert.deepEqual(await entries(), [], 'no entry left behind');
+  await a.close();
+  await b.close();
+  assert.equal(clock.countTimers(), 0);
+});
