@@ -33,15 +33,20 @@ function lateEcho() {
   return { a, b, state, release, entries, store };
 }
 
+/** `node` tracks `ada` for a peer that then closes: the entry waits in grace, to be adopted. */
+async function inGraceOn(node: Acceptor): Promise<void> {
+  const peer = raw(node);
+  node.presence.track(peer.handle.peer, TAG, 'ada', { tab: 1 });
+  await node.presence.flush();
+  peer.handle.closed(1006, '');
+  await node.presence.flush();
+}
+
 test('a node that adopted, untracked and tracked again before the echo keeps one entry (WSM-PRS-001)', async () => {
   using clock = fakeTime();
   const { a, b, state, release, entries } = lateEcho();
   await b.presence.ready();
-  const pa = raw(a);
-  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
-  await a.presence.flush();
-  pa.handle.closed(1006, '');
-  await a.presence.flush();
+  await inGraceOn(a);
   state.hold = true;
   const pb = raw(b);
   b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 1 }); // adopts
@@ -72,11 +77,7 @@ test('a peer that adopts and closes within one batch puts the adopted entry in g
   using clock = fakeTime();
   const { a, b, state, release, entries, store } = lateEcho();
   await b.presence.ready();
-  const pa = raw(a);
-  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
-  await a.presence.flush();
-  pa.handle.closed(1006, '');
-  await a.presence.flush();
+  await inGraceOn(a);
   state.hold = true;
   const pb = raw(b);
   b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts
@@ -109,11 +110,7 @@ test('a node that closes while its adopting batch is in flight puts the adopted 
     presence: { store: gated, graceMs: 1000, batchMs: 0 },
   });
   await b.presence.ready();
-  const pa = raw(a);
-  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
-  await a.presence.flush();
-  pa.handle.closed(1006, '');
-  await a.presence.flush();
+  await inGraceOn(a);
   const pb = raw(b);
   b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts, once the store answers
   await clock.tickAsync(0);
@@ -135,11 +132,7 @@ test('a peer that adopts, untracks and tracks the same key again within one batc
   const { a, store, entries } = lateEcho();
   const b = new Acceptor({ idleTimeoutMs: 0, presence: { store, graceMs: 1000, batchMs: 0 } });
   await b.presence.ready();
-  const pa = raw(a);
-  a.presence.track(pa.handle.peer, TAG, 'ada', { tab: 1 });
-  await a.presence.flush();
-  pa.handle.closed(1006, '');
-  await a.presence.flush();
+  await inGraceOn(a);
   const pb = raw(b);
   b.presence.track(pb.handle.peer, TAG, 'ada', { tab: 2 }); // adopts
   b.presence.untrack(pb.handle.peer, TAG); // its leave names the fresh ref: no entry has it

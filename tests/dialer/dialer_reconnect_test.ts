@@ -434,9 +434,14 @@ test('WSM-DIAL-006 WSM-STR-006 during an outage calls reject at once, streams fa
   assert.equal(clock.countTimers(), 0);
 });
 
-test('WSM-WIRE-003 after GOAWAY no stream opens, the dialer closes with 1000 once its streams finish, and redials fast', async () => {
-  using clock = fakeTime();
-  const h = harness();
+/**
+ * A connection of `h` that received a GOAWAY while its one request (`pending`) waits, held by the
+ * acceptor until `finish`: it drains, still `open`.
+ */
+async function drainingAfterGoAway(
+  h: ReturnType<typeof harness>,
+  clock: ReturnType<typeof fakeTime>,
+) {
   let finish!: (value: unknown) => void;
   h.acceptor.options = {
     onStream: () => new Promise((resolve) => finish = resolve),
@@ -446,6 +451,13 @@ test('WSM-WIRE-003 after GOAWAY no stream opens, the dialer closes with 1000 onc
   await clock.tickAsync(0);
   goAway(h.acceptor.last.session, 'restart', 'deploy', 0);
   await clock.tickAsync(0);
+  return { connection, pending, finish: (value: unknown) => finish(value) };
+}
+
+test('WSM-WIRE-003 after GOAWAY no stream opens, the dialer closes with 1000 once its streams finish, and redials fast', async () => {
+  using clock = fakeTime();
+  const h = harness();
+  const { connection, pending, finish } = await drainingAfterGoAway(h, clock);
   assert.equal(connection.state, 'open');
   assert.throws(() => connection.open('x'), NotConnectedError);
   await assert.rejects(connection.request('x'), NotConnectedError);
@@ -469,15 +481,7 @@ test('WSM-WIRE-003 after GOAWAY no stream opens, the dialer closes with 1000 onc
 test('opened() waits through a GOAWAY drain for the next establishment, so retrying a refused request after it does not spin (WSM-WIRE-003)', async () => {
   using clock = fakeTime();
   const h = harness();
-  let finish!: (value: unknown) => void;
-  h.acceptor.options = {
-    onStream: () => new Promise((resolve) => finish = resolve),
-  };
-  const connection = await connect(h.target, h.options({ draw: () => 0 }));
-  const pending = connection.request('slow');
-  await clock.tickAsync(0);
-  goAway(h.acceptor.last.session, 'restart', 'deploy', 0);
-  await clock.tickAsync(0);
+  const { connection, pending, finish } = await drainingAfterGoAway(h, clock);
   assert.equal(connection.state, 'open');
   // An application's retry: on NotConnectedError, wait for opened() and try again.
   let refusals = 0;
