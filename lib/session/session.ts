@@ -381,7 +381,11 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     this.end(code, reason, true);
   }
 
-  /** Ends the session: every open stream fails with `connection_lost`, then `onClose` fires. */
+  /**
+   * Ends the session: every open stream fails with `connection_lost` (one this side opened above
+   * the `lastId` of a GOAWAY received with `refused`: it was never processed), then `onClose`
+   * fires.
+   */
   end(code: number, reason: string, local: boolean): void {
     if (this.#closed) return;
     this.#closed = true;
@@ -392,8 +396,13 @@ export class Session implements StreamHost, SocketWaitHost, ReceiverHost {
     const only = this.#only;
     this.#table = undefined;
     this.#only = undefined;
-    if (only !== undefined) control.lost(only);
-    table?.forEach(control.lost);
+    // Only this side's streams above a GOAWAY's lastId went unprocessed; the other side's ids are
+    // of the other parity and are never compared with it.
+    const lastId = this.goAwayReceived?.lastId;
+    const lose = (stream: Stream) =>
+      control.lost(stream, stream.id % 2 === this.remoteParity ? undefined : lastId);
+    if (only !== undefined) lose(only);
+    table?.forEach(lose);
     this.#remoteActive = 0;
     this.onIdle?.();
     this.emit(this.options.onClose, { code, reason, local });

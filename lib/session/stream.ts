@@ -164,8 +164,11 @@ interface StreamControl {
    * waiting writes retry.
    */
   credit(stream: Stream, units: number): void;
-  /** The session ended. */
-  lost(stream: Stream): void;
+  /**
+   * The session ended. With `refusedAbove` (the `lastId` of a GOAWAY the other side sent), a
+   * stream of this side's above it fails with `refused`: the other side never processed it.
+   */
+  lost(stream: Stream, refusedAbove?: number): void;
   /** Turns a just-opened stream into a request. */
   request(stream: Stream, timeoutMs: number | undefined): Promise<unknown>;
   /** Resets the stream with `cancel` when `signal` aborts. */
@@ -705,7 +708,15 @@ export class Stream<R = unknown, W = unknown> {
       stream.#sendCredit = Math.min(stream.#sendCredit + units, Number.MAX_SAFE_INTEGER);
       stream.#flush();
     };
-    control.lost = (stream) => stream.#fail(lostError(stream.id), undefined, '', false);
+    control.lost = (stream, refusedAbove) =>
+      stream.#fail(
+        refusedAbove !== undefined && stream.id > refusedAbove
+          ? unprocessedError(stream.id, refusedAbove)
+          : lostError(stream.id),
+        undefined,
+        '',
+        false,
+      );
     control.request = (stream, timeoutMs) => stream.#startRequest(timeoutMs);
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
@@ -762,6 +773,18 @@ function lostError(id: number): StreamResetError {
     code: ResetCode.ConnectionLost,
     remote: false,
   });
+}
+
+/**
+ * The error of a stream this side opened above the `lastId` of the other side's GOAWAY, when the
+ * session ended before the other side's `refused` came: that side accepts no stream above it, so
+ * it never processed this one, and the stream can be retried on the next connection.
+ */
+function unprocessedError(id: number, lastId: number): StreamResetError {
+  return new StreamResetError(
+    `Stream ${id} was refused: the connection closed after a GOAWAY that accepted no stream above ${lastId}, so the other side did not process it`,
+    { code: ResetCode.Refused, remote: false },
+  );
 }
 
 function size(data: string | Uint8Array): number {

@@ -236,6 +236,41 @@ for (const codec of codecs) {
     assert.deepEqual(p.sent.at(-1), [4, 5, 'refused', 'The connection is going away']);
   });
 
+  test(`WSM-WIRE-003 ${c} streams above a received GOAWAY's lastId fail with refused, not connection_lost, when the connection closes first`, async () => {
+    const received: Stream[] = [];
+    using p = probe('dialer', {
+      codec,
+      onStream: (s) => (received.push(s), new Promise(() => {})),
+    });
+    const answers = [1, 2, 3].map((n) =>
+      p.session.request(n).then(
+        () => assert.fail('no answer was sent'),
+        (error: unknown) => error,
+      )
+    );
+    assert.deepEqual(p.sent.map((frame) => (frame as number[])[1]), [1, 3, 5]);
+    feed(p.session, [1, 2, 0, null, 'from the acceptor']); // the acceptor's own stream, even id
+    feed(p.session, [8, 1, 'restart', 'deploy', 0]);
+    p.session.closed(1006, '');
+    const [first, second, third] = (await Promise.all(answers)) as StreamResetError[];
+    assert.ok(first instanceof StreamResetError);
+    assert.equal(first.code, 'connection_lost');
+    for (const [error, id] of [[second, 3], [third, 5]] as const) {
+      assert.ok(error instanceof StreamResetError);
+      assert.equal(error.code, 'refused');
+      assert.equal(error.remote, false);
+      assert.match(
+        error.message,
+        new RegExp(`^Stream ${id} was refused: .*no stream above 1.*did not process it`),
+      );
+    }
+    // the acceptor's stream 2 is above lastId too, but lastId counts only this side's streams
+    assert.equal(received.length, 1);
+    const lost = await received[0].closed.then(() => undefined, (error: unknown) => error);
+    assert.ok(lost instanceof StreamResetError);
+    assert.equal(lost.code, 'connection_lost');
+  });
+
   test(`WSM-WIRE-003 ${c} goAway() sends the highest id the other side opened and refuses later OPENs`, () => {
     using p = probe('acceptor', { codec, onStream: () => new Promise(() => {}) });
     feed(p.session, [1, 7, 0, null, 'a']);
