@@ -13,8 +13,8 @@
  * orchestrator pairs round by round into per-round ratios. Besides the
  * wall-clock figures, every repetition measures `cpu`: the CPU time the client and the server
  * process used, per operation (µs/op), which other load on the machine does not inflate; the
- * broadcast scenarios also report `server-cpu`, the server process's part alone, where the
- * delivery path runs.
+ * request/response and broadcast scenarios also report `server-cpu`, the server process's part
+ * alone (the client's is `cpu` less it), so a round that costs more says on which side.
  *
  * @module
  */
@@ -152,15 +152,21 @@ async function main(): Promise<void> {
     const count = inFlight === 1 ? REQ_1 : REQ_64;
     await interleave(
       scenario,
-      { throughput: 'round trips/s', cpu: 'µs/op', p50: 'µs', p99: 'µs' },
+      { throughput: 'round trips/s', cpu: 'µs/op', 'server-cpu': 'µs/op', p50: 'µs', p99: 'µs' },
       async (subject) => {
         const n = count;
-        const [result, cpu] = await withCpu(
+        const [result, cpu, serverCpu] = await withCpu(
           subject,
           n,
           () => deadline(scenario, 60_000)(reqResp(clients.get(subject)!, inFlight, n)),
         );
-        return { throughput: result.rate, cpu, p50: result.p50, p99: result.p99 };
+        return {
+          throughput: result.rate,
+          cpu,
+          'server-cpu': serverCpu,
+          p50: result.p50,
+          p99: result.p99,
+        };
       },
       withRoutes,
     );

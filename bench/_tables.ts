@@ -124,7 +124,7 @@ export function tables(
       if (!rows.some((r) => r.scenario === scenario && r.runtime === runtime)) continue;
       const [metric] = mainMetric(scenario);
       const metrics = scenario.startsWith('req-resp')
-        ? [metric, 'cpu', 'p50', 'p99']
+        ? [metric, 'cpu', 'server-cpu', 'p50', 'p99']
         : scenario.startsWith('broadcast')
         ? [metric, 'cpu', 'server-cpu', 'elapsed']
         : scenario === 'one-way' || scenario === 'connect'
