@@ -6,7 +6,8 @@
  *
  * The followers of a tag are this node's peers that asked for its presence (a `:presence` OPEN).
  * Each is sent the tag's snapshot once per connection, then every change to the tag as one diff
- * frame per batch, encoded once and sent to all of them. Presence frames are never dropped at the
+ * frame per batch, encoded once and sent to all of them (cut into diffs that fit a message when
+ * it is over the message limits). Presence frames are never dropped at the
  * high-water mark (a lost diff would corrupt the follower's state): they go out as replies,
  * which a socket over `maxBufferedBytes` refuses by closing the peer. They carry no `:seq` and
  * no history or backplane sees them.
@@ -28,7 +29,9 @@ import {
   presenceSnapshot,
   type PresenceSyncPayload,
   setOwn,
+  splitPresenceDiff,
 } from '../wire/presence.ts';
+import type { Limits } from '../session/limits.ts';
 import type {
   PresenceBatch,
   PresenceMove,
@@ -315,7 +318,10 @@ export class PresenceReplica {
     for (const batch of held) this.batch(batch);
   }
 
-  /** Applies `diff` to `tag` and sends it, encoded once, to the tag's followers. */
+  /**
+   * Applies `diff` to `tag` and sends it, encoded once, to the tag's followers: in pieces that fit
+   * a message when it does not (see {@linkcode splitPresenceDiff}), as a large reload's may not.
+   */
   #change(tag: string, diff: PresenceDiffPayload): void {
     let state = this.#tags.get(tag);
     if (!state) this.#tags.set(tag, state = new Map());
@@ -327,7 +333,47 @@ export class PresenceReplica {
     if (followers === undefined) return;
     const frame = this.#encode(tag, DIFF, diff);
     if (frame === undefined) return;
-    for (const peer of followers) this.#send(peer, frame);
+    // Every peer of an acceptor has the same limits: the pieces are cut once per limits.
+    const cut = new Map<Readonly<Limits>, Frame[]>();
+    for (const peer of followers) {
+      let frames = cut.get(peer.sink.limits);
+      if (frames === undefined) {
+        cut.set(peer.sink.limits, frames = this.#pieces(peer, tag, diff, frame));
+      }
+      for (const piece of frames) this.#send(peer, piece);
+    }
+  }
+
+  /**
+   * The frames of `diff` (encoded whole as `frame`) that fit `peer`'s message limits: `[frame]`
+   * when it does; a piece that cannot fit (a single ref over them) is sent as it is, which closes
+   * the follower's connection, and reported.
+   */
+  #pieces(peer: PeerImpl, tag: string, diff: PresenceDiffPayload, frame: Frame): Frame[] {
+    if (this.#overLimits(peer, frame.encoded) === undefined) return [frame];
+    const encoded = new Map<PresenceDiffPayload, Frame | undefined>();
+    const fits = (piece: PresenceDiffPayload) => {
+      const pieceFrame = this.#encode(tag, DIFF, piece);
+      encoded.set(piece, pieceFrame);
+      return pieceFrame === undefined || this.#overLimits(peer, pieceFrame.encoded) === undefined;
+    };
+    const frames: Frame[] = [];
+    for (const piece of splitPresenceDiff(diff, fits)) {
+      const pieceFrame = encoded.get(piece) ?? this.#encode(tag, DIFF, piece);
+      if (pieceFrame === undefined) continue;
+      const over = this.#overLimits(peer, pieceFrame.encoded);
+      if (over !== undefined) {
+        this.#host.report(
+          new RangeError(
+            `A presence change of ${
+              JSON.stringify(tag)
+            } cannot be cut to fit a message: one presence in it has ${over}`,
+          ),
+        );
+      }
+      frames.push(pieceFrame);
+    }
+    return frames;
   }
 
   #encode(

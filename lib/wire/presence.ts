@@ -171,6 +171,74 @@ export function presenceDiff(
   return { leaves, joins };
 }
 
+/**
+ * `diff` cut into diffs that each `fits`, applied in order to the same effect as `diff`: each key's
+ * leaves and joins stay in one piece, so a ref that leaves and joins again (an update) is never
+ * seen leaving, nor a key whose refs all change seen absent. A key too large for one piece is cut
+ * between its refs, a ref's leave and join still together. A single ref that does not fit is a
+ * piece of its own, which the caller finds over the limit again. One piece, a copy of `diff`,
+ * when it fits whole.
+ */
+export function splitPresenceDiff(
+  diff: PresenceDiffPayload,
+  fits: (piece: PresenceDiffPayload) => boolean,
+): PresenceDiffPayload[] {
+  const keys = new Set([...Object.keys(diff.leaves), ...Object.keys(diff.joins)]);
+  return bisect([...keys].map((key) => partOf(diff, key)), fits, (part) => {
+    const [key] = Object.keys(part.leaves).concat(Object.keys(part.joins));
+    const refs = new Set([...(part.leaves[key] ?? []), ...Object.keys(part.joins[key] ?? {})]);
+    return [...refs].map((ref) => partOf(part, key, ref));
+  });
+}
+
+/**
+ * The parts of `units` merged into as few diffs as `fits` allows, by halves; a lone unit that
+ * does not fit is cut by `cut` (while that gives more than one) and its parts bisected in turn.
+ */
+function bisect(
+  units: PresenceDiffPayload[],
+  fits: (piece: PresenceDiffPayload) => boolean,
+  cut?: (unit: PresenceDiffPayload) => PresenceDiffPayload[],
+): PresenceDiffPayload[] {
+  const merged = mergeDiffs(units);
+  if (fits(merged)) return [merged];
+  if (units.length > 1) {
+    const half = Math.ceil(units.length / 2);
+    return [...bisect(units.slice(0, half), fits, cut), ...bisect(units.slice(half), fits, cut)];
+  }
+  const parts = cut?.(merged) ?? [];
+  return parts.length > 1 ? bisect(parts, fits) : [merged];
+}
+
+/** The part of `diff` about `key` (and only `ref` of it, when given). */
+function partOf(diff: PresenceDiffPayload, key: string, ref?: string): PresenceDiffPayload {
+  const leaves: Record<string, string[]> = {};
+  const joins: Record<string, Record<string, unknown>> = {};
+  const left = Object.hasOwn(diff.leaves, key) ? diff.leaves[key] : undefined;
+  const joined = Object.hasOwn(diff.joins, key) ? diff.joins[key] : undefined;
+  const refs = left?.filter((r) => ref === undefined || r === ref) ?? [];
+  if (refs.length > 0) setOwn(leaves, key, refs);
+  for (const r in joined) {
+    if (ref === undefined || r === ref) setOwn(ownSlot(joins, key, () => ({})), r, joined[r]);
+  }
+  return { leaves, joins };
+}
+
+/** One diff holding every leave and join of `diffs`, in their order. */
+function mergeDiffs(diffs: readonly PresenceDiffPayload[]): PresenceDiffPayload {
+  if (diffs.length === 1) return diffs[0];
+  const leaves: Record<string, string[]> = {};
+  const joins: Record<string, Record<string, unknown>> = {};
+  for (const diff of diffs) {
+    for (const key in diff.leaves) ownSlot(leaves, key, () => []).push(...diff.leaves[key]);
+    for (const key in diff.joins) {
+      const into = ownSlot(joins, key, () => ({}));
+      for (const ref in diff.joins[key]) setOwn(into, ref, diff.joins[key][ref]);
+    }
+  }
+  return { leaves, joins };
+}
+
 /** Whether two decoded metas are the same value: equal as JSON. */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -332,6 +332,41 @@ test('a follow whose snapshot is over the message limits is refused, naming the 
   await closing;
 });
 
+test('a change over the message limits reaches a follower in diffs that each fit, to the same state (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor({ limits: { maxMessageBytes: 4096, maxMessageItems: 200 } });
+  const f = raw(a, [TAG]);
+  follow(f, 1);
+  await settle(clock);
+  const tracked = Array.from({ length: 60 }, () => raw(a, [TAG]));
+  // one batch: 60 joins of ~120 bytes each, 7 KiB and more than 200 items together
+  tracked.forEach((p, i) =>
+    a.presence.track(p.handle.peer, TAG, `user-${i}`, { pad: 'x'.repeat(100) })
+  );
+  await a.presence.flush();
+  const diffs = presenceFrames(f).slice(1);
+  assert.ok(diffs.length > 1, 'cut into pieces');
+  for (const frame of diffs) {
+    const text = JSON.stringify(frame);
+    assert.ok(text.length <= 4096, `${text.length} bytes`);
+    assert.equal(frame[2][':presence'], 'diff');
+  }
+  assert.deepEqual(f.closes, [], 'the follower is not closed');
+  const state: Record<string, Record<string, unknown>> = {};
+  for (const frame of diffs) {
+    const joins = (frame[3] as { joins: Record<string, Record<string, unknown>> }).joins;
+    for (const key in joins) state[key] = { ...state[key], ...joins[key] };
+  }
+  const metas = Object.fromEntries(
+    Object.entries(state).map(([key, refs]) => [key, Object.values(refs)]),
+  );
+  assert.deepEqual(metas, a.presence.list(TAG));
+  assert.equal(Object.keys(metas).length, 60);
+  const closing = a.close();
+  await clock.tickAsync(10_000);
+  await closing;
+});
+
 test('a peer that loses the tag is sent end, and no more diffs (WSM-PRS-002)', async () => {
   using clock = fakeTime();
   const a = acceptor();

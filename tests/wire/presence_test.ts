@@ -9,6 +9,7 @@ import {
   presenceDiff,
   type PresenceEntries,
   presenceSnapshot,
+  splitPresenceDiff,
 } from '../../lib/wire/presence.ts';
 
 const stateOf = (sync: Record<string, Record<string, unknown>>): PresenceEntries =>
@@ -96,4 +97,50 @@ test('keys and refs named like Object.prototype members are plain entries, never
   assert.deepEqual(Object.keys(gone.leaves), keys);
   assert.deepEqual(gone.leaves.toString, ['__proto__', 'valueOf']);
   assert.equal(({} as Record<string, unknown>).n, undefined, 'Object.prototype untouched');
+});
+
+test('a diff over the limit is cut into pieces that fit and apply to the same state, each key whole (WSM-PRS-002)', () => {
+  const held: Record<string, Record<string, unknown>> = {};
+  const next: Record<string, Record<string, unknown>> = {};
+  for (let i = 0; i < 40; i++) {
+    held[`user${i}`] = { [`a${i}`]: { v: 1 }, [`b${i}`]: { v: 1 } };
+    // half the keys are gone, the other half update one ref and add one
+    if (i % 2 === 1) next[`user${i}`] = { [`a${i}`]: { v: 2 }, [`b${i}`]: { v: 1 }, [`c${i}`]: {} };
+  }
+  const diff = presenceDiff(stateOf(held), next);
+  const limit = 200;
+  const fits = (piece: unknown) => JSON.stringify(piece).length <= limit;
+  assert.ok(!fits(diff));
+  const pieces = splitPresenceDiff(diff, fits);
+  assert.ok(pieces.length > 1);
+  for (const piece of pieces) assert.ok(fits(piece), JSON.stringify(piece));
+  // no key is in two pieces, so an update (leave and join of one ref) is never seen as a leave
+  const seen = pieces.flatMap((
+    p,
+  ) => [...new Set([...Object.keys(p.leaves), ...Object.keys(p.joins)])]);
+  assert.equal(new Set(seen).size, seen.length);
+  const state = stateOf(held);
+  for (const piece of pieces) {
+    const { left, joined } = applyPresenceDiff(state, piece);
+    for (const [key] of left) if (Object.hasOwn(next, key)) assert.ok(joined.has(key), key);
+  }
+  assert.deepEqual(presenceSnapshot(state), next);
+  assert.deepEqual(splitPresenceDiff(diff, () => true), [diff]);
+});
+
+test('a key too large for one piece is cut between its refs, and a ref too large is a piece alone (WSM-PRS-002)', () => {
+  const joins: Record<string, Record<string, unknown>> = { crowd: {} };
+  for (let i = 0; i < 30; i++) joins.crowd[`r${i}`] = { n: i };
+  joins.crowd.huge = { text: 'x'.repeat(500) };
+  const diff = { leaves: { crowd: ['r0', 'gone'] }, joins };
+  const fits = (piece: unknown) => JSON.stringify(piece).length <= 150;
+  const pieces = splitPresenceDiff(diff, fits);
+  assert.equal(pieces.filter((piece) => !fits(piece)).length, 1, 'only the huge ref is over');
+  // r0 leaves and joins again in the same piece: an update, never a leave alone
+  const withR0 = pieces.filter((p) => p.leaves.crowd?.includes('r0') || p.joins.crowd?.r0);
+  assert.equal(withR0.length, 1);
+  assert.deepEqual(withR0[0].joins.crowd.r0, { n: 0 });
+  const state = stateOf({ crowd: { r0: { n: -1 }, gone: {} } });
+  for (const piece of pieces) applyPresenceDiff(state, piece);
+  assert.deepEqual(presenceSnapshot(state), joins);
 });
