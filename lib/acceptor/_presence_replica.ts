@@ -18,7 +18,7 @@
  */
 import { acceptorPolicy } from './_policy.ts';
 import type { Codec } from '../wire/codec.ts';
-import { overLimit, PUBLISH } from '../wire/frame.ts';
+import { overLimit, PUBLISH, utf8Length } from '../wire/frame.ts';
 import { PRESENCE } from '../wire/reserved.ts';
 import {
   applyPresenceDiff,
@@ -62,6 +62,21 @@ export interface ReplicaHost {
   loaded(snapshot: PresenceSnapshot, again: boolean): void;
 }
 
+/**
+ * The snapshots one connection may be sent: at most this many messages of the largest size
+ * (`maxMessageBytes`) per {@linkcode SNAPSHOT_WINDOW_MS}, refilled evenly over it. A follow costs
+ * nothing to send but may draw a snapshot of a megabyte: the budget stops a peer that follows and
+ * unfollows a large tag in a loop from turning the acceptor into an amplifier.
+ */
+const SNAPSHOT_MESSAGES = 8;
+const SNAPSHOT_WINDOW_MS = 10_000;
+
+/** What is left of a connection's snapshot budget, in bytes, as of `at` (ms). */
+interface SnapshotBudget {
+  units: number;
+  at: number;
+}
+
 /** One encoded presence frame, with its UTF-8 bytes for `ws` sockets once asked for. */
 interface Frame {
   readonly encoded: string | Uint8Array;
@@ -87,6 +102,8 @@ export class PresenceReplica {
   readonly #waiting = new Map<PeerImpl, Set<string>>();
   /** tag → its snapshot frame, until the tag changes. */
   readonly #synced = new Map<string, Frame>();
+  /** peer → what is left of its snapshot budget. */
+  readonly #budgets = new WeakMap<PeerImpl, SnapshotBudget>();
 
   constructor(host: ReplicaHost) {
     this.#host = host;
@@ -213,6 +230,10 @@ export class PresenceReplica {
       if (over !== undefined) {
         return `Cannot follow the presence of ${JSON.stringify(tag)}: its snapshot has ${over}`;
       }
+      const spent = this.#spend(peer, frame.bytes?.length ?? byteSize(frame.encoded));
+      if (spent !== undefined) {
+        return `Cannot follow the presence of ${JSON.stringify(tag)}: ${spent}`;
+      }
     }
     if (!tags) this.#followed.set(peer, tags = new Set());
     tags.add(tag);
@@ -220,6 +241,32 @@ export class PresenceReplica {
     if (!followers) this.#followers.set(tag, followers = new Set());
     followers.add(peer);
     if (frame !== undefined) this.#send(peer, frame);
+    return undefined;
+  }
+
+  /**
+   * Takes `units` bytes from `peer`'s snapshot budget (see {@linkcode SNAPSHOT_MESSAGES}); what was
+   * exceeded when the budget cannot pay, and then takes nothing.
+   */
+  #spend(peer: PeerImpl, units: number): string | undefined {
+    const full = SNAPSHOT_MESSAGES * peer.sink.limits.maxMessageBytes;
+    const now = Date.now();
+    const budget = this.#budgets.get(peer) ?? { units: full, at: now };
+    // A clock set back refills nothing; forward, at most the whole budget.
+    budget.units = Math.min(
+      full,
+      budget.units + Math.max(0, now - budget.at) * full / SNAPSHOT_WINDOW_MS,
+    );
+    budget.at = now;
+    this.#budgets.set(peer, budget);
+    if (units > budget.units) {
+      return `the snapshots sent to this connection would exceed ${full} bytes in ${
+        SNAPSHOT_WINDOW_MS / 1000
+      } s (${SNAPSHOT_MESSAGES} × maxMessageBytes): follow again in ${
+        Math.ceil((units - budget.units) * SNAPSHOT_WINDOW_MS / full)
+      } ms`;
+    }
+    budget.units -= units;
     return undefined;
   }
 
@@ -420,6 +467,11 @@ export class PresenceReplica {
 
 /** What {@linkcode PresenceReplica}'s parse returns for a meta that is not JSON. */
 const NOT_JSON: unique symbol = Symbol('not JSON');
+
+/** The size of an encoded frame in bytes (UTF-8 for text). */
+function byteSize(encoded: string | Uint8Array): number {
+  return typeof encoded === 'string' ? utf8Length(encoded) : encoded.byteLength;
+}
 
 function isEmpty(record: Record<string, unknown>): boolean {
   for (const _ in record) return false;

@@ -367,6 +367,58 @@ test('a change over the message limits reaches a follower in diffs that each fit
   await closing;
 });
 
+test('a peer that follows and unfollows a large tag in a loop is refused once its snapshots pass 8 × maxMessageBytes in 10 s (WSM-PRS-002)', async () => {
+  using clock = fakeTime();
+  const a = acceptor({ limits: { maxMessageBytes: 4096 } });
+  const tracked = Array.from({ length: 24 }, () => raw(a, [TAG]));
+  tracked.forEach((p, i) =>
+    a.presence.track(p.handle.peer, TAG, `user-${i}`, { pad: 'x'.repeat(100) })
+  );
+  await a.presence.flush();
+  const f = raw(a, [TAG]);
+  let id = 1;
+  /** Follows then unfollows; whether the follow was refused. */
+  const toggle = async () => {
+    const followed = id;
+    follow(f, followed);
+    follow(f, followed + 2, TAG, false);
+    id += 4;
+    await settle(clock);
+    return f.sent.some((frame) => frame[0] === 4 && frame[1] === followed);
+  };
+  for (let i = 0; i < 12; i++) await toggle();
+  const snapshots = presenceFrames(f).filter((frame) => frame[2][':presence'] === 'sync');
+  const size = JSON.stringify(snapshots[0]).length;
+  assert.ok(size > 3000 && size <= 4096, `${size} bytes`);
+  assert.equal(snapshots.length, Math.floor((8 * 4096) / size), 'as many as 32 KiB pays for');
+  const refusals = f.sent.filter((frame) => frame[0] === 4);
+  assert.equal(refusals.length, 12 - snapshots.length);
+  assert.match(
+    String(refusals[0][3]),
+    /^Cannot follow the presence of "room:1": the snapshots sent to this connection would exceed 32768 bytes in 10 s \(8 × maxMessageBytes\): follow again in \d+ ms$/,
+  );
+  assert.deepEqual(f.closes, []);
+  // the budget refills evenly over 10 s: the refusal says when a follow is paid for again
+  const waitMs = Number(/in (\d+) ms$/.exec(String(refusals.at(-1)![3]))![1]);
+  assert.ok(waitMs > 0 && waitMs <= 10_000, `${waitMs} ms`);
+  await clock.tickAsync(waitMs - 2);
+  assert.equal(await toggle(), true, 'still refused just before');
+  await clock.tickAsync(2);
+  assert.equal(await toggle(), false);
+  assert.equal(
+    presenceFrames(f).filter((frame) => frame[2][':presence'] === 'sync').length,
+    snapshots.length + 1,
+  );
+  // another connection has a budget of its own
+  const g = raw(a, [TAG]);
+  follow(g, 1);
+  await settle(clock);
+  assert.equal(presenceFrames(g).length, 1);
+  const closing = a.close();
+  await clock.tickAsync(10_000);
+  await closing;
+});
+
 test('a peer that loses the tag is sent end, and no more diffs (WSM-PRS-002)', async () => {
   using clock = fakeTime();
   const a = acceptor();
