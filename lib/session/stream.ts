@@ -709,14 +709,7 @@ export class Stream<R = unknown, W = unknown> {
       stream.#flush();
     };
     control.lost = (stream, refusedAbove) =>
-      stream.#fail(
-        refusedAbove !== undefined && stream.id > refusedAbove
-          ? unprocessedError(stream.id, refusedAbove)
-          : lostError(stream.id),
-        undefined,
-        '',
-        false,
-      );
+      stream.#fail(lostError(stream.id, refusedAbove), undefined, '', false);
     control.request = (stream, timeoutMs) => stream.#startRequest(timeoutMs);
     control.watch = (stream, signal) => stream.#watch(signal);
     control.settle = (stream, value) => stream.#settle(value);
@@ -767,24 +760,23 @@ function resetError(
   );
 }
 
-/** The error of a stream lost with its connection (the session ended). */
-function lostError(id: number): StreamResetError {
+/**
+ * The error of a stream lost with its connection (the session ended): `connection_lost`, or
+ * `refused` for a stream above `refusedAbove`, the `lastId` of the other side's GOAWAY, when the
+ * session ended before the other side's `refused` came: that side accepts no stream above it, so
+ * it never processed this one, and the stream can be retried on the next connection.
+ */
+function lostError(id: number, refusedAbove: number | undefined): StreamResetError {
+  if (refusedAbove !== undefined && id > refusedAbove) {
+    return new StreamResetError(
+      `Stream ${id} was refused: the connection closed after a GOAWAY that accepted no stream above ${refusedAbove}, so the other side did not process it`,
+      { code: ResetCode.Refused, remote: false },
+    );
+  }
   return new StreamResetError(`Stream ${id} was lost with its connection`, {
     code: ResetCode.ConnectionLost,
     remote: false,
   });
-}
-
-/**
- * The error of a stream this side opened above the `lastId` of the other side's GOAWAY, when the
- * session ended before the other side's `refused` came: that side accepts no stream above it, so
- * it never processed this one, and the stream can be retried on the next connection.
- */
-function unprocessedError(id: number, lastId: number): StreamResetError {
-  return new StreamResetError(
-    `Stream ${id} was refused: the connection closed after a GOAWAY that accepted no stream above ${lastId}, so the other side did not process it`,
-    { code: ResetCode.Refused, remote: false },
-  );
 }
 
 function size(data: string | Uint8Array): number {
