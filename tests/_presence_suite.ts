@@ -501,6 +501,60 @@ export function presenceSuite(
       })(),
   );
 
+  test(
+    `${name} reaps what a reaped node tracked before it learnt so, when it never beats again (WSM-PRS-003)`,
+    T,
+    () =>
+      withNodes(open, async ({ a, b, fixture, settle }) => {
+        assert.ok(a.beat && b.beat, 'the store has beat()');
+        await a.apply('a', [track('room', 'ada', 'r1', {})]);
+        await settle();
+        await fixture.advance(DEAD_AFTER_MS * 1.2);
+        await b.beat('b', DEAD_AFTER_MS, () => []);
+        const [reaped] = await settle();
+        assert.deepEqual(shape(reaped).changes, { room: { joins: {}, leaves: { ada: ['r1'] } } });
+        // a is reaped but does not know it yet: it tracks once more, then falls silent for good
+        await a.apply('a', [track('room', 'bob', 'r2', {})]);
+        await settle();
+        await b.beat('b', DEAD_AFTER_MS, () => []);
+        const [late] = await settle();
+        assert.deepEqual(
+          late === undefined ? {} : shape(late).changes,
+          { room: { joins: {}, leaves: { bob: ['r2'] } } },
+          'the next beat of another node removes it',
+        );
+        const left = (await b.load()).entries.filter((e) => e.tag !== SENTINEL);
+        assert.deepEqual(left, []);
+      })(),
+  );
+
+  test(
+    `${name} a reaped node that tracked before its next beat still learns at that beat that it was reaped (WSM-PRS-003)`,
+    T,
+    () =>
+      withNodes(open, async ({ a, b, fixture, settle }) => {
+        assert.ok(a.beat && b.beat, 'the store has beat()');
+        const ops: PresenceOp[] = [track('room', 'ada', 'r1', {})];
+        await a.apply('a', ops);
+        await settle();
+        await fixture.advance(DEAD_AFTER_MS * 1.2);
+        await b.beat('b', DEAD_AFTER_MS, () => []);
+        await settle();
+        ops.push(track('room', 'bob', 'r2', {}));
+        await a.apply('a', [ops[1]]);
+        await settle();
+        let asked = 0;
+        await a.beat('a', DEAD_AFTER_MS, () => (asked++, ops));
+        assert.equal(asked, 1, 'own() is asked: the node was reaped');
+        const [restored] = await settle();
+        assert.deepEqual(shape(restored).changes, {
+          room: { joins: { ada: { r1: '{}' } }, leaves: {} },
+        });
+        await b.beat('b', DEAD_AFTER_MS, () => []);
+        assert.deepEqual(await settle(), [], 'alive again: nothing of it is reaped');
+      })(),
+  );
+
   if (!loses) return;
 
   test(

@@ -25,6 +25,12 @@
  * @module
  */
 
+/**
+ * The heartbeat of a node that applied after it was reaped, and before its next beat: older than
+ * any live node's, so the next beat reaps it, and not 0, the heartbeat of a node that closed.
+ */
+const REAPED_BEAT = 1;
+
 const PRELUDE = `
 local P = ARGV[1]
 local function nowMs()
@@ -163,11 +169,19 @@ end
  * ARGV: prefix, node, ops as JSON, the Redis time (ms) from which the call must not be applied
  * (0: none). Replies { the new version (0: nothing changed, -1: too late, not applied), Redis's
  * time in ms, the batch's moves as the channel's `mv` or `""` when there are none }.
+ *
+ * A node that was reaped (absent from `<p>nodes`) but applies before its next beat is entered
+ * with the heartbeat {@linkcode REAPED_BEAT}, as long dead: what it writes now is in its `o:` set,
+ * so the next beat of any node reaps it should it never beat again, as the table removes the
+ * entries of a node it does not know at every reap; and its own next beat still finds it reaped.
  */
 export const APPLY_SCRIPT: string = `${PRELUDE}
 local node = ARGV[2]
 local now, expiresAt = nowMs(), tonumber(ARGV[4])
 if expiresAt > 0 and now >= expiresAt then return { -1, now, '' } end
+if not redis.call('ZSCORE', P .. 'nodes', node) then
+  redis.call('ZADD', P .. 'nodes', ${REAPED_BEAT}, node)
+end
 for _, op in ipairs(cjson.decode(ARGV[3])) do
   local tag = op.tag
   if op.op == 'track' then
@@ -226,7 +240,7 @@ return { v, now, #moved > 0 and cjson.encode(moved) or '' }
  * (each such node is removed with it, so it is reaped once) and every entry whose grace ended
  * while its owner is an orphan's `""` or not alive. Replies { status, epoch, version or 0 }:
  * status `RESET` when the epoch is missing or not the one the node knows, `REAPED` when the
- * node was not alive, `OK` otherwise.
+ * node was not alive (absent, or entered by an apply after it was reaped), `OK` otherwise.
  */
 export const BEAT_SCRIPT: string = `${PRELUDE}
 local node, deadAfter = ARGV[2], tonumber(ARGV[3])
@@ -239,8 +253,9 @@ if not epoch then
   status = 'RESET'
 elseif epoch ~= ARGV[4] then
   status = 'RESET'
-elseif not redis.call('ZSCORE', P .. 'nodes', node) then
-  status = 'REAPED'
+else
+  local beat = redis.call('ZSCORE', P .. 'nodes', node)
+  if not beat or tonumber(beat) == ${REAPED_BEAT} then status = 'REAPED' end
 end
 redis.call('ZADD', P .. 'nodes', now, node)
 local cutoff = '(' .. string.format('%d', now - deadAfter)
