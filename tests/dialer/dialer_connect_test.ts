@@ -196,6 +196,38 @@ test('WSM-DIAL-004 a hello not acknowledged within Hello.timeoutMs closes with 4
   assert.equal(clock.countTimers(), 0);
 });
 
+test('WSM-DIAL-004 a hello timeout longer than handshakeTimeoutMs runs its full length from the open, and a shorter one cuts it', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  serveFake(server, new TestAcceptor({ hello: never }));
+  for (const [handshakeTimeoutMs, timeoutMs] of [[1000, 3000], [5000, 2000]]) {
+    const started = Date.now();
+    let settledAt = 0;
+    const pending = connect(URL_, {
+      WebSocket: server.WebSocket,
+      handshakeTimeoutMs,
+      hello: new Hello({ payload: 'hi', timeoutMs }),
+    }).catch((e) => {
+      settledAt = Date.now();
+      return e;
+    });
+    await clock.tickAsync(timeoutMs - 1);
+    assert.equal(settledAt, 0, `not before ${timeoutMs} ms`);
+    await clock.tickAsync(1);
+    const error = await pending;
+    assert(error instanceof ConnectError);
+    assert(error.cause instanceof TimeoutError);
+    assert.match(
+      error.cause.message,
+      new RegExp(`hello was not acknowledged within ${timeoutMs} ms`),
+    );
+    assert.equal(settledAt - started, timeoutMs);
+    await clock.tickAsync(0);
+    assert.equal(server.connections.at(-1)!.client.closeInfo?.code, 4008);
+    assert.equal(clock.countTimers(), 0);
+  }
+});
+
 test('WSM-DIAL-002 handshakeTimeoutMs is one deadline over target resolution and opening, and aborts the attempt signal', async () => {
   using clock = fakeTime();
   const server = new FakeServer();
@@ -220,6 +252,27 @@ test('WSM-DIAL-002 handshakeTimeoutMs is one deadline over target resolution and
   assert.equal(server.connections[0].client.listenerCount(), 0);
   await clock.tickAsync(120_000);
   assert.equal(server.connections.length, 1);
+  assert.equal(clock.countTimers(), 0);
+});
+
+test('WSM-DIAL-002 a handshake longer than the hello timeout still fails at handshakeTimeoutMs, not at the hello timeout', async () => {
+  using clock = fakeTime();
+  const server = new FakeServer();
+  server.onConnection = () => {}; // the socket never opens
+  const started = Date.now();
+  const pending = connect(URL_, {
+    WebSocket: server.WebSocket,
+    handshakeTimeoutMs: 15_000,
+    hello: new Hello({ payload: 'hi', timeoutMs: 10_000 }),
+  }).catch((e) => e);
+  await clock.tickAsync(14_999);
+  assert.equal(server.connections[0].client.readyState, CONNECTING);
+  await clock.tickAsync(1);
+  const error = await pending;
+  assert(error instanceof ConnectError);
+  assert(error.cause instanceof TimeoutError);
+  assert.match(error.cause.message, /handshake did not finish within 15000 ms/);
+  assert.equal(Date.now() - started, 15_000);
   assert.equal(clock.countTimers(), 0);
 });
 
