@@ -20,7 +20,8 @@
  *   `NotConnectedError` (the dialers use no `whileReconnecting`): counted as `refused`, and
  *   made again once the connection is open (`connection.opened()`), as an application retries;
  * - a call sent just before the GOAWAY arrived crosses it and is reset with `refused` (not
- *   processed at all: safe to retry): counted as `crossed`, and made again the same way. The
+ *   processed at all: safe to retry; by the acceptor, or by the dialer when the connection closed
+ *   before that reset came): counted as `crossed`, and made again the same way. The
  *   soak's routes exist and each dialer has one call in flight, far below `maxStreams`, so the
  *   GOAWAY is the only cause of a `refused` here;
  * - the subscription ends with its connection and is re-opened on the next one (`reopened`);
