@@ -169,38 +169,22 @@ test('WSM-DIAL-004 a hello reset rejects connect() with HelloRejectedError carry
   assert.equal(clock.countTimers(), 0);
 });
 
-test('WSM-DIAL-004 a hello not acknowledged within Hello.timeoutMs closes with 4008 and rejects with TimeoutError', async () => {
+/** Awaits a `connect()` that failed, and checks that a `TimeoutError` matching `message` failed it. */
+async function assertTimedOut(pending: Promise<unknown>, message: RegExp): Promise<void> {
+  const error = await pending;
+  assert(error instanceof ConnectError);
+  assert(error.cause instanceof TimeoutError);
+  assert.match(error.cause.message, message);
+}
+
+test('WSM-DIAL-004 a hello not acknowledged within Hello.timeoutMs closes with 4008 and rejects with TimeoutError, whatever handshakeTimeoutMs', async () => {
   using clock = fakeTime();
   const server = new FakeServer();
   const acceptor = new TestAcceptor({ hello: never });
   serveFake(server, acceptor);
-  const started = Date.now();
-  let settledAt = 0;
-  const pending = connect(URL_, {
-    WebSocket: server.WebSocket,
-    hello: new Hello({ payload: 'hi', timeoutMs: 3000 }),
-  }).catch((e) => {
-    settledAt = Date.now();
-    return e;
-  });
-  await clock.tickAsync(2999);
-  assert.equal(settledAt, 0);
-  await clock.tickAsync(1);
-  const error = await pending;
-  assert(error instanceof ConnectError);
-  assert(error.cause instanceof TimeoutError);
-  assert.equal(settledAt - started, 3000);
-  await clock.tickAsync(0);
-  assert.equal(server.connections[0].client.closeInfo?.code, 4008);
-  assert.equal(acceptor.last.ended?.code, 4008);
-  assert.equal(clock.countTimers(), 0);
-});
-
-test('WSM-DIAL-004 a hello timeout longer than handshakeTimeoutMs runs its full length from the open, and a shorter one cuts it', async () => {
-  using clock = fakeTime();
-  const server = new FakeServer();
-  serveFake(server, new TestAcceptor({ hello: never }));
-  for (const [handshakeTimeoutMs, timeoutMs] of [[1000, 3000], [5000, 2000]]) {
+  // the default handshakeTimeoutMs (15 s), one shorter than the hello's timeout, one longer
+  const cases: [number | undefined, number][] = [[undefined, 3000], [1000, 3000], [5000, 2000]];
+  for (const [handshakeTimeoutMs, timeoutMs] of cases) {
     const started = Date.now();
     let settledAt = 0;
     const pending = connect(URL_, {
@@ -214,16 +198,11 @@ test('WSM-DIAL-004 a hello timeout longer than handshakeTimeoutMs runs its full 
     await clock.tickAsync(timeoutMs - 1);
     assert.equal(settledAt, 0, `not before ${timeoutMs} ms`);
     await clock.tickAsync(1);
-    const error = await pending;
-    assert(error instanceof ConnectError);
-    assert(error.cause instanceof TimeoutError);
-    assert.match(
-      error.cause.message,
-      new RegExp(`hello was not acknowledged within ${timeoutMs} ms`),
-    );
+    await assertTimedOut(pending, new RegExp(`hello was not acknowledged within ${timeoutMs} ms`));
     assert.equal(settledAt - started, timeoutMs);
     await clock.tickAsync(0);
     assert.equal(server.connections.at(-1)!.client.closeInfo?.code, 4008);
+    assert.equal(acceptor.last.ended?.code, 4008);
     assert.equal(clock.countTimers(), 0);
   }
 });
@@ -255,51 +234,34 @@ test('WSM-DIAL-002 handshakeTimeoutMs is one deadline over target resolution and
   assert.equal(clock.countTimers(), 0);
 });
 
-test('WSM-DIAL-002 a handshake longer than the hello timeout still fails at handshakeTimeoutMs, not at the hello timeout', async () => {
+test('WSM-DIAL-002 a fixed target is dialled during the connect() call, and its handshake deadline still fails the attempt, even past the hello timeout', async () => {
   using clock = fakeTime();
-  const server = new FakeServer();
-  server.onConnection = () => {}; // the socket never opens
-  const started = Date.now();
-  const pending = connect(URL_, {
-    WebSocket: server.WebSocket,
-    handshakeTimeoutMs: 15_000,
-    hello: new Hello({ payload: 'hi', timeoutMs: 10_000 }),
-  }).catch((e) => e);
-  await clock.tickAsync(14_999);
-  assert.equal(server.connections[0].client.readyState, CONNECTING);
-  await clock.tickAsync(1);
-  const error = await pending;
-  assert(error instanceof ConnectError);
-  assert(error.cause instanceof TimeoutError);
-  assert.match(error.cause.message, /handshake did not finish within 15000 ms/);
-  assert.equal(Date.now() - started, 15_000);
-  assert.equal(clock.countTimers(), 0);
-});
-
-test('WSM-DIAL-002 a fixed target is dialled during the connect() call, and its handshake deadline still fails the attempt', async () => {
-  using clock = fakeTime();
-  const server = new FakeServer();
-  server.onConnection = () => {}; // the socket never opens
-  const started = Date.now();
-  const pending = connect(URL_, {
-    WebSocket: server.WebSocket,
-    handshakeTimeoutMs: 1000,
-    hello: { payload: 'hi' },
-  }).catch((e) => e);
-  // No DialContext to make, nothing to await: the socket exists before connect() returns.
-  assert.equal(server.connections.length, 1);
-  await clock.tickAsync(999);
-  assert.equal(server.connections[0].client.readyState, CONNECTING);
-  await clock.tickAsync(1);
-  const error = await pending;
-  assert(error instanceof ConnectError);
-  assert(error.cause instanceof TimeoutError);
-  assert.equal(Date.now() - started, 1000);
-  assert.equal(server.connections[0].client.readyState, CLOSED);
-  assert.equal(server.connections[0].client.listenerCount(), 0);
-  await clock.tickAsync(120_000);
-  assert.equal(server.connections.length, 1);
-  assert.equal(clock.countTimers(), 0);
+  // the hello's timeout counts from the open, so a handshake longer than it still runs its course
+  for (const [handshakeTimeoutMs, helloTimeoutMs] of [[1000, 10_000], [15_000, 10_000]]) {
+    const server = new FakeServer();
+    server.onConnection = () => {}; // the socket never opens
+    const started = Date.now();
+    const pending = connect(URL_, {
+      WebSocket: server.WebSocket,
+      handshakeTimeoutMs,
+      hello: { payload: 'hi', timeoutMs: helloTimeoutMs },
+    }).catch((e) => e);
+    // No DialContext to make, nothing to await: the socket exists before connect() returns.
+    assert.equal(server.connections.length, 1);
+    await clock.tickAsync(handshakeTimeoutMs - 1);
+    assert.equal(server.connections[0].client.readyState, CONNECTING);
+    await clock.tickAsync(1);
+    await assertTimedOut(
+      pending,
+      new RegExp(`handshake did not finish within ${handshakeTimeoutMs} ms`),
+    );
+    assert.equal(Date.now() - started, handshakeTimeoutMs);
+    assert.equal(server.connections[0].client.readyState, CLOSED);
+    assert.equal(server.connections[0].client.listenerCount(), 0);
+    await clock.tickAsync(120_000);
+    assert.equal(server.connections.length, 1);
+    assert.equal(clock.countTimers(), 0);
+  }
 });
 
 test('WSM-DIAL-012 connect() rejects bad options with TypeError or RangeError before dialling', async () => {
