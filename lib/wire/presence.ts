@@ -84,6 +84,11 @@ export function ownSlot<T>(record: Record<string, T>, key: string, make: () => T
   return value;
 }
 
+/** `record[key]` when `record` has it as its own property, else `undefined`: never inherited. */
+function ownValue<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** Sets `record[key]` as an own data property, whatever `key` is (`"__proto__"` included). */
 export function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
   Object.defineProperty(record, key, {
@@ -153,7 +158,7 @@ export function presenceDiff(
   const leaves: Record<string, string[]> = {};
   const joins: Record<string, Record<string, unknown>> = {};
   for (const [key, refs] of state) {
-    const now = Object.hasOwn(snapshot, key) ? snapshot[key] : undefined;
+    const now = ownValue(snapshot, key);
     for (const [ref, meta] of refs) {
       if (now && Object.hasOwn(now, ref) && same(meta, now[ref])) continue;
       ownSlot(leaves, key, () => []).push(ref);
@@ -186,7 +191,8 @@ export function splitPresenceDiff(
   const keys = new Set([...Object.keys(diff.leaves), ...Object.keys(diff.joins)]);
   return bisect([...keys].map((key) => partOf(diff, key)), fits, (part) => {
     const [key] = Object.keys(part.leaves).concat(Object.keys(part.joins));
-    const refs = new Set([...(part.leaves[key] ?? []), ...Object.keys(part.joins[key] ?? {})]);
+    const left = ownValue(part.leaves, key) ?? [];
+    const refs = new Set([...left, ...Object.keys(ownValue(part.joins, key) ?? {})]);
     return [...refs].map((ref) => partOf(part, key, ref));
   });
 }
@@ -214,8 +220,8 @@ function bisect(
 function partOf(diff: PresenceDiffPayload, key: string, ref?: string): PresenceDiffPayload {
   const leaves: Record<string, string[]> = {};
   const joins: Record<string, Record<string, unknown>> = {};
-  const left = Object.hasOwn(diff.leaves, key) ? diff.leaves[key] : undefined;
-  const joined = Object.hasOwn(diff.joins, key) ? diff.joins[key] : undefined;
+  const left = ownValue(diff.leaves, key);
+  const joined = ownValue(diff.joins, key);
   const refs = left?.filter((r) => ref === undefined || r === ref) ?? [];
   if (refs.length > 0) setOwn(leaves, key, refs);
   for (const r in joined) {

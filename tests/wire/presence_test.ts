@@ -144,3 +144,20 @@ test('a key too large for one piece is cut between its refs, and a ref too large
   for (const piece of pieces) applyPresenceDiff(state, piece);
   assert.deepEqual(presenceSnapshot(state), joins);
 });
+
+test('a key named like an Object.prototype member and too large for one piece is cut between its refs (WSM-PRS-002)', () => {
+  for (const key of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+    const refs: Record<string, unknown> = {};
+    for (let i = 0; i < 20; i++) refs[`r${i}`] = { n: i };
+    const joins: Record<string, Record<string, unknown>> = {};
+    Object.defineProperty(joins, key, { value: refs, enumerable: true, writable: true });
+    const diff = { leaves: {}, joins };
+    const fits = (piece: unknown) => JSON.stringify(piece).length <= 120;
+    const pieces = splitPresenceDiff(diff, fits);
+    assert.ok(pieces.length > 1, key);
+    for (const piece of pieces) assert.ok(fits(piece), `${key}: ${JSON.stringify(piece)}`);
+    const state: PresenceEntries = new Map();
+    for (const piece of pieces) applyPresenceDiff(state, piece);
+    assert.deepEqual(Object.fromEntries(state.get(key) ?? []), refs, key);
+  }
+});
