@@ -9,6 +9,7 @@ import {
   presenceDiff,
   type PresenceEntries,
   presenceSnapshot,
+  setOwn,
   splitPresenceDiff,
 } from '../../lib/wire/presence.ts';
 
@@ -150,7 +151,7 @@ test('a key named like an Object.prototype member and too large for one piece is
     const refs: Record<string, unknown> = {};
     for (let i = 0; i < 20; i++) refs[`r${i}`] = { n: i };
     const joins: Record<string, Record<string, unknown>> = {};
-    Object.defineProperty(joins, key, { value: refs, enumerable: true, writable: true });
+    setOwn(joins, key, refs);
     const diff = { leaves: {}, joins };
     const fits = (piece: unknown) => JSON.stringify(piece).length <= 120;
     const pieces = splitPresenceDiff(diff, fits);
